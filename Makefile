@@ -1,0 +1,40 @@
+# Everything squall needs on a fresh Debian machine is installed from here.
+VENV    := .venv
+PY      := $(VENV)/bin/python
+SQUALL  := $(VENV)/bin/squall
+ZK_JAR  := /usr/share/java/zookeeper.jar
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test lint bench system-deps venv clean
+
+demo: system-deps venv
+	rm -rf .demo-out
+	$(SQUALL) local examples/wordcount.py --output-dir .demo-out
+	$(PY) examples/wordcount.py verify .demo-out
+
+test: system-deps venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: system-deps venv
+	$(PY) bench/scheduler.py
+
+# ZooKeeper (Debian's package, which brings Java) is the only system dependency.
+system-deps:
+	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ]; then \
+		echo "installing zookeeper and java with apt-get"; \
+		$(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) .demo-out .squall *.egg-info

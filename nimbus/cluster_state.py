@@ -1,0 +1,218 @@
+"""Nimbus's reads and writes of ZooKeeper, every write fenced by the leader epoch.
+
+On taking the lead, nimbus increments /nimbus/epoch and remembers the node's version. Every
+write is a ZooKeeper transaction that first checks that version, so once another nimbus has
+taken over (and bumped the epoch) a deposed leader's writes fail with FencedOut instead of
+overwriting the new leader's assignments (Kafka's controller_epoch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from squall.records import (
+    Assignment,
+    RecordError,
+    StormBase,
+    SupervisorInfo,
+    WorkerBeat,
+    decode,
+    encode,
+)
+from squall.zk_layout import ZkLayout
+
+R = TypeVar("R")
+
+
+class FencedOut(RuntimeError):
+    """Another nimbus became leader after us; this one must stop writing."""
+
+
+class ClusterState:
+    def __init__(self, zk: KazooClient, layout: ZkLayout) -> None:
+        self.zk = zk
+        self.layout = layout
+        self.epoch = 0
+        self._epoch_version = -1
+
+    def ensure_layout(self) -> None:
+        lay = self.layout
+        for path in (
+            lay.storms,
+            lay.tasks_root,
+            lay.assignments,
+            lay.supervisors,
+            lay.taskbeats_root,
+            lay.errors_root,
+            lay.nimbuses,
+        ):
+            self.zk.ensure_path(path)
+        with contextlib.suppress(NodeExistsError):
+            self.zk.create(lay.nimbus_epoch, b"0", makepath=True)
+
+    def take_lead(self) -> int:
+        """Increment the epoch (compare-and-set) and fence every later write on it."""
+        while True:
+            data, stat = self.zk.get(self.layout.nimbus_epoch)
+            epoch = int(data or b"0") + 1
+            try:
+                new_stat = self.zk.set(
+                    self.layout.nimbus_epoch, str(epoch).encode(), version=stat.version
+                )
+            except BadVersionError:
+                continue
+            self.epoch, self._epoch_version = epoch, new_stat.version
+            return epoch
+
+    # --- fenced writes ---
+
+    def _commit(self, ops: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        txn = self.zk.transaction()
+        txn.check(self.layout.nimbus_epoch, self._epoch_version)
+        for op, args in ops:
+            getattr(txn, op)(*args)
+        results = txn.commit()
+        if isinstance(results[0], Exception):
+            raise FencedOut(f"epoch {self.epoch} is no longer the leader's")
+        errors = [r for r in results if isinstance(r, Exception)]
+        if errors:
+            raise errors[0]
+
+    def create_topology(
+        self, topology_id: str, base: StormBase, tasks: dict[int, str], assignment: Assignment
+    ) -> None:
+        """Everything a new topology owns, in one transaction: all of it or none."""
+        lay = self.layout
+        ops = [
+            ("create", (lay.storm(topology_id), encode(base))),
+            ("create", (lay.tasks(topology_id), b"")),
+            *(
+                ("create", (lay.task(topology_id, task), component.encode()))
+                for task, component in sorted(tasks.items())
+            ),
+            ("create", (lay.taskbeats(topology_id), b"")),
+            ("create", (lay.assignment(topology_id), encode(assignment))),
+        ]
+        self._commit(ops)
+
+    def write_base(self, topology_id: str, base: StormBase) -> None:
+        self._commit([("set_data", (self.layout.storm(topology_id), encode(base)))])
+
+    def write_assignment(self, topology_id: str, assignment: Assignment) -> None:
+        path = self.layout.assignment(topology_id)
+        op = "set_data" if self.zk.exists(path) else "create"
+        self._commit([(op, (path, encode(assignment)))])
+
+    def write_tasks(self, topology_id: str, tasks: dict[int, str]) -> None:
+        """Replace /tasks/[id] children (rebalance may change the task count)."""
+        lay = self.layout
+        old = self._children(lay.tasks(topology_id))
+        ops = [("delete", (lay.task(topology_id, t),)) for t in old]
+        ops += [
+            ("create", (lay.task(topology_id, t), c.encode())) for t, c in sorted(tasks.items())
+        ]
+        self._commit(ops)
+
+    def remove_topology(self, topology_id: str) -> None:
+        """The fenced part removes /storms and /assignments; the leftover subtrees (tasks,
+        beats, errors) are garbage after that and are deleted recursively."""
+        lay = self.layout
+        ops = [
+            ("delete", (p,))
+            for p in (lay.assignment(topology_id), lay.storm(topology_id))
+            if self.zk.exists(p)
+        ]
+        if ops:
+            self._commit(ops)
+        for path in (lay.tasks(topology_id), lay.taskbeats(topology_id), lay.errors(topology_id)):
+            self.zk.delete(path, recursive=True)
+
+    def remove_orphan(self, path: str) -> None:
+        self.zk.delete(path, recursive=True)
+
+    # --- reads ---
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return sorted(self.zk.get_children(path))
+        except NoNodeError:
+            return []
+
+    def _read(self, cls: type[R], path: str) -> R | None:
+        try:
+            data, _ = self.zk.get(path)
+        except NoNodeError:
+            return None
+        return decode(cls, data, path)
+
+    def _read_all(self, cls: type[R], parent: str) -> dict[str, R]:
+        out = {}
+        for child in self._children(parent):
+            try:
+                record = self._read(cls, f"{parent}/{child}")
+            except RecordError:
+                continue  # a foreign or corrupt node is skipped, never fatal
+            if record is not None:
+                out[child] = record
+        return out
+
+    def storm_ids(self) -> list[str]:
+        return self._children(self.layout.storms)
+
+    def assignment_ids(self) -> list[str]:
+        return self._children(self.layout.assignments)
+
+    def read_bases(self) -> dict[str, StormBase]:
+        return self._read_all(StormBase, self.layout.storms)
+
+    def read_assignments(self) -> dict[str, Assignment]:
+        return self._read_all(Assignment, self.layout.assignments)
+
+    def read_supervisors(self) -> dict[str, SupervisorInfo]:
+        return self._read_all(SupervisorInfo, self.layout.supervisors)
+
+    def read_beats(self, topology_id: str) -> dict[tuple[str, int], WorkerBeat]:
+        beats = {}
+        for child, beat in self._read_all(WorkerBeat, self.layout.taskbeats(topology_id)).items():
+            node, _, port = child.rpartition("-")
+            if port.isdigit():
+                beats[(node, int(port))] = beat
+        return beats
+
+    def read_errors(self, topology_id: str) -> dict[str, list[dict[str, Any]]]:
+        """/errors/[id]/[component]: the last errors a component's tasks reported."""
+        out = {}
+        parent = self.layout.errors(topology_id)
+        for component in self._children(parent):
+            try:
+                data, _ = self.zk.get(f"{parent}/{component}")
+                errors = json.loads(data.decode())
+            except (NoNodeError, ValueError, UnicodeDecodeError):
+                continue
+            if isinstance(errors, list):
+                out[component] = [e for e in errors if isinstance(e, dict) and "error" in e]
+        return out
+
+    def read_nimbuses(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for child in self._children(self.layout.nimbuses):
+            try:
+                data, _ = self.zk.get(f"{self.layout.nimbuses}/{child}")
+                out[child] = json.loads(data.decode())
+            except (NoNodeError, ValueError, UnicodeDecodeError):
+                continue
+        return out
+
+    def register_nimbus(self, host: str, port: int, summary: bytes) -> None:
+        path = f"{self.layout.nimbuses}/{host}:{port}"
+        try:
+            self.zk.create(path, summary, ephemeral=True)
+        except NodeExistsError:
+            self.zk.delete(path)
+            self.zk.create(path, summary, ephemeral=True)

@@ -1,0 +1,478 @@
+"""Nimbus's controller: one thread, one queue, all state changes.
+
+Thrift calls, ZooKeeper watches and timers never touch nimbus state themselves: they put a
+job on this queue (`call` waits for the result, `post` does not) and the controller thread
+runs jobs one at a time, in order (the design Kafka's controller moved to after its races).
+Decisions are delegated to the pure core: `states.transition`, `scheduler.schedule` and the
+`HeartbeatCache`; this module carries out their instructions against ZooKeeper and the code
+store.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from squall import thrift_api as T
+from squall.records import Assignment, StormBase
+from squall.structure import assign_task_ids
+from squall.validation import (
+    check_topology_name,
+    invalid,
+    name_problem,
+    validate_topology,
+    validate_topology_conf,
+)
+
+from .cluster_state import ClusterState, FencedOut
+from .code_store import CodeStore
+from .heartbeats import HeartbeatCache, tokens_from_beats
+from .inbox import Inbox
+from .scheduler import Slot, schedule, start_times
+from .states import (
+    Activate,
+    Deactivate,
+    Event,
+    IllegalTransition,
+    Kill,
+    Monitor,
+    Reassign,
+    Rebalance,
+    RemoveTopology,
+    ScheduleEvent,
+    SetBase,
+    Startup,
+    TopologyStatus,
+    transition,
+)
+
+log = logging.getLogger("squall.nimbus")
+
+Later = Callable[[float, Callable[[], None]], None]  # run a callable after a delay
+
+
+class Controller:
+    def __init__(
+        self,
+        conf: dict[str, Any],
+        state: ClusterState,
+        inbox: Inbox,
+        code: CodeStore,
+        later: Later,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.conf = conf
+        self.state = state
+        self.inbox = inbox
+        self.code = code
+        self.later = later
+        self.clock = clock
+        self.wall = wall
+        self.jobs: queue.Queue[tuple[str, Callable[[], Any], Future | None]] = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="nimbus-controller", daemon=True)
+        self.fenced = threading.Event()
+        # The model, owned by the controller thread.
+        self.bases: dict[str, StormBase] = {}
+        self.assignments: dict[str, Assignment] = {}
+        self.tasks: dict[str, dict[int, str]] = {}
+        self.supervisors: dict[str, Any] = {}
+        self.heartbeats: dict[str, HeartbeatCache] = {}
+        self.assigned_at: dict[str, dict[int, float]] = {}
+
+    # --- the queue ---
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.jobs.put(("stop", lambda: None, None))
+
+    def call(self, name: str, fn: Callable[..., Any], *args: Any, timeout: float = 120) -> Any:
+        """Run `fn(*args)` on the controller thread and return its result (or raise)."""
+        future: Future = Future()
+        self.jobs.put((name, lambda: fn(*args), future))
+        return future.result(timeout=timeout)
+
+    def post(self, name: str, fn: Callable[..., Any], *args: Any) -> None:
+        self.jobs.put((name, lambda: fn(*args), None))
+
+    def _run(self) -> None:
+        while True:
+            name, job, future = self.jobs.get()
+            if name == "stop":
+                return
+            try:
+                result = job()
+            except FencedOut as exc:
+                log.critical("%s; this nimbus stops acting as leader", exc)
+                self.fenced.set()
+                if future:
+                    future.set_exception(exc)
+                return
+            except Exception as exc:  # noqa: BLE001 - one bad job never stops the loop
+                if future:
+                    future.set_exception(exc)
+                else:
+                    log.exception("controller job %s failed", name)
+            else:
+                if future:
+                    future.set_result(result)
+
+    # --- start-up (Storm's prepare) ---
+
+    def prepare(self) -> None:
+        """Load the model and reconcile ZooKeeper with the code store, then resume every
+        topology (killed ones continue their removal, rebalancing ones their rebalance)."""
+        self.state.ensure_layout()
+        self.state.take_lead()
+        stored = self.code.topology_ids()
+        storms = set(self.state.storm_ids())
+        for tid in sorted(stored - storms):
+            log.info("removing code of %s, which has no /storms node", tid)
+            self.code.remove(tid)
+        for tid in sorted(storms - stored):
+            log.info("removing %s, whose code is missing", tid)
+            self.state.remove_topology(tid)
+        for tid in sorted(set(self.state.assignment_ids()) - storms):
+            self.state.remove_orphan(self.state.layout.assignment(tid))
+        self.bases = self.state.read_bases()
+        self.assignments = {
+            t: a for t, a in self.state.read_assignments().items() if t in self.bases
+        }
+        now = self.clock()
+        for tid, base in self.bases.items():
+            self.tasks[tid] = assign_task_ids(base.component_executors)
+            placement = self.assignments[tid].task_slots if tid in self.assignments else {}
+            self.assigned_at[tid] = {t: now for t in placement}  # fresh grace after restart
+        self.supervisors = self.state.read_supervisors()
+        for tid in sorted(self.bases):
+            self._apply(tid, Startup())
+
+    # --- events from timers and watches ---
+
+    def monitor_all(self) -> None:
+        self.supervisors = self.state.read_supervisors()
+        for tid in sorted(self.bases):
+            self._apply(tid, Monitor())
+
+    def fire(self, tid: str, event: Event) -> None:
+        if tid in self.bases:
+            self._apply(tid, event)
+
+    def cleanup_inbox(self) -> None:
+        now = self.clock()
+        expired = self.inbox.expire(now, self.conf["nimbus.inbox.jar.expiration.secs"])
+        if expired:
+            log.info("deleted %d expired uploads", len(expired))
+        self.code.expire_downloads(now, self.conf["nimbus.file.copy.expiration.secs"])
+
+    # --- transitions ---
+
+    def _apply(self, tid: str, event: Event) -> None:
+        base = self.bases[tid]
+        for instruction in transition(base, event, self.wall()):
+            if isinstance(instruction, SetBase):
+                self.state.write_base(tid, instruction.base)
+                self.bases[tid] = instruction.base
+            elif isinstance(instruction, Reassign):
+                self._reassign(tid, instruction.scratch)
+            elif isinstance(instruction, ScheduleEvent):
+                delayed = instruction.event
+                self.later(
+                    instruction.delay_secs,
+                    lambda e=delayed: self.post(f"{tid} {type(e).__name__}", self.fire, tid, e),
+                )
+            elif isinstance(instruction, RemoveTopology):
+                self._remove(tid)
+
+    def _user_event(self, name: str, event: Event) -> None:
+        tid = self._topology_id(name)
+        try:
+            self._apply(tid, event)
+        except IllegalTransition as exc:
+            raise T.IllegalStateException(msg=str(exc)) from exc
+
+    def _remove(self, tid: str) -> None:
+        log.info("removing topology %s", tid)
+        self.state.remove_topology(tid)
+        self.code.remove(tid)
+        for model in (self.bases, self.assignments, self.tasks, self.heartbeats, self.assigned_at):
+            model.pop(tid, None)
+
+    # --- scheduling ---
+
+    def _slots_for(self, tid: str) -> list[Slot]:
+        """Ports of live supervisors not used by another topology."""
+        taken = {
+            slot
+            for other, a in self.assignments.items()
+            if other != tid
+            for slot in a.task_slots.values()
+        }
+        return [
+            (sid, port)
+            for sid, info in sorted(self.supervisors.items())
+            for port in info.ports
+            if (sid, port) not in taken
+        ]
+
+    def _reassign(self, tid: str, scratch: bool) -> None:
+        base = self.bases[tid]
+        now = self.clock()
+        tasks = assign_task_ids(base.component_executors)
+        if tasks != self.tasks.get(tid):
+            self.state.write_tasks(tid, tasks)
+            self.tasks[tid] = tasks
+        old = self.assignments.get(tid)
+        existing = old.task_slots if old else {}
+        slots = self._slots_for(tid)
+        if scratch:
+            placement = schedule(tasks, slots, base.num_workers)
+        else:
+            beats = self.state.read_beats(tid)
+            cache = self.heartbeats.get(tid, HeartbeatCache())
+            cache = cache.observe(tokens_from_beats(beats, existing), now)
+            self.heartbeats[tid] = cache
+            dead = cache.dead_tasks(
+                existing,
+                self.assigned_at.get(tid, {}),
+                now,
+                self.conf["nimbus.task.timeout.secs"],
+                self.conf["nimbus.task.launch.secs"],
+            )
+            if dead:
+                log.info("%s: tasks %s missed their heartbeats", tid, sorted(dead))
+            placement = schedule(tasks, slots, base.num_workers, existing, set(existing) - dead)
+        node_host = {sid: self.supervisors[sid].host for sid, _ in set(placement.values())}
+        if old and old.task_slots == placement and old.node_host == node_host:
+            return
+        wall = int(self.wall())
+        assignment = Assignment(
+            epoch=self.state.epoch,
+            code_dir=tid,
+            node_host=node_host,
+            task_slots=placement,
+            task_start_secs=start_times(
+                placement, existing, old.task_start_secs if old else {}, wall
+            ),
+        )
+        self.state.write_assignment(tid, assignment)
+        self.assignments[tid] = assignment
+        at = self.assigned_at.setdefault(tid, {})
+        for task, slot in placement.items():
+            if existing.get(task) != slot:
+                at[task] = now
+        self.heartbeats[tid] = self.heartbeats.get(tid, HeartbeatCache()).forget(
+            t for t in existing if existing[t] != placement.get(t)
+        )
+        log.info(
+            "%s: assigned %d tasks to %d slots", tid, len(placement), len(set(placement.values()))
+        )
+
+    # --- Thrift operations (run on the controller thread via `call`) ---
+
+    def _topology_id(self, name_or_id: str) -> str:
+        if name_or_id in self.bases:
+            return name_or_id
+        for tid, base in self.bases.items():
+            if base.name == name_or_id:
+                return tid
+        raise T.NotAliveException(msg=f"topology {name_or_id!r} is not alive")
+
+    def submit(
+        self, name: str, location: str, json_conf: str, topology: Any, initial_status: int
+    ) -> str:
+        check_topology_name(name)
+        if any(b.name == name for b in self.bases.values()):
+            raise T.AlreadyAliveException(msg=f"topology {name!r} is already alive")
+        structure = validate_topology(topology)
+        topo_conf = validate_topology_conf(json_conf)
+        num_workers = topo_conf.get("topology.workers", self.conf["topology.workers"])
+        if num_workers is None or num_workers < 1:
+            raise invalid("topology.workers must be at least 1")
+        code = self.inbox.take(location)
+        tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(self.wall())}"
+        self.code.store(tid, code, structure, topo_conf)
+        status = (
+            TopologyStatus.INACTIVE
+            if initial_status == T.TopologyInitialStatus.INACTIVE
+            else TopologyStatus.ACTIVE
+        )
+        base = StormBase(
+            name=name,
+            status=status.value,
+            launch_time_secs=int(self.wall()),
+            num_workers=num_workers,
+            component_executors=structure.task_counts(),
+            owner=str(topo_conf.get("topology.submitter.user", "")),
+        )
+        tasks = assign_task_ids(base.component_executors)
+        slots = self._slots_for(tid)
+        placement = schedule(tasks, slots, num_workers)
+        now_secs = int(self.wall())
+        assignment = Assignment(
+            epoch=self.state.epoch,
+            code_dir=tid,
+            node_host={sid: self.supervisors[sid].host for sid, _ in set(placement.values())},
+            task_slots=placement,
+            task_start_secs={t: now_secs for t in placement},
+        )
+        try:
+            self.state.create_topology(tid, base, tasks, assignment)
+        except Exception:
+            self.code.remove(tid)
+            raise
+        self.bases[tid] = base
+        self.tasks[tid] = tasks
+        self.assignments[tid] = assignment
+        self.assigned_at[tid] = {t: self.clock() for t in placement}
+        log.info("submitted %s as %s (%d tasks)", name, tid, len(tasks))
+        return tid
+
+    def kill(self, name: str, wait_secs: int | None) -> None:
+        wait = self._wait(wait_secs)
+        self._user_event(name, Kill(wait))
+
+    def activate(self, name: str) -> None:
+        self._user_event(name, Activate())
+
+    def deactivate(self, name: str) -> None:
+        self._user_event(name, Deactivate())
+
+    def rebalance(
+        self, name: str, wait_secs: int | None, num_workers: int | None, executors: dict | None
+    ) -> None:
+        tid = self._topology_id(name)
+        components = self.bases[tid].component_executors
+        for component, count in (executors or {}).items():
+            if component not in components:
+                raise invalid(f"rebalance: {component!r} is not a component of {name!r}")
+            if not isinstance(count, int) or count < 1:
+                raise invalid(f"rebalance: component {component!r} needs at least 1 executor")
+        if num_workers is not None and num_workers < 1:
+            raise invalid("rebalance: the number of workers must be at least 1")
+        event = Rebalance(
+            self._wait(wait_secs), num_workers, tuple(sorted((executors or {}).items()))
+        )
+        self._user_event(name, event)
+
+    def _wait(self, wait_secs: int | None) -> int:
+        if wait_secs is None:
+            return self.conf["topology.message.timeout.secs"]
+        if wait_secs < 0:
+            raise invalid("wait_secs must not be negative")
+        return wait_secs
+
+    def begin_upload(self) -> str:
+        return self.inbox.begin(self.clock())
+
+    def upload_chunk(self, location: str, chunk: bytes) -> None:
+        self.inbox.append(location, chunk)
+
+    def finish_upload(self, location: str) -> None:
+        self.inbox.finish(location)
+
+    def begin_download(self, name: str) -> str:
+        return self.code.begin_download(name, self.clock())
+
+    def download_chunk(self, download_id: str) -> bytes:
+        return self.code.read_chunk(download_id, self.clock())
+
+    def topology_conf(self, name: str) -> str:
+        return json.dumps(self.code.conf(self._topology_id(name)))
+
+    def topology_structure(self, name: str):
+        return self.code.structure(self._topology_id(name))
+
+    def is_name_allowed(self, name: str) -> bool:
+        return name_problem(name) is None and all(b.name != name for b in self.bases.values())
+
+    def cluster_info(self, nimbuses: list[Any]) -> Any:
+        now = int(self.wall())
+        used: dict[str, set[Slot]] = {}
+        for a in self.assignments.values():
+            for slot in a.task_slots.values():
+                used.setdefault(slot[0], set()).add(slot)
+        supervisors = [
+            T.SupervisorSummary(
+                host=info.host,
+                uptime_secs=max(0, now - info.start_time_secs),
+                num_workers=len(info.ports),
+                num_used_workers=len(used.get(sid, ())),
+                supervisor_id=sid,
+                version=info.version,
+            )
+            for sid, info in sorted(self.supervisors.items())
+        ]
+        topologies = []
+        for tid, base in sorted(self.bases.items()):
+            a = self.assignments.get(tid)
+            topologies.append(
+                T.TopologySummary(
+                    id=tid,
+                    name=base.name,
+                    num_tasks=len(self.tasks.get(tid, {})),
+                    num_executors=len(self.tasks.get(tid, {})),
+                    num_workers=len(a.slots()) if a else 0,
+                    uptime_secs=max(0, now - base.launch_time_secs),
+                    status=base.status.upper(),
+                )
+            )
+        return T.ClusterSummary(supervisors=supervisors, topologies=topologies, nimbuses=nimbuses)
+
+    def topology_info(self, name: str) -> Any:
+        tid = self._topology_id(name)
+        base = self.bases[tid]
+        a = self.assignments.get(tid)
+        beats = self.state.read_beats(tid)
+        now = int(self.wall())
+        executors = []
+        for task, component in sorted(self.tasks.get(tid, {}).items()):
+            slot = a.task_slots.get(task) if a else None
+            beat = beats.get(slot) if slot else None
+            stats = beat.tasks.get(task) if beat else None
+            executors.append(
+                T.ExecutorSummary(
+                    executor_info=T.ExecutorInfo(task_start=task, task_end=task),
+                    component_id=component,
+                    host=a.node_host.get(slot[0], "") if slot else "",
+                    port=slot[1] if slot else 0,
+                    uptime_secs=now - a.task_start_secs.get(task, now) if slot else 0,
+                    stats=_executor_stats(stats) if stats else None,
+                )
+            )
+        return T.TopologyInfo(
+            id=tid,
+            name=base.name,
+            uptime_secs=max(0, now - base.launch_time_secs),
+            executors=executors,
+            status=base.status.upper(),
+            errors={
+                component: [
+                    T.ErrorInfo(
+                        error=e["error"],
+                        error_time_secs=int(e["time_secs"]),
+                        host=e.get("host"),
+                        port=e.get("port"),
+                    )
+                    for e in errors
+                ]
+                for component, errors in self.state.read_errors(tid).items()
+            },
+        )
+
+
+def _executor_stats(stats: dict[str, Any]) -> Any:
+    return T.ExecutorStats(
+        emitted={":all-time": {k: int(v) for k, v in stats.get("emitted", {}).items()}},
+        transferred={":all-time": {k: int(v) for k, v in stats.get("transferred", {}).items()}},
+        rate=0.0,
+    )

@@ -1,0 +1,121 @@
+"""The classes users subclass: Spout, Bolt and SparkBolt.
+
+A component only talks to the worker through its `collector` (set by the worker before
+`initialize`), so these classes import nothing from the worker and can be unit-tested with a
+fake collector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from squall.thrift_api import DEFAULT_STREAM
+
+if TYPE_CHECKING:
+    from squall.topology import ComponentSpec, InputsArg
+
+
+@dataclass(frozen=True)
+class Tuple:
+    """One tuple as a bolt sees it: where it came from and its values by declared field."""
+
+    source_component: str
+    source_task: int
+    stream: str
+    fields: tuple[str, ...]
+    values: tuple[Any, ...]
+
+    def __getitem__(self, key: int | str) -> Any:
+        if isinstance(key, str):
+            return self.values[self.fields.index(key)]
+        return self.values[key]
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What a task knows about its place in the running topology."""
+
+    topology_id: str
+    component_id: str
+    task_id: int
+    component_tasks: tuple[int, ...]
+    output_dir: str
+
+    @property
+    def task_index(self) -> int:
+        return self.component_tasks.index(self.task_id)
+
+
+class Collector(Protocol):
+    def emit(
+        self, values: list[Any], stream: str, direct_task: int | None
+    ) -> None: ...  # pragma: no cover
+
+
+class Component:
+    """Base of spouts and bolts. `outputs` declares the default stream's fields, or a mapping
+    of stream id to fields."""
+
+    outputs: ClassVar[list[str] | dict[str, list[str]]] = []
+    collector: Collector
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+    @classmethod
+    def spec(
+        cls,
+        name: str | None = None,
+        inputs: InputsArg = None,
+        par: int = 1,
+        config: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ComponentSpec:
+        """Declare this component in a Topology; `kwargs` reach `__init__` in the worker."""
+        from squall.topology import ComponentSpec
+
+        return ComponentSpec.create(cls, name, inputs, par, config, kwargs)
+
+    @classmethod
+    def output_streams(cls) -> dict[str, list[str]]:
+        if isinstance(cls.outputs, dict):
+            return {stream: list(fields) for stream, fields in cls.outputs.items()}
+        return {DEFAULT_STREAM: list(cls.outputs)} if cls.outputs else {}
+
+    def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
+        """Called once in the worker before any tuple; open files and connections here."""
+
+    def emit(
+        self, values: list[Any], stream: str = DEFAULT_STREAM, direct_task: int | None = None
+    ) -> None:
+        self.collector.emit(list(values), stream, direct_task)
+
+
+class Spout(Component):
+    """A source of tuples. `next_tuple` emits zero or more tuples and returns whether it
+    emitted anything; a spout that returns False is idle (the worker backs off)."""
+
+    kind: ClassVar[str] = "spout"
+
+    def next_tuple(self) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Bolt(Component):
+    """A plain-Python processing step: `process` is called once per input tuple."""
+
+    kind: ClassVar[str] = "bolt"
+
+    def process(self, tup: Tuple) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class SparkBolt(Bolt):
+    """A processing step that runs as PySpark jobs: input tuples are gathered into
+    micro-batches (topology.batch.size / topology.batch.timeout.ms), each batch becomes a
+    DataFrame whose columns are the input stream's fields, and the rows of the DataFrame
+    `process_batch` returns are emitted on the default stream."""
+
+    def process_batch(self, df: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError

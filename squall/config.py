@@ -1,0 +1,95 @@
+"""Configuration: Storm's key names, defaults from conf/defaults.yaml, typed validation.
+
+Every layer (cluster file, topology conf, CLI flags) goes through `validate`, so a typo in a
+key or a string where a number belongs is caught where it is written, not where it is used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# Namespaces squall owns: keys there must be known. `spark.` is open (any Spark setting passes
+# through to the SparkSession); keys outside these are the user's own and pass through.
+OWNED_PREFIXES = ("storm.", "nimbus.", "supervisor.", "worker.", "task.", "topology.")
+OPEN_PREFIXES = ("spark.",)
+
+Conf = dict[str, Any]
+
+
+class ConfigError(ValueError):
+    """A configuration key is unknown or holds a value of the wrong type."""
+
+
+def load_defaults() -> Conf:
+    text = resources.files("squall").joinpath("defaults.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _matches(default: Any, value: Any) -> bool:
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, type(default))
+
+
+def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
+    """Check `overrides` against the defaults' keys and types; return them as a plain dict."""
+    if not isinstance(overrides, Mapping):
+        raise ConfigError(f"{source}: expected a mapping of settings, got {_type_name(overrides)}")
+    checked: Conf = {}
+    for key, value in overrides.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"{source}: setting names must be strings, got {key!r}")
+        if key in defaults:
+            if value is not None and not _matches(defaults[key], value):
+                raise ConfigError(
+                    f"{source}: {key} must be a {_type_name(defaults[key])}, "
+                    f"got {_type_name(value)} {value!r}"
+                )
+        elif key.startswith(OWNED_PREFIXES):
+            raise ConfigError(f"{source}: unknown setting {key}")
+        elif key.startswith(OPEN_PREFIXES) and not isinstance(value, (str, int, float, bool)):
+            raise ConfigError(f"{source}: {key} must be a string, number or boolean")
+        checked[key] = value
+    return checked
+
+
+def load_file(path: str | os.PathLike) -> Conf:
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    return data
+
+
+def cluster_conf(path: str | os.PathLike | None = None, **overrides: Any) -> Conf:
+    """Defaults, then the user file (`path` or $SQUALL_CONF), then explicit overrides."""
+    defaults = load_defaults()
+    conf = dict(defaults)
+    path = path or os.environ.get("SQUALL_CONF")
+    if path:
+        conf.update(validate(load_file(path), defaults, str(path)))
+    conf.update(validate(overrides, defaults, "overrides"))
+    return conf
+
+
+def zk_hosts(conf: Conf) -> str:
+    port = conf["storm.zookeeper.port"]
+    return ",".join(f"{host}:{port}" for host in conf["storm.zookeeper.servers"])

@@ -1,0 +1,144 @@
+"""The records stored in ZooKeeper, as frozen dataclasses with a JSON codec.
+
+Decoding is strict: data written by an older or foreign version raises RecordError naming
+the node, instead of a KeyError deep inside a daemon.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
+
+R = TypeVar("R")
+
+
+class RecordError(ValueError):
+    """A ZooKeeper node holds data this version cannot read."""
+
+
+def encode(record: Any) -> bytes:
+    return json.dumps(asdict(record), separators=(",", ":"), sort_keys=True).encode()
+
+
+def decode(cls: type[R], data: bytes, where: str) -> R:
+    try:
+        raw = json.loads(data.decode())
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RecordError(f"{where}: not a JSON {cls.__name__} record") from exc
+    if not isinstance(raw, dict):
+        raise RecordError(f"{where}: expected a JSON object for {cls.__name__}")
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    required = {
+        f.name
+        for f in fields(cls)  # type: ignore[arg-type]
+        if f.default is f.default_factory  # both MISSING: no default
+    }
+    missing = required - raw.keys()
+    if missing:
+        raise RecordError(f"{where}: {cls.__name__} record lacks {', '.join(sorted(missing))}")
+    try:
+        return cls._from_raw({k: v for k, v in raw.items() if k in names})  # type: ignore[attr-defined]
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise RecordError(f"{where}: malformed {cls.__name__} record: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    """A delayed transition (kill's remove, rebalance's do-rebalance) kept in /storms so it
+    survives a nimbus restart (STORM-3516). `due_secs` is wall-clock time."""
+
+    event: str
+    due_secs: float
+
+
+@dataclass(frozen=True)
+class StormBase:
+    """/storms/[topology-id]: what a topology is and which status it is in."""
+
+    name: str
+    status: str
+    launch_time_secs: int
+    num_workers: int
+    component_executors: dict[str, int]
+    owner: str = ""
+    previous_status: str | None = None
+    pending: PendingEvent | None = None
+
+    @classmethod
+    def _from_raw(cls, raw: dict[str, Any]) -> StormBase:
+        pending = raw.get("pending")
+        return cls(
+            **{
+                **raw,
+                "component_executors": {
+                    str(k): int(v) for k, v in raw["component_executors"].items()
+                },
+                "pending": PendingEvent(**pending) if pending else None,
+            }
+        )
+
+
+Slot = tuple[str, int]  # (supervisor id, port)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """/assignments/[topology-id]: which slot runs each task, and since when."""
+
+    epoch: int
+    code_dir: str
+    node_host: dict[str, str]
+    task_slots: dict[int, Slot]
+    task_start_secs: dict[int, int]
+
+    def slots(self) -> set[Slot]:
+        return set(self.task_slots.values())
+
+    def tasks_on(self, slot: Slot) -> list[int]:
+        return sorted(t for t, s in self.task_slots.items() if s == slot)
+
+    @classmethod
+    def _from_raw(cls, raw: dict[str, Any]) -> Assignment:
+        return cls(
+            epoch=int(raw["epoch"]),
+            code_dir=str(raw["code_dir"]),
+            node_host={str(k): str(v) for k, v in raw["node_host"].items()},
+            task_slots={int(t): (str(s[0]), int(s[1])) for t, s in raw["task_slots"].items()},
+            task_start_secs={int(t): int(v) for t, v in raw["task_start_secs"].items()},
+        )
+
+
+@dataclass(frozen=True)
+class SupervisorInfo:
+    """/supervisors/[supervisor-id] (ephemeral)."""
+
+    host: str
+    ports: list[int]
+    start_time_secs: int
+    version: str = "unknown"
+
+    @classmethod
+    def _from_raw(cls, raw: dict[str, Any]) -> SupervisorInfo:
+        return cls(**{**raw, "ports": [int(p) for p in raw["ports"]]})
+
+
+@dataclass(frozen=True)
+class WorkerBeat:
+    """/taskbeats/[topology-id]/[node-port]: one write per worker per beat, covering all of
+    its tasks. `seq` grows with every beat; nimbus watches it change and never compares the
+    worker's clock (`time_secs`) with its own."""
+
+    seq: int
+    time_secs: int
+    uptime_secs: int
+    tasks: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def _from_raw(cls, raw: dict[str, Any]) -> WorkerBeat:
+        return cls(
+            seq=int(raw["seq"]),
+            time_secs=int(raw["time_secs"]),
+            uptime_secs=int(raw["uptime_secs"]),
+            tasks={int(t): dict(s) for t, s in raw.get("tasks", {}).items()},
+        )

@@ -1,0 +1,200 @@
+"""Checks on everything a client can send: topology names and StormTopology structs.
+
+Every failure is an InvalidTopologyException whose message names the component and says what
+is wrong, so `squall submit` can show it as is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from squall import config as config_mod
+from squall import thrift_api as T
+from squall.structure import (
+    ALL,
+    DIRECT,
+    FIELDS,
+    GLOBAL,
+    LOCAL_OR_SHUFFLE,
+    NONE,
+    SHUFFLE,
+    ComponentInfo,
+    GroupingSpec,
+    InputSpec,
+    TopologyStructure,
+)
+
+MAX_NAME_LENGTH = 100
+MAX_PARALLELISM = 10_000
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def invalid(msg: str) -> T.InvalidTopologyException:
+    return T.InvalidTopologyException(msg=msg)
+
+
+def name_problem(name: Any, what: str = "topology name") -> str | None:
+    """Why `name` cannot name a topology (or component), or None if it can.
+
+    Names become ZooKeeper path elements and directory names, so they are held to a small,
+    safe alphabet: no '/', no '..', no control characters, bounded length."""
+    if not isinstance(name, str) or not name:
+        return f"{what} must be a non-empty string"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"{what} is longer than {MAX_NAME_LENGTH} characters"
+    if ".." in name or not _NAME.match(name):
+        return (
+            f"{what} {name!r} may only contain letters, digits, '_', '-' and '.', "
+            "must start with a letter or digit, and may not contain '..'"
+        )
+    return None
+
+
+def check_topology_name(name: Any) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise invalid(problem)
+    return name
+
+
+def _grouping(component: str, source: str, stream: str, g: Any) -> GroupingSpec:
+    where = f"component {component!r}: input from {source!r} stream {stream!r}"
+    if g is None:
+        raise invalid(f"{where} has no grouping")
+    chosen = [k for k, v in vars(g).items() if v is not None]
+    if len(chosen) != 1:
+        raise invalid(f"{where} must set exactly one grouping, got {chosen or 'none'}")
+    kind = chosen[0]
+    if kind == "fields":
+        if not g.fields:
+            return GroupingSpec(GLOBAL)
+        return GroupingSpec(FIELDS, tuple(g.fields))
+    if kind in (SHUFFLE, ALL, NONE, DIRECT, LOCAL_OR_SHUFFLE):
+        return GroupingSpec(kind)
+    raise invalid(f"{where} uses a {kind} grouping, which squall does not support")
+
+
+def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
+    problem = name_problem(name, "component name")
+    if problem:
+        raise invalid(problem)
+    if name.startswith("__"):
+        raise invalid(f"component {name!r}: names starting with '__' are reserved for squall")
+    if obj is None or common is None:
+        raise invalid(f"component {name!r} is missing its object or common part")
+    if obj.python_object is None:
+        other = next((k for k, v in vars(obj).items() if v is not None), "nothing")
+        raise invalid(
+            f"component {name!r} is a {other} component; squall runs Python components "
+            "(ComponentObject.python_object)"
+        )
+    py = obj.python_object
+    if not isinstance(py.module_name, str) or not _DOTTED.match(py.module_name):
+        raise invalid(f"component {name!r}: module name {py.module_name!r} is not importable")
+    if not isinstance(py.class_name, str) or not _DOTTED.match(py.class_name):
+        raise invalid(f"component {name!r}: class name {py.class_name!r} is not valid")
+    kwargs = _json_object(name, "kwargs", py.kwargs_json or "{}")
+    par = common.parallelism_hint if common.parallelism_hint is not None else 1
+    if not isinstance(par, int) or par < 1 or par > MAX_PARALLELISM:
+        raise invalid(f"component {name!r}: parallelism must be 1..{MAX_PARALLELISM}, got {par}")
+    streams: dict[str, tuple[str, ...]] = {}
+    for stream, info in (common.streams or {}).items():
+        if name_problem(stream, "stream id") or info is None:
+            raise invalid(f"component {name!r}: stream id {stream!r} is not valid")
+        fields = tuple(info.output_fields or ())
+        for f in fields:
+            if not isinstance(f, str) or not _FIELD.match(f):
+                raise invalid(f"component {name!r}: stream {stream!r} field {f!r} is not valid")
+        if len(set(fields)) != len(fields):
+            raise invalid(f"component {name!r}: stream {stream!r} declares a field twice")
+        streams[stream] = fields
+    inputs = tuple(
+        InputSpec(
+            gsid.componentId,
+            gsid.streamId,
+            _grouping(name, gsid.componentId, gsid.streamId, g),
+        )
+        for gsid, g in sorted(
+            (common.inputs or {}).items(), key=lambda kv: (kv[0].componentId, kv[0].streamId)
+        )
+    )
+    if kind == "spout" and inputs:
+        raise invalid(f"spout {name!r} cannot have inputs")
+    conf = _json_object(name, "conf", common.json_conf or "{}")
+    try:
+        conf = config_mod.validate(conf, config_mod.load_defaults(), f"component {name!r} conf")
+    except config_mod.ConfigError as exc:
+        raise invalid(str(exc)) from exc
+    return ComponentInfo(
+        name, kind, py.module_name, py.class_name, kwargs, par, inputs, streams, conf
+    )
+
+
+def _json_object(component: str, what: str, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise invalid(f"component {component!r}: {what} is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise invalid(f"component {component!r}: {what} must be a JSON object")
+    return value
+
+
+def _check_inputs(structure: TopologyStructure) -> None:
+    for c in structure.components.values():
+        for i in c.inputs:
+            where = f"component {c.name!r}: input from {i.component!r}"
+            source = structure.components.get(i.component)
+            if source is None:
+                raise invalid(f"{where}, which is not a component of this topology")
+            if i.stream not in source.streams:
+                declared = ", ".join(sorted(source.streams)) or "none"
+                raise invalid(
+                    f"{where} stream {i.stream!r}, which {i.component!r} does not declare "
+                    f"(it declares: {declared})"
+                )
+            missing = [f for f in i.grouping.fields if f not in source.streams[i.stream]]
+            if missing:
+                declared = ", ".join(source.streams[i.stream]) or "none"
+                raise invalid(
+                    f"{where} groups by field {missing[0]!r}, which stream {i.stream!r} does "
+                    f"not declare (it declares: {declared})"
+                )
+
+
+def validate_topology(topology: Any) -> TopologyStructure:
+    """Turn a client's StormTopology into a TopologyStructure, or raise naming the problem."""
+    if topology is None:
+        raise invalid("no topology given")
+    if topology.state_spouts:
+        raise invalid("state spouts are not supported")
+    spouts = topology.spouts or {}
+    bolts = topology.bolts or {}
+    if not spouts:
+        raise invalid("a topology needs at least one spout")
+    both = set(spouts) & set(bolts)
+    if both:
+        raise invalid(f"component {sorted(both)[0]!r} is declared as both spout and bolt")
+    components = {}
+    for name, spec in sorted(spouts.items()):
+        components[name] = _component(name, "spout", spec.spout_object, spec.common)
+    for name, spec in sorted(bolts.items()):
+        components[name] = _component(name, "bolt", spec.bolt_object, spec.common)
+    structure = TopologyStructure(components)
+    _check_inputs(structure)
+    return structure
+
+
+def validate_topology_conf(json_conf: str | None) -> dict[str, Any]:
+    try:
+        conf = json.loads(json_conf or "{}")
+    except (TypeError, ValueError) as exc:
+        raise invalid(f"topology conf is not valid JSON: {exc}") from exc
+    try:
+        return config_mod.validate(conf, config_mod.load_defaults(), "topology conf")
+    except config_mod.ConfigError as exc:
+        raise invalid(str(exc)) from exc

@@ -1,0 +1,86 @@
+"""Where everything lives in ZooKeeper (DESIGN.md, "ZooKeeper layout").
+
+One place builds every path so the daemons cannot disagree about the tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ZkLayout:
+    root: str = "/squall"
+
+    def _p(self, *parts: object) -> str:
+        return "/".join([self.root.rstrip("/"), *map(str, parts)])
+
+    @property
+    def storms(self) -> str:
+        return self._p("storms")
+
+    @property
+    def tasks_root(self) -> str:
+        return self._p("tasks")
+
+    @property
+    def assignments(self) -> str:
+        return self._p("assignments")
+
+    @property
+    def supervisors(self) -> str:
+        return self._p("supervisors")
+
+    @property
+    def taskbeats_root(self) -> str:
+        return self._p("taskbeats")
+
+    @property
+    def errors_root(self) -> str:
+        return self._p("errors")
+
+    @property
+    def nimbuses(self) -> str:
+        return self._p("nimbuses")
+
+    @property
+    def nimbus_leader(self) -> str:
+        return self._p("nimbus", "leader")
+
+    @property
+    def nimbus_epoch(self) -> str:
+        return self._p("nimbus", "epoch")
+
+    def storm(self, topology_id: str) -> str:
+        return self._p("storms", topology_id)
+
+    def tasks(self, topology_id: str) -> str:
+        return self._p("tasks", topology_id)
+
+    def task(self, topology_id: str, task_id: int) -> str:
+        return self._p("tasks", topology_id, task_id)
+
+    def assignment(self, topology_id: str) -> str:
+        return self._p("assignments", topology_id)
+
+    def supervisor(self, supervisor_id: str) -> str:
+        return self._p("supervisors", supervisor_id)
+
+    def taskbeats(self, topology_id: str) -> str:
+        return self._p("taskbeats", topology_id)
+
+    def taskbeat(self, topology_id: str, node: str, port: int) -> str:
+        return self._p("taskbeats", topology_id, f"{node}-{port}")
+
+    def errors(self, topology_id: str) -> str:
+        return self._p("errors", topology_id)
+
+    def topology_paths(self, topology_id: str) -> list[str]:
+        """Every node a topology owns, for removal."""
+        return [
+            self.assignment(topology_id),
+            self.tasks(topology_id),
+            self.taskbeats(topology_id),
+            self.errors(topology_id),
+            self.storm(topology_id),
+        ]

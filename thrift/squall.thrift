@@ -1,0 +1,232 @@
+// The Nimbus service. Names, field ids and exception field names follow Apache Storm's
+// storm.thrift, so a client generated from it (or streamparse's `sparse`) talks to squall.
+// squall adds one member to ComponentObject (python_object, id 100) for Python components;
+// ids Storm uses are never reused for other meanings.
+
+namespace py squall
+namespace java org.apache.storm.generated
+
+struct JavaObjectArg {
+  1: i32 int_arg;
+  2: i64 long_arg;
+  3: string string_arg;
+  4: bool bool_arg;
+  5: binary binary_arg;
+  6: double double_arg;
+}
+
+struct JavaObject {
+  1: required string full_class_name;
+  2: required list<JavaObjectArg> args_list;
+}
+
+struct NullStruct {
+}
+
+struct GlobalStreamId {
+  1: required string componentId;
+  2: required string streamId;
+}
+
+union Grouping {
+  1: list<string> fields; // empty list means global grouping
+  2: NullStruct shuffle;
+  3: NullStruct all;
+  4: NullStruct none;
+  5: NullStruct direct;
+  6: JavaObject custom_object;
+  7: binary custom_serialized;
+  8: NullStruct local_or_shuffle;
+}
+
+struct StreamInfo {
+  1: required list<string> output_fields;
+  2: required bool direct;
+}
+
+struct ShellComponent {
+  1: string execution_command;
+  2: string script;
+}
+
+// squall's Python component: a class importable from the uploaded code package.
+struct PythonComponent {
+  1: required string module_name;
+  2: required string class_name;
+  3: optional string kwargs_json = "{}";
+}
+
+union ComponentObject {
+  1: binary serialized_java;
+  2: ShellComponent shell;
+  3: JavaObject java_object;
+  100: PythonComponent python_object;
+}
+
+struct ComponentCommon {
+  1: required map<GlobalStreamId, Grouping> inputs;
+  2: required map<string, StreamInfo> streams;
+  3: optional i32 parallelism_hint;
+  4: optional string json_conf;
+}
+
+struct SpoutSpec {
+  1: required ComponentObject spout_object;
+  2: required ComponentCommon common;
+}
+
+struct Bolt {
+  1: required ComponentObject bolt_object;
+  2: required ComponentCommon common;
+}
+
+struct StateSpoutSpec {
+  1: required ComponentObject state_spout_object;
+  2: required ComponentCommon common;
+}
+
+struct StormTopology {
+  1: required map<string, SpoutSpec> spouts;
+  2: required map<string, Bolt> bolts;
+  3: required map<string, StateSpoutSpec> state_spouts;
+}
+
+exception AlreadyAliveException {
+  1: required string msg;
+}
+
+exception NotAliveException {
+  1: required string msg;
+}
+
+exception AuthorizationException {
+  1: required string msg;
+}
+
+exception InvalidTopologyException {
+  1: required string msg;
+}
+
+// Raised when an operation is not legal in the topology's current status
+// (for example activating a topology that is being killed).
+exception IllegalStateException {
+  1: required string msg;
+}
+
+struct TopologySummary {
+  1: required string id;
+  2: required string name;
+  3: required i32 num_tasks;
+  4: required i32 num_executors;
+  5: required i32 num_workers;
+  6: required i32 uptime_secs;
+  7: required string status;
+}
+
+struct SupervisorSummary {
+  1: required string host;
+  2: required i32 uptime_secs;
+  3: required i32 num_workers;
+  4: required i32 num_used_workers;
+  5: required string supervisor_id;
+  6: optional string version = "VERSION_NOT_PROVIDED";
+}
+
+struct NimbusSummary {
+  1: required string host;
+  2: required i32 port;
+  3: required i32 uptime_secs;
+  4: required bool isLeader;
+  5: required string version;
+}
+
+struct ClusterSummary {
+  1: required list<SupervisorSummary> supervisors;
+  // 2: nimbus_uptime_secs, removed in Storm; never reuse
+  3: required list<TopologySummary> topologies;
+  4: required list<NimbusSummary> nimbuses;
+}
+
+struct ErrorInfo {
+  1: required string error;
+  2: required i32 error_time_secs;
+  3: optional string host;
+  4: optional i32 port;
+}
+
+struct ExecutorInfo {
+  1: required i32 task_start;
+  2: required i32 task_end;
+}
+
+struct ExecutorStats {
+  1: required map<string, map<string, i64>> emitted;
+  2: required map<string, map<string, i64>> transferred;
+  4: required double rate;
+}
+
+struct ExecutorSummary {
+  1: required ExecutorInfo executor_info;
+  2: required string component_id;
+  3: required string host;
+  4: required i32 port;
+  5: required i32 uptime_secs;
+  7: optional ExecutorStats stats;
+}
+
+struct TopologyInfo {
+  1: required string id;
+  2: required string name;
+  3: required i32 uptime_secs;
+  4: required list<ExecutorSummary> executors;
+  5: required string status;
+  6: required map<string, list<ErrorInfo>> errors;
+}
+
+enum TopologyInitialStatus {
+  ACTIVE = 1,
+  INACTIVE = 2
+}
+
+struct SubmitOptions {
+  1: required TopologyInitialStatus initial_status;
+}
+
+struct KillOptions {
+  1: optional i32 wait_secs;
+}
+
+struct RebalanceOptions {
+  1: optional i32 wait_secs;
+  2: optional i32 num_workers;
+  3: optional map<string, i32> num_executors;
+}
+
+service Nimbus {
+  void submitTopology(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology)
+    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
+  void submitTopologyWithOpts(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology, 5: SubmitOptions options)
+    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
+  void killTopology(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
+  void killTopologyWithOpts(1: string name, 2: KillOptions options)
+    throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
+  void activate(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
+  void deactivate(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
+  void rebalance(1: string name, 2: RebalanceOptions options)
+    throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
+
+  string beginFileUpload() throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
+  void uploadChunk(1: string location, 2: binary chunk) throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
+  void finishFileUpload(1: string location) throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
+  string beginFileDownload(1: string file) throws (1: AuthorizationException aze, 2: NotAliveException e);
+  binary downloadChunk(1: string id) throws (1: AuthorizationException aze, 2: NotAliveException e);
+
+  string getNimbusConf() throws (1: AuthorizationException aze);
+  ClusterSummary getClusterInfo() throws (1: AuthorizationException aze);
+  TopologyInfo getTopologyInfo(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  string getTopologyConf(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  StormTopology getTopology(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  StormTopology getUserTopology(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  NimbusSummary getLeader() throws (1: AuthorizationException aze);
+  bool isTopologyNameAllowed(1: string name) throws (1: AuthorizationException aze);
+}
