@@ -16,13 +16,12 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from squall import zk as zk_mod
 from squall.records import (
     Assignment,
-    RecordError,
     StormBase,
     SupervisorInfo,
     WorkerBeat,
-    decode,
     encode,
 )
 from squall.zk_layout import ZkLayout
@@ -139,28 +138,10 @@ class ClusterState:
     # --- reads ---
 
     def _children(self, path: str) -> list[str]:
-        try:
-            return sorted(self.zk.get_children(path))
-        except NoNodeError:
-            return []
-
-    def _read(self, cls: type[R], path: str) -> R | None:
-        try:
-            data, _ = self.zk.get(path)
-        except NoNodeError:
-            return None
-        return decode(cls, data, path)
+        return zk_mod.children(self.zk, path)
 
     def _read_all(self, cls: type[R], parent: str) -> dict[str, R]:
-        out = {}
-        for child in self._children(parent):
-            try:
-                record = self._read(cls, f"{parent}/{child}")
-            except RecordError:
-                continue  # a foreign or corrupt node is skipped, never fatal
-            if record is not None:
-                out[child] = record
-        return out
+        return zk_mod.read_records(self.zk, cls, parent)
 
     def storm_ids(self) -> list[str]:
         return self._children(self.layout.storms)

@@ -38,8 +38,9 @@ class BoundedFramedTransport(TFramedTransport):
 
 
 class NimbusServer:
-    def __init__(self, handler: Any, service: Any, conf: dict[str, Any]) -> None:
-        self.processor = TProcessor(service, handler)
+    def __init__(self, service: Any, conf: dict[str, Any]) -> None:
+        self.service = service
+        self.processor: TProcessor | None = None
         self.max_frame = conf["nimbus.thrift.max_buffer_size"]
         self.slots = threading.BoundedSemaphore(conf["nimbus.thrift.max.connections"])
         self.socket = TServerSocket(
@@ -55,7 +56,8 @@ class NimbusServer:
         self.socket.listen()
         return self.socket.sock.getsockname()[1]
 
-    def serve_forever(self) -> None:
+    def serve_forever(self, handler: Any) -> None:
+        self.processor = TProcessor(self.service, handler)
         while not self.closed.is_set():
             try:
                 client = self.socket.accept()
@@ -73,6 +75,7 @@ class NimbusServer:
     def _serve(self, client: Any) -> None:
         trans = BoundedFramedTransport(client, self.max_frame)
         proto = self.protocol.get_protocol(trans)
+        assert self.processor is not None
         try:
             while not self.closed.is_set():
                 self.processor.process(proto, proto)

@@ -48,6 +48,9 @@ class TaskContext:
 
 
 class Collector(Protocol):
+    def cleanup(self) -> None:
+        """Called once when the task stops gracefully (kill, rebalance, shutdown)."""
+
     def emit(
         self, values: list[Any], stream: str, direct_task: int | None
     ) -> None: ...  # pragma: no cover
@@ -86,6 +89,9 @@ class Component:
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
         """Called once in the worker before any tuple; open files and connections here."""
 
+    def cleanup(self) -> None:
+        """Called once when the task stops gracefully (kill, rebalance, shutdown)."""
+
     def emit(
         self, values: list[Any], stream: str = DEFAULT_STREAM, direct_task: int | None = None
     ) -> None:
@@ -109,6 +115,10 @@ class Bolt(Component):
 
     def process(self, tup: Tuple) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def idle(self) -> None:
+        """Called whenever the bolt has drained its input, before the last tuple counts as
+        executed: a sink that buffers output writes it here."""
 
 
 class SparkBolt(Bolt):

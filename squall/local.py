@@ -1,0 +1,205 @@
+"""A whole squall cluster on this machine: a real ZooKeeper server, a nimbus process and
+supervisor processes, each with its own conf file and local dir. Used by `squall local` and
+by the integration tests. Every process is ended by its PID on stop, also after a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from squall import zk as zk_mod
+from squall.client import nimbus_client
+from squall.records import Assignment, WorkerBeat
+from squall.zkserver import ZooKeeperServer, free_port
+
+
+class ClusterError(RuntimeError):
+    """The local cluster did not come up, or a wait ran past its deadline."""
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
+    """Poll `condition` until it returns something truthy; raise ClusterError at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = condition()
+        except Exception:  # noqa: BLE001 - not ready yet (connection refused, no node...)
+            result = None
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+@dataclass
+class LocalCluster:
+    directory: Path
+    supervisors: int = 2
+    slots_per_supervisor: int = 4
+    conf: dict[str, Any] = field(default_factory=dict)
+    zookeeper: ZooKeeperServer | None = None
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    nimbus_port: int = 0
+
+    def base_conf(self) -> dict[str, Any]:
+        assert self.zookeeper is not None
+        return {
+            "storm.zookeeper.servers": ["127.0.0.1"],
+            "storm.zookeeper.port": self.zookeeper.port,
+            "storm.zookeeper.session.timeout": 6000,
+            "storm.local.hostname": "127.0.0.1",
+            "nimbus.seeds": ["127.0.0.1"],
+            "nimbus.host": "127.0.0.1",
+            "nimbus.thrift.port": self.nimbus_port,
+            "nimbus.monitor.freq.secs": 2,
+            "supervisor.monitor.frequency.secs": 1,
+            **self.conf,
+        }
+
+    def _write_conf(self, name: str, extra: dict[str, Any]) -> Path:
+        path = self.directory / f"{name}.yaml"
+        conf = {**self.base_conf(), "storm.local.dir": str(self.directory / name), **extra}
+        path.write_text(yaml.safe_dump(conf))
+        return path
+
+    def _spawn(self, name: str, command: str, extra: dict[str, Any] | None = None) -> None:
+        conf_file = self._write_conf(name, extra or {})
+        log = (self.directory / f"{name}.log").open("ab")
+        self.processes[name] = subprocess.Popen(
+            [sys.executable, "-m", "squall.cli", "--config", str(conf_file), command],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        log.close()
+
+    def start(self, timeout: float = 90) -> LocalCluster:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.zookeeper = ZooKeeperServer(self.directory / "zookeeper").start()
+            self.nimbus_port = free_port()
+            self._spawn("nimbus", "nimbus")
+            for i in range(1, self.supervisors + 1):
+                self.start_supervisor(i)
+            wait_for(self._cluster_ready, timeout, "nimbus and supervisors to come up")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_supervisor(self, i: int) -> None:
+        ports = [free_port() for _ in range(self.slots_per_supervisor)]
+        self._spawn(
+            f"supervisor{i}",
+            "supervisor",
+            {"supervisor.id": f"supervisor{i}", "supervisor.slots.ports": ports},
+        )
+
+    def _cluster_ready(self) -> bool:
+        for name, process in self.processes.items():
+            if process.poll() is not None:
+                raise ClusterError(f"{name} exited; see {self.directory / (name + '.log')}")
+        with self.client() as client:
+            return len(client.getClusterInfo().supervisors) >= self.supervisors
+
+    @contextlib.contextmanager
+    def client(self) -> Iterator[Any]:
+        with nimbus_client("127.0.0.1", self.nimbus_port) as client:
+            yield client
+
+    def client_conf(self) -> dict[str, Any]:
+        """A full conf for clients (CLI, tests) talking to this cluster."""
+        from squall.config import cluster_conf
+
+        return cluster_conf(**{**self.base_conf(), "storm.local.dir": str(self.directory)})
+
+    def stop_process(self, name: str, grace: float = 15) -> None:
+        process = self.processes.pop(name, None)
+        if process and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(grace)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def stop(self) -> None:
+        for name in [n for n in self.processes if n.startswith("supervisor")]:
+            self.stop_process(name)
+        self.stop_process("nimbus")
+        from squall.supervisor.launcher import kill_pid_file
+
+        for pid_file in self.directory.glob("supervisor*/supervisor/workers/*.pid"):
+            kill_pid_file(pid_file)
+        if self.zookeeper:
+            self.zookeeper.stop()
+
+    def __enter__(self) -> LocalCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def topology_id(client: Any, name: str) -> str | None:
+    for summary in client.getClusterInfo().topologies:
+        if summary.name == name:
+            return summary.id
+    return None
+
+
+def topology_progress(conf: dict[str, Any], tid: str) -> dict[str, Any] | None:
+    """Sum the tasks' counters from their worker beats; None until every task has beaten."""
+    zk = zk_mod.connect(conf)
+    try:
+        lay = zk_mod.layout(conf)
+        assignment = zk_mod.read_record(zk, Assignment, lay.assignment(tid))
+        beats = zk_mod.read_records(zk, WorkerBeat, lay.taskbeats(tid))
+    finally:
+        zk.stop()
+        zk.close()
+    if assignment is None:
+        return None
+    stats = {t: s for beat in beats.values() for t, s in beat.tasks.items()}
+    if set(assignment.task_slots) - set(stats):
+        return None
+    return {
+        "transferred": sum(sum(s["transferred"].values()) for s in stats.values()),
+        "executed": sum(s["executed"] for s in stats.values()),
+        "emitted": sum(sum(s["emitted"].values()) for s in stats.values()),
+        "errors": sum(s["errors"] for s in stats.values()),
+        "spouts_idle": all(s["idle"] for s in stats.values() if s["idle"] is not None),
+        "seqs": tuple(sorted(b.seq for b in beats.values())),
+    }
+
+
+def wait_until_quiet(conf: dict[str, Any], tid: str, timeout: float) -> dict[str, Any]:
+    """Wait until the spouts are idle and every transferred tuple was executed, twice in a
+    row across fresh heartbeats: a topology whose spouts ran dry has finished its work."""
+    previous: dict[str, Any] = {}
+
+    def quiet() -> dict[str, Any] | None:
+        nonlocal previous
+        now = topology_progress(conf, tid)
+        if now is None:
+            return None
+        done = now["spouts_idle"] and now["transferred"] == now["executed"] and now["emitted"]
+        stable = (
+            previous
+            and previous["seqs"] != now["seqs"]
+            and all(previous[k] == now[k] for k in ("transferred", "executed", "emitted"))
+        )
+        previous = now
+        return now if done and stable else None
+
+    return wait_for(quiet, timeout, f"topology {tid} to finish its input", interval=1.0)

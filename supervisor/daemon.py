@@ -1,0 +1,182 @@
+"""`squall supervisor`: registers this host's slots and keeps its workers in line with the
+assignments in ZooKeeper.
+
+ZooKeeper watches only wake the sync loop; one thread does every sync, so launches and kills
+never race. The loop also runs every supervisor.monitor.frequency.secs to restart workers that
+exited.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import signal
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from kazoo.exceptions import NodeExistsError
+from kazoo.protocol.states import KazooState
+
+from squall import zk as zk_mod
+from squall.client import download, nimbus_address, nimbus_client
+from squall.code_package import CODE_FILE, CONF_FILE, STORED_FILES, unpack
+from squall.records import Assignment, SupervisorInfo, encode
+
+from .launcher import Launcher
+from .sync import accept_epochs, desired_workers, plan
+
+log = logging.getLogger("squall.supervisor")
+
+VERSION = "0.1.0"
+
+
+class DuplicateSupervisorError(RuntimeError):
+    """Another live supervisor is registered under the same id."""
+
+
+def supervisor_id(conf: dict[str, Any], local_dir: Path) -> str:
+    """The configured id, or one generated on first start and kept in the local dir."""
+    if conf["supervisor.id"]:
+        return conf["supervisor.id"]
+    id_file = local_dir / "id"
+    if id_file.exists():
+        return id_file.read_text().strip()
+    new_id = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+    local_dir.mkdir(parents=True, exist_ok=True)
+    id_file.write_text(new_id)
+    return new_id
+
+
+class Supervisor:
+    def __init__(self, conf: dict[str, Any]) -> None:
+        self.conf = conf
+        self.local_dir = Path(conf["storm.local.dir"]).resolve() / "supervisor"
+        self.id = supervisor_id(conf, self.local_dir)
+        self.host = conf["storm.local.hostname"] or socket.gethostname()
+        self.ports = sorted(conf["supervisor.slots.ports"])
+        self.layout = zk_mod.layout(conf)
+        self.launcher = Launcher(self.local_dir, self.id)
+        self.code_root = self.local_dir / "stormdist"
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.needs_register = threading.Event()
+        self.epochs: dict[str, int] = {}
+        self.watched: set[str] = set()
+        self.started = int(time.time())
+        self.zk = zk_mod.connect(conf)
+
+    # --- registration ---
+
+    def register(self) -> None:
+        info = SupervisorInfo(self.host, self.ports, self.started, VERSION)
+        try:
+            self.zk.create(
+                self.layout.supervisor(self.id), encode(info), ephemeral=True, makepath=True
+            )
+        except NodeExistsError as exc:
+            raise DuplicateSupervisorError(
+                f"supervisor id {self.id!r} is already registered in ZooKeeper: another "
+                "supervisor with this id is running (set supervisor.id to a unique value)"
+            ) from exc
+
+    def _on_zk_state(self, state: str) -> None:
+        if state == KazooState.LOST:
+            self.needs_register.set()
+        elif state == KazooState.CONNECTED and self.needs_register.is_set():
+            self.wake.set()
+
+    # --- watches ---
+
+    def _watch_assignments(self) -> None:
+        @self.zk.ChildrenWatch(self.layout.assignments)
+        def _children(children: list[str]) -> None:
+            for tid in set(children) - self.watched:
+                self.watched.add(tid)
+                self.zk.DataWatch(self.layout.assignment(tid))(self._data_changed)
+            self.wake.set()
+
+    def _data_changed(self, _data: Any, _stat: Any, _event: Any = None) -> bool | None:
+        self.wake.set()
+        return None
+
+    # --- the sync loop ---
+
+    def run(self) -> None:
+        self.launcher.kill_strays()
+        self.zk.ensure_path(self.layout.assignments)
+        self.register()
+        self.zk.add_listener(self._on_zk_state)
+        self._watch_assignments()
+        log.info("supervisor %s on %s with slots %s", self.id, self.host, self.ports)
+        print(f"supervisor {self.id} registered with slots {self.ports}", flush=True)
+        try:
+            while not self.stopping.is_set():
+                self.wake.wait(self.conf["supervisor.monitor.frequency.secs"])
+                self.wake.clear()
+                if self.stopping.is_set():
+                    break
+                try:
+                    self.sync()
+                except Exception:  # noqa: BLE001 - the loop must outlive one bad sync
+                    log.exception("sync failed; retrying")
+        finally:
+            self.launcher.stop_all()
+            self.zk.stop()
+            self.zk.close()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set()
+
+    def sync(self) -> None:
+        if self.needs_register.is_set():
+            self.register()
+            self.needs_register.clear()
+        assignments = zk_mod.read_records(self.zk, Assignment, self.layout.assignments)
+        accepted, self.epochs = accept_epochs(assignments, self.epochs)
+        desired = desired_workers(self.id, accepted)
+        for key in self.launcher.exited():
+            log.warning("worker %s:%d exited; it will be restarted if still assigned", *key)
+            self.launcher.stop(key)
+        todo = plan(desired, self.launcher.running())
+        for key in todo.stop:
+            self.launcher.stop(key)
+        for spec in todo.start:
+            code_dir = self._ensure_code(spec.topology_id)
+            conf = {**self.conf, **json.loads((code_dir / CONF_FILE).read_text())}
+            self.launcher.start((spec.topology_id, spec.port), spec.tasks, code_dir, conf)
+        for tid in {p.name for p in self.code_root.glob("*")} - {k[0] for k in desired}:
+            if not any(k[0] == tid for k in self.launcher.running()):
+                shutil.rmtree(self.code_root / tid, ignore_errors=True)
+
+    def _ensure_code(self, tid: str) -> Path:
+        """Download the topology's code and description from nimbus once."""
+        code_dir = self.code_root / tid
+        done = code_dir / ".complete"
+        if done.exists():
+            return code_dir
+        code_dir.mkdir(parents=True, exist_ok=True)
+        host, port = nimbus_address(self.conf)
+        with nimbus_client(host, port) as client:
+            for name in STORED_FILES:
+                download(client, f"{tid}/{name}", code_dir / name)
+        unpack(code_dir / CODE_FILE, code_dir / "code")
+        done.touch()
+        return code_dir
+
+
+def run_supervisor(conf: dict[str, Any]) -> None:
+    supervisor = Supervisor(conf)
+
+    def shutdown(signum: int, _frame: Any) -> None:
+        log.info("supervisor stopping (signal %d)", signum)
+        supervisor.stop()
+
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    supervisor.run()

@@ -1,0 +1,62 @@
+"""What a supervisor should run, decided from plain data (no ZooKeeper, no processes).
+
+`desired_workers` reads the assignments for this supervisor's slots, ignoring any assignment
+whose epoch is older than the newest this supervisor has seen for that topology (a deposed
+nimbus's write). `plan` compares that with the running workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from squall.records import Assignment
+
+WorkerKey = tuple[str, int]  # (topology id, port)
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    topology_id: str
+    port: int
+    tasks: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    start: tuple[WorkerSpec, ...]
+    stop: tuple[WorkerKey, ...]
+
+
+def accept_epochs(
+    assignments: Mapping[str, Assignment], seen: Mapping[str, int]
+) -> tuple[dict[str, Assignment], dict[str, int]]:
+    """Drop assignments older than the newest epoch seen per topology; return the rest and
+    the updated high-water marks."""
+    kept, newest = {}, dict(seen)
+    for tid, a in assignments.items():
+        if a.epoch >= seen.get(tid, 0):
+            kept[tid] = a
+            newest[tid] = a.epoch
+    return kept, newest
+
+
+def desired_workers(supervisor_id: str, assignments: Mapping[str, Assignment]) -> dict:
+    desired: dict[WorkerKey, WorkerSpec] = {}
+    for tid, a in sorted(assignments.items()):
+        for slot in sorted(a.slots()):
+            if slot[0] == supervisor_id:
+                desired[(tid, slot[1])] = WorkerSpec(tid, slot[1], tuple(a.tasks_on(slot)))
+    return desired
+
+
+def plan(
+    desired: Mapping[WorkerKey, WorkerSpec], running: Mapping[WorkerKey, tuple[int, ...]]
+) -> SyncPlan:
+    """Start what is wanted and not running (or running other tasks); stop what is running
+    and not wanted (or running other tasks: its replacement is started)."""
+    stop = [k for k, tasks in running.items() if k not in desired or desired[k].tasks != tasks]
+    start = [s for k, s in desired.items() if k not in running or k in stop]
+    return SyncPlan(
+        tuple(sorted(start, key=lambda s: (s.topology_id, s.port))), tuple(sorted(stop))
+    )

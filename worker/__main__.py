@@ -1,0 +1,5 @@
+import sys
+
+from squall.worker.main import main
+
+sys.exit(main())

@@ -1,0 +1,118 @@
+"""Tuples between worker processes over ZeroMQ.
+
+Each worker binds a PULL socket on its slot port. Tuples for tasks in the same worker skip
+the network; the rest go to a sender thread that owns one PUSH socket per remote worker
+(ZeroMQ sockets are not thread-safe) and sends them in batches. ZeroMQ reconnects by itself
+when a peer worker restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+log = logging.getLogger("squall.worker.transport")
+
+Message = list[Any]  # [target task, source component, source task, stream, values]
+Address = tuple[str, int]
+MAX_BATCH = 1000
+
+
+class Transport:
+    def __init__(self, port: int, deliver: Callable[[Message], None]) -> None:
+        self.ctx = zmq.Context()
+        self.pull = self.ctx.socket(zmq.PULL)
+        self.pull.setsockopt(zmq.RCVHWM, 100_000)
+        self.pull.bind(f"tcp://*:{port}")
+        self.deliver = deliver
+        self.outbox: queue.Queue[tuple[Address, Message] | None] = queue.Queue()
+        self.addresses: dict[int, Address] = {}
+        self.local: set[int] = set()
+        self.stopping = threading.Event()
+        self.threads = [
+            threading.Thread(target=self._receive, name="transport-recv", daemon=True),
+            threading.Thread(target=self._send, name="transport-send", daemon=True),
+        ]
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def route(self, addresses: dict[int, Address], local: set[int]) -> None:
+        """Where every task of the topology runs now (called when the assignment changes)."""
+        self.addresses = dict(addresses)
+        self.local = set(local)
+
+    def send(self, message: Message) -> None:
+        task = message[0]
+        if task in self.local:
+            self.deliver(message)
+            return
+        address = self.addresses.get(task)
+        if address is None:
+            log.warning("no address for task %s; tuple dropped", task)
+            return
+        self.outbox.put((address, message))
+
+    def _receive(self) -> None:
+        poller = zmq.Poller()
+        poller.register(self.pull, zmq.POLLIN)
+        while not self.stopping.is_set():
+            if not poller.poll(200):
+                continue
+            frame = self.pull.recv()
+            try:
+                batch = json.loads(frame)
+            except ValueError:
+                log.warning("dropping a malformed batch of %d bytes", len(frame))
+                continue
+            for message in batch:
+                self.deliver(message)
+
+    def _send(self) -> None:
+        sockets: dict[Address, zmq.Socket] = {}
+        while True:
+            item = self.outbox.get()
+            if item is None:
+                break
+            batches: dict[Address, list[Message]] = defaultdict(list)
+            batches[item[0]].append(item[1])
+            count = 1
+            while count < MAX_BATCH:
+                try:
+                    item = self.outbox.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self.stopping.set()
+                    break
+                batches[item[0]].append(item[1])
+                count += 1
+            for address, messages in batches.items():
+                sock = sockets.get(address)
+                if sock is None:
+                    sock = self.ctx.socket(zmq.PUSH)
+                    sock.setsockopt(zmq.SNDHWM, 100_000)
+                    sock.setsockopt(zmq.LINGER, 2000)
+                    sock.connect(f"tcp://{address[0]}:{address[1]}")
+                    sockets[address] = sock
+                sock.send(json.dumps(messages, separators=(",", ":")).encode())
+            if self.stopping.is_set():
+                break
+        for sock in sockets.values():
+            sock.close()
+
+    def close(self) -> None:
+        self.outbox.put(None)
+        self.threads[1].join(5)
+        self.stopping.set()
+        self.threads[0].join(2)
+        self.pull.close(linger=0)
+        self.ctx.term()
