@@ -28,9 +28,9 @@ from squall.structure import (
 
 MAX_NAME_LENGTH = 100
 MAX_PARALLELISM = 10_000
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def invalid(msg: str) -> T.InvalidTopologyException:
@@ -46,7 +46,7 @@ def name_problem(name: Any, what: str = "topology name") -> str | None:
         return f"{what} must be a non-empty string"
     if len(name) > MAX_NAME_LENGTH:
         return f"{what} is longer than {MAX_NAME_LENGTH} characters"
-    if ".." in name or not _NAME.match(name):
+    if ".." in name or not _NAME.fullmatch(name):
         return (
             f"{what} {name!r} may only contain letters, digits, '_', '-' and '.', "
             "must start with a letter or digit, and may not contain '..'"
@@ -82,8 +82,6 @@ def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
     problem = name_problem(name, "component name")
     if problem:
         raise invalid(problem)
-    if name.startswith("__"):
-        raise invalid(f"component {name!r}: names starting with '__' are reserved for squall")
     if obj is None or common is None:
         raise invalid(f"component {name!r} is missing its object or common part")
     if obj.python_object is None:
@@ -93,9 +91,9 @@ def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
             "(ComponentObject.python_object)"
         )
     py = obj.python_object
-    if not isinstance(py.module_name, str) or not _DOTTED.match(py.module_name):
+    if not isinstance(py.module_name, str) or not _DOTTED.fullmatch(py.module_name):
         raise invalid(f"component {name!r}: module name {py.module_name!r} is not importable")
-    if not isinstance(py.class_name, str) or not _DOTTED.match(py.class_name):
+    if not isinstance(py.class_name, str) or not _DOTTED.fullmatch(py.class_name):
         raise invalid(f"component {name!r}: class name {py.class_name!r} is not valid")
     kwargs = _json_object(name, "kwargs", py.kwargs_json or "{}")
     par = common.parallelism_hint if common.parallelism_hint is not None else 1
@@ -107,7 +105,7 @@ def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
             raise invalid(f"component {name!r}: stream id {stream!r} is not valid")
         fields = tuple(info.output_fields or ())
         for f in fields:
-            if not isinstance(f, str) or not _FIELD.match(f):
+            if not isinstance(f, str) or not _FIELD.fullmatch(f):
                 raise invalid(f"component {name!r}: stream {stream!r} field {f!r} is not valid")
         if len(set(fields)) != len(fields):
             raise invalid(f"component {name!r}: stream {stream!r} declares a field twice")

@@ -1,0 +1,17 @@
+"""One real local cluster (ZooKeeper server, nimbus and two supervisors as processes) for
+the integration tests of a module; everything is stopped by PID, also on failure."""
+
+from pathlib import Path
+
+import pytest
+
+from squall.local import LocalCluster
+
+TOPOLOGIES = Path(__file__).parent / "topologies"
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalCluster(tmp_path_factory.mktemp("cluster"), supervisors=2) as c:
+        yield c

@@ -1,0 +1,80 @@
+"""Submit -> tasks heartbeat -> exact word counts (Spark) -> kill -> every node removed."""
+
+import json
+import os
+from collections import Counter
+
+from kazoo.client import KazooClient
+
+from squall import thrift_api as T
+from squall.local import topology_id, topology_progress, wait_for, wait_until_quiet
+from squall.submit import submit_file
+
+from .conftest import EXAMPLES
+
+
+def expected_counts():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("wc_check", EXAMPLES / "wordcount.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = module.TEXT.read_text().splitlines()
+    return Counter(w for line in text for w in module.words_of(line))
+
+
+def test_wordcount_runs_counts_exactly_and_is_removed_on_kill(cluster, tmp_path):
+    conf = cluster.client_conf()
+    out = tmp_path / "out"
+    with cluster.client() as client:
+        name = submit_file(
+            client, EXAMPLES / "wordcount.py", conf, overrides={"topology.output.dir": str(out)}
+        )
+        tid = topology_id(client, name)
+        assert tid and tid.startswith("wordcount-")
+        info = client.getClusterInfo()
+        [summary] = [t for t in info.topologies if t.id == tid]
+        assert summary.status == "ACTIVE" and summary.num_tasks == 8
+
+    # every task heartbeats
+    wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
+    wait_until_quiet(conf, tid, 240)
+
+    got = Counter()
+    for path in out.glob("counts-*.json"):
+        got.update(json.loads(path.read_text()))
+    assert got == expected_counts()
+
+    with cluster.client() as client:
+        info = client.getTopologyInfo(tid)
+        assert {e.component_id for e in info.executors} == {"count", "lines", "split", "total"}
+        assert all(e.host == "127.0.0.1" and e.port > 0 for e in info.executors)
+        client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
+
+    zk = KazooClient(hosts=f"127.0.0.1:{cluster.zookeeper.port}")
+    zk.start()
+    try:
+        paths = [
+            f"/squall/{kind}/{tid}" for kind in ("storms", "assignments", "tasks", "taskbeats")
+        ]
+        wait_for(lambda: not any(zk.exists(p) for p in paths), 60, "topology nodes removed")
+    finally:
+        zk.stop()
+        zk.close()
+    pid_files = list(cluster.directory.glob("supervisor*/supervisor/workers/*.pid"))
+    wait_for(
+        lambda: not list(cluster.directory.glob("supervisor*/supervisor/workers/*.pid")),
+        60,
+        f"workers to stop ({pid_files})",
+    )
+    with cluster.client() as client:
+        assert all(t.id != tid for t in client.getClusterInfo().topologies)
+    assert not any(_is_running(p) for p in pid_files)
+
+
+def _is_running(pid_file) -> bool:
+    try:
+        os.kill(int(pid_file.read_text()), 0)
+    except (OSError, ValueError):
+        return False
+    return True

@@ -1,0 +1,145 @@
+"""The Thrift API over TCP: typed errors for bad input, and a server that survives hostile
+clients."""
+
+import contextlib
+import json
+import socket
+import struct
+
+import pytest
+
+from squall import thrift_api as T
+from squall.client import upload
+from squall.local import wait_for
+from squall.submit import submit_file
+from squall.topology import load_topology_file
+
+from .conftest import TOPOLOGIES
+
+TINY = TOPOLOGIES / "tiny.py"
+
+
+def test_unknown_topology_is_not_alive(cluster):
+    with cluster.client() as client:
+        for call in (
+            lambda: client.killTopology("nope"),
+            lambda: client.activate("nope"),
+            lambda: client.deactivate("nope"),
+            lambda: client.rebalance("nope", T.RebalanceOptions()),
+            lambda: client.getTopologyInfo("nope"),
+            lambda: client.getTopologyConf("nope"),
+        ):
+            with pytest.raises(T.NotAliveException, match="nope"):
+                call()
+
+
+def test_duplicate_name_is_already_alive_and_status_changes(cluster):
+    conf = cluster.client_conf()
+    with cluster.client() as client:
+        submit_file(client, TINY, conf, name="dup", inactive=True)
+        assert not client.isTopologyNameAllowed("dup")
+        with pytest.raises(T.AlreadyAliveException, match="dup"):
+            submit_file(client, TINY, conf, name="dup")
+
+        def status():
+            return {t.name: t.status for t in client.getClusterInfo().topologies}["dup"]
+
+        assert status() == "INACTIVE"
+        client.activate("dup")
+        assert status() == "ACTIVE"
+        client.deactivate("dup")
+        assert status() == "INACTIVE"
+        assert json.loads(client.getTopologyConf("dup"))["topology.workers"] == 2
+        topology = client.getTopology("dup")
+        assert set(topology.spouts) == {"numbers"} and set(topology.bolts) == {"sink"}
+        client.killTopologyWithOpts("dup", T.KillOptions(wait_secs=30))
+        assert status() == "KILLED"
+        with pytest.raises(T.IllegalStateException, match="killed"):
+            client.activate("dup")
+        with pytest.raises(T.AlreadyAliveException):  # still alive until removed
+            submit_file(client, TINY, conf, name="dup")
+        client.killTopologyWithOpts("dup", T.KillOptions(wait_secs=0))
+        wait_for(lambda: client.isTopologyNameAllowed("dup"), 30, "dup to be removed")
+
+
+def test_invalid_topology_over_the_wire(cluster):
+    topology = load_topology_file(TINY).to_thrift()
+    topology.bolts["sink"].common.inputs = {
+        T.GlobalStreamId(componentId="missing", streamId="default"): T.Grouping(
+            shuffle=T.NullStruct()
+        )
+    }
+    with cluster.client() as client:
+        location = upload(client, b"not used")
+        with pytest.raises(T.InvalidTopologyException, match="'sink'.*'missing'"):
+            client.submitTopology("bad", location, "{}", topology)
+        with pytest.raises(T.InvalidTopologyException, match="name"):
+            client.submitTopology("../etc", location, "{}", topology)
+        good = load_topology_file(TINY).to_thrift()
+        with pytest.raises(T.InvalidTopologyException, match="topology.wokers"):
+            client.submitTopology("bad", location, '{"topology.wokers": 1}', good)
+        assert client.isTopologyNameAllowed("bad")  # nothing was left behind
+
+
+def test_uploads_and_downloads_refuse_bad_locations(cluster):
+    with cluster.client() as client:
+        with pytest.raises(T.InvalidTopologyException):
+            client.uploadChunk("../../etc/passwd", b"x")
+        with pytest.raises(T.InvalidTopologyException, match="not finished"):
+            location = client.beginFileUpload()
+            client.submitTopology("x", location, "{}", load_topology_file(TINY).to_thrift())
+        with pytest.raises(T.NotAliveException):
+            client.beginFileDownload("../../../etc/passwd")
+        with pytest.raises(T.NotAliveException):
+            client.downloadChunk("no-such-download")
+
+
+def test_hostile_bytes_close_only_their_connection(cluster):
+    port = cluster.nimbus_port
+    payloads = [
+        b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",  # not Thrift at all
+        struct.pack("!i", 2**31 - 1) + b"x",  # a 2 GiB frame
+        struct.pack("!i", -5),  # a negative frame length
+        struct.pack("!i", 12) + b"\x80\x01\x00\x01" + b"\xff" * 8,  # a frame of garbage
+        struct.pack("!i", 100) + b"half a frame",  # then hang up
+        bytes(range(256)) * 8,
+    ]
+    for payload in payloads:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(payload)
+            s.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):
+                s.recv(1024)
+    with cluster.client() as client:
+        assert len(client.getClusterInfo().supervisors) == 2
+
+
+def test_unknown_method_gets_an_exception_reply(cluster):
+    """A client built from another IDL calls a method nimbus lacks: it gets a Thrift
+    EXCEPTION message back (type 3) and nimbus keeps serving."""
+    name = b"noSuchMethod"
+    message = struct.pack("!I", 0x80010001) + struct.pack("!i", len(name)) + name
+    message += struct.pack("!i", 7) + b"\x00"  # seqid, empty args struct
+    with socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=10) as s:
+        s.sendall(struct.pack("!i", len(message)) + message)
+        reply = s.recv(4096)
+    (version,) = struct.unpack("!I", reply[4:8])
+    assert version & 0xFF == 3  # TMessageType.EXCEPTION
+    assert name in reply
+    with cluster.client() as client:
+        assert client.getLeader().isLeader
+
+
+def test_duplicate_supervisor_id_is_a_clear_error(cluster):
+    import subprocess
+    import sys
+
+    conf_file = cluster.directory / "supervisor1.yaml"
+    result = subprocess.run(
+        [sys.executable, "-m", "squall.cli", "--config", str(conf_file), "supervisor"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "already registered" in result.stderr

@@ -1,0 +1,97 @@
+"""The topology status machine as a table of transitions."""
+
+import pytest
+
+from squall.nimbus.states import (
+    Activate,
+    Deactivate,
+    DoRebalance,
+    IllegalTransition,
+    Kill,
+    Monitor,
+    Reassign,
+    Rebalance,
+    Remove,
+    RemoveTopology,
+    ScheduleEvent,
+    SetBase,
+    Startup,
+    transition,
+)
+from squall.records import PendingEvent, StormBase
+
+
+def base(status="active", **kw):
+    return StormBase("wc", status, 0, 2, {"a": 2, "b": 1}, **kw)
+
+
+def test_activate_and_deactivate_set_the_status():
+    [set_] = transition(base("inactive"), Activate(), 0)
+    assert isinstance(set_, SetBase) and set_.base.status == "active"
+    [set_] = transition(base("active"), Deactivate(), 0)
+    assert set_.base.status == "inactive"
+    assert transition(base("active"), Activate(), 0) == []
+
+
+def test_kill_sets_killed_and_schedules_remove_with_due_time():
+    set_, later = transition(base("inactive"), Kill(5), 100)
+    assert set_.base.status == "killed"
+    assert set_.base.previous_status == "inactive"
+    assert set_.base.pending == PendingEvent("remove", 105)
+    assert later == ScheduleEvent(Remove(), 5)
+
+
+def test_kill_again_resets_the_wait():
+    killed = base("killed", pending=PendingEvent("remove", 200))
+    set_, later = transition(killed, Kill(0), 100)
+    assert later.delay_secs == 0 and set_.base.pending.due_secs == 100
+
+
+def test_rebalance_remembers_previous_status_and_new_sizes():
+    set_, later = transition(base("inactive"), Rebalance(3, 4, (("a", 5),)), 10)
+    assert set_.base.status == "rebalancing"
+    assert set_.base.previous_status == "inactive"
+    assert set_.base.num_workers == 4 and set_.base.component_executors == {"a": 5, "b": 1}
+    assert later == ScheduleEvent(DoRebalance(), 3)
+
+
+def test_do_rebalance_reassigns_from_scratch_and_restores_status():
+    rebalancing = base("rebalancing", previous_status="inactive")
+    reassign, set_ = transition(rebalancing, DoRebalance(), 0)
+    assert reassign == Reassign(scratch=True)
+    assert set_.base.status == "inactive" and set_.base.pending is None
+
+
+def test_monitor_only_for_active_and_inactive():
+    assert transition(base("active"), Monitor(), 0) == [Reassign(scratch=False)]
+    assert transition(base("inactive"), Monitor(), 0) == [Reassign(scratch=False)]
+    assert transition(base("killed"), Monitor(), 0) == []
+    assert transition(base("rebalancing"), Monitor(), 0) == []
+
+
+def test_startup_resumes_delayed_events_with_remaining_time():
+    killed = base("killed", pending=PendingEvent("remove", 130))
+    assert transition(killed, Startup(), 100) == [ScheduleEvent(Remove(), 30)]
+    overdue = base("rebalancing", pending=PendingEvent("do-rebalance", 50))
+    assert transition(overdue, Startup(), 100) == [ScheduleEvent(DoRebalance(), 0)]
+    assert transition(base("active"), Startup(), 100) == []
+
+
+def test_remove_only_removes_killed_topologies():
+    assert transition(base("killed"), Remove(), 0) == [RemoveTopology()]
+    assert transition(base("active"), Remove(), 0) == []  # stale event: ignored
+
+
+@pytest.mark.parametrize(
+    "status,event",
+    [
+        ("killed", Activate()),
+        ("killed", Deactivate()),
+        ("killed", Rebalance(0)),
+        ("rebalancing", Activate()),
+        ("rebalancing", Rebalance(0)),
+    ],
+)
+def test_illegal_user_transitions_raise(status, event):
+    with pytest.raises(IllegalTransition, match="wc"):
+        transition(base(status), event, 0)
