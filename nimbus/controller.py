@@ -234,6 +234,7 @@ class Controller:
         old = self.assignments.get(tid)
         existing = old.task_slots if old else {}
         slots = self._slots_for(tid)
+        dead: set[int] = set()
         if scratch:
             placement = schedule(tasks, slots, base.num_workers)
         else:
@@ -251,30 +252,30 @@ class Controller:
             if dead:
                 log.info("%s: tasks %s missed their heartbeats", tid, sorted(dead))
             placement = schedule(tasks, slots, base.num_workers, existing, set(existing) - dead)
-        node_host = {sid: self.supervisors[sid].host for sid, _ in set(placement.values())}
-        if old and old.task_slots == placement and old.node_host == node_host:
+        if old and old.task_slots == placement and not dead:
             return
-        wall = int(self.wall())
-        assignment = Assignment(
-            epoch=self.state.epoch,
-            code_dir=tid,
-            node_host=node_host,
-            task_slots=placement,
-            task_start_secs=start_times(
-                placement, existing, old.task_start_secs if old else {}, wall
-            ),
-        )
+        # A dead task placed back on its own slot is a restart: new start time, new grace.
+        restarted = {t for t in placement if existing.get(t) != placement[t] or t in dead}
+        kept = {t: s for t, s in existing.items() if t not in restarted}
+        starts = start_times(placement, kept, old.task_start_secs if old else {}, int(self.wall()))
+        assignment = self._assignment(tid, placement, starts)
         self.state.write_assignment(tid, assignment)
         self.assignments[tid] = assignment
         at = self.assigned_at.setdefault(tid, {})
-        for task, slot in placement.items():
-            if existing.get(task) != slot:
-                at[task] = now
-        self.heartbeats[tid] = self.heartbeats.get(tid, HeartbeatCache()).forget(
-            t for t in existing if existing[t] != placement.get(t)
-        )
+        for task in restarted:
+            at[task] = now
+        self.heartbeats[tid] = self.heartbeats.get(tid, HeartbeatCache()).forget(restarted)
         log.info(
             "%s: assigned %d tasks to %d slots", tid, len(placement), len(set(placement.values()))
+        )
+
+    def _assignment(self, tid: str, placement: dict[int, Slot], starts: dict[int, int]):
+        return Assignment(
+            epoch=self.state.epoch,
+            code_dir=tid,
+            node_host={sid: self.supervisors[sid].host for sid, _ in set(placement.values())},
+            task_slots=placement,
+            task_start_secs=starts,
         )
 
     # --- Thrift operations (run on the controller thread via `call`) ---
@@ -317,13 +318,8 @@ class Controller:
         tasks = assign_task_ids(base.component_executors)
         slots = self._slots_for(tid)
         placement = schedule(tasks, slots, num_workers)
-        now_secs = int(self.wall())
-        assignment = Assignment(
-            epoch=self.state.epoch,
-            code_dir=tid,
-            node_host={sid: self.supervisors[sid].host for sid, _ in set(placement.values())},
-            task_slots=placement,
-            task_start_secs={t: now_secs for t in placement},
+        assignment = self._assignment(
+            tid, placement, start_times(placement, {}, {}, base.launch_time_secs)
         )
         try:
             self.state.create_topology(tid, base, tasks, assignment)
@@ -438,14 +434,18 @@ class Controller:
         for task, component in sorted(self.tasks.get(tid, {}).items()):
             slot = a.task_slots.get(task) if a else None
             beat = beats.get(slot) if slot else None
-            stats = beat.tasks.get(task) if beat else None
+            assigned_for = now - a.task_start_secs.get(task, now) if a else 0
+            # Only a worker started after the task was (re)assigned speaks for it: compare
+            # the worker's uptime with how long the task has been assigned, both durations.
+            fresh = beat is not None and beat.uptime_secs <= assigned_for + 2
+            stats = beat.tasks.get(task) if fresh else None
             executors.append(
                 T.ExecutorSummary(
                     executor_info=T.ExecutorInfo(task_start=task, task_end=task),
                     component_id=component,
                     host=a.node_host.get(slot[0], "") if slot else "",
                     port=slot[1] if slot else 0,
-                    uptime_secs=now - a.task_start_secs.get(task, now) if slot else 0,
+                    uptime_secs=assigned_for if slot else 0,
                     stats=_executor_stats(stats) if stats else None,
                 )
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,12 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         log.info("nimbus stopping (signal %d)", signum)
         server.close()
 
+    def stop_when_fenced() -> None:
+        controller.fenced.wait()
+        log.critical("another nimbus leads now; shutting down")
+        server.close()
+
+    threading.Thread(target=stop_when_fenced, daemon=True).start()
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
     log.info("nimbus listening on %s:%d (epoch %d)", host, port, state.epoch)

@@ -192,9 +192,12 @@ def deactivate(ctx: click.Context, name: str) -> None:
 @click.option("-w", "--wait", "wait_secs", type=int, help="seconds before reassigning")
 @click.option("-n", "--num-workers", type=int, help="new number of workers")
 @click.option("-e", "executors", multiple=True, help="COMPONENT=N new parallelism")
+@click.option("--no-wait", is_flag=True, help="return once nimbus accepted the rebalance")
+@click.option("--timeout", default=300, show_default=True, help="seconds to wait for it to run")
 @click.pass_context
-def rebalance(ctx, name: str, wait_secs: int | None, num_workers: int | None, executors) -> None:
-    """Reassign topology NAME's tasks from scratch, optionally resized."""
+def rebalance(ctx, name, wait_secs, num_workers, executors, no_wait: bool, timeout: int) -> None:
+    """Reassign topology NAME's tasks from scratch, optionally resized, and wait until the
+    new assignment is running."""
     counts = {}
     for item in executors:
         component, sep, count = item.partition("=")
@@ -206,7 +209,42 @@ def rebalance(ctx, name: str, wait_secs: int | None, num_workers: int | None, ex
     )
     with _client(ctx) as client:
         client.rebalance(name, options)
-    console.print(f"rebalancing topology [bold]{name}[/bold]")
+        console.print(f"rebalancing topology [bold]{name}[/bold]")
+        if not no_wait:
+            _wait_until_running(client, name, timeout)
+
+
+def _wait_until_running(client: Any, name: str, timeout: int) -> None:
+    """Progress until the status is no longer REBALANCING and every task of the new
+    assignment is heartbeating from a worker started for it."""
+    deadline = time.monotonic() + timeout
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        console=err,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("waiting for the rebalance", total=None)
+        while time.monotonic() < deadline:
+            info = client.getTopologyInfo(name)
+            running = sum(1 for e in info.executors if e.stats is not None)
+            if info.status == "REBALANCING":
+                progress.update(bar, description=f"waiting: {info.status.lower()}")
+            else:
+                progress.update(
+                    bar, description="tasks running", total=len(info.executors), completed=running
+                )
+                if running == len(info.executors):
+                    workers = len({(e.host, e.port) for e in info.executors})
+                    console.print(
+                        f"[bold]{name}[/bold] runs {len(info.executors)} tasks on "
+                        f"{workers} workers ({info.status})"
+                    )
+                    return
+            time.sleep(0.5)
+    err.print(f"[red]error:[/red] {name} was not fully running after {timeout}s")
+    sys.exit(1)
 
 
 @main.command()

@@ -105,6 +105,11 @@ class LocalCluster:
             {"supervisor.id": f"supervisor{i}", "supervisor.slots.ports": ports},
         )
 
+    def restart_nimbus(self, timeout: float = 60) -> None:
+        self.stop_process("nimbus")
+        self._spawn("nimbus", "nimbus")
+        wait_for(self._cluster_ready, timeout, "nimbus to come back")
+
     def _cluster_ready(self) -> bool:
         for name, process in self.processes.items():
             if process.poll() is not None:

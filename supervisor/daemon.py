@@ -149,7 +149,7 @@ class Supervisor:
         for spec in todo.start:
             code_dir = self._ensure_code(spec.topology_id)
             conf = {**self.conf, **json.loads((code_dir / CONF_FILE).read_text())}
-            self.launcher.start((spec.topology_id, spec.port), spec.tasks, code_dir, conf)
+            self.launcher.start(spec, code_dir, conf)
         for tid in {p.name for p in self.code_root.glob("*")} - {k[0] for k in desired}:
             if not any(k[0] == tid for k in self.launcher.running()):
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)

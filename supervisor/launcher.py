@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .sync import WorkerKey
+from .sync import WorkerKey, WorkerSpec
 
 log = logging.getLogger("squall.supervisor")
 
@@ -25,7 +25,7 @@ log = logging.getLogger("squall.supervisor")
 @dataclass
 class Worker:
     key: WorkerKey
-    tasks: tuple[int, ...]
+    identity: Any  # the WorkerSpec identity it was started from
     process: subprocess.Popen
     started_at: float
 
@@ -45,9 +45,8 @@ class Launcher:
         for pid_file in self.pid_dir.glob("*.pid"):
             kill_pid_file(pid_file)
 
-    def start(
-        self, key: WorkerKey, tasks: tuple[int, ...], code_dir: Path, conf: dict[str, Any]
-    ) -> None:
+    def start(self, spec: WorkerSpec, code_dir: Path, conf: dict[str, Any]) -> None:
+        key = (spec.topology_id, spec.port)
         tid, port = key
         conf_file = code_dir / f"worker-{port}.json"
         conf_file.write_text(json.dumps(conf))
@@ -75,8 +74,8 @@ class Launcher:
         )
         log_file.close()
         (self.pid_dir / f"{tid}-{port}.pid").write_text(str(process.pid))
-        self.workers[key] = Worker(key, tasks, process, time.monotonic())
-        log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, tasks)
+        self.workers[key] = Worker(key, spec.identity, process, time.monotonic())
+        log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, spec.tasks)
 
     def stop(self, key: WorkerKey, grace: float = 5) -> None:
         worker = self.workers.pop(key, None)
@@ -89,8 +88,8 @@ class Launcher:
     def exited(self) -> list[WorkerKey]:
         return [k for k, w in self.workers.items() if w.process.poll() is not None]
 
-    def running(self) -> dict[WorkerKey, tuple[int, ...]]:
-        return {k: w.tasks for k, w in self.workers.items()}
+    def running(self) -> dict[WorkerKey, Any]:
+        return {k: w.identity for k, w in self.workers.items()}
 
     def stop_all(self) -> None:
         for key in list(self.workers):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from squall.records import Assignment
 
@@ -20,6 +21,11 @@ class WorkerSpec:
     topology_id: str
     port: int
     tasks: tuple[int, ...]
+    started: int  # newest start time of its tasks: nimbus restarting a task in place bumps it
+
+    @property
+    def identity(self) -> tuple[tuple[int, ...], int]:
+        return self.tasks, self.started
 
 
 @dataclass(frozen=True)
@@ -46,16 +52,17 @@ def desired_workers(supervisor_id: str, assignments: Mapping[str, Assignment]) -
     for tid, a in sorted(assignments.items()):
         for slot in sorted(a.slots()):
             if slot[0] == supervisor_id:
-                desired[(tid, slot[1])] = WorkerSpec(tid, slot[1], tuple(a.tasks_on(slot)))
+                tasks = tuple(a.tasks_on(slot))
+                started = max(a.task_start_secs.get(t, 0) for t in tasks)
+                desired[(tid, slot[1])] = WorkerSpec(tid, slot[1], tasks, started)
     return desired
 
 
-def plan(
-    desired: Mapping[WorkerKey, WorkerSpec], running: Mapping[WorkerKey, tuple[int, ...]]
-) -> SyncPlan:
-    """Start what is wanted and not running (or running other tasks); stop what is running
-    and not wanted (or running other tasks: its replacement is started)."""
-    stop = [k for k, tasks in running.items() if k not in desired or desired[k].tasks != tasks]
+def plan(desired: Mapping[WorkerKey, WorkerSpec], running: Mapping[WorkerKey, Any]) -> SyncPlan:
+    """Start what is wanted and not running; stop what is running and not wanted. A worker
+    whose tasks (or their start time) changed is stopped and its replacement started.
+    `running` maps each worker to the `identity` of the spec it was started from."""
+    stop = [k for k, ident in running.items() if k not in desired or desired[k].identity != ident]
     start = [s for k, s in desired.items() if k not in running or k in stop]
     return SyncPlan(
         tuple(sorted(start, key=lambda s: (s.topology_id, s.port))), tuple(sorted(stop))

@@ -1,0 +1,106 @@
+"""Nimbus's core against a live cluster: rebalance through the CLI, reassignment as soon as a
+supervisor leaves or joins, and a delayed kill that survives a nimbus restart."""
+
+import subprocess
+import sys
+
+import pytest
+from kazoo.client import KazooClient
+
+from squall import thrift_api as T
+from squall.local import LocalCluster, wait_for
+from squall.records import Assignment, decode
+from squall.submit import submit_file
+
+from .conftest import TOPOLOGIES
+
+TINY = TOPOLOGIES / "tiny.py"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    # a long task timeout: anything that moves within it was moved by a watch, not a timeout
+    conf = {"nimbus.task.timeout.secs": 120, "nimbus.task.launch.secs": 120}
+    with LocalCluster(tmp_path_factory.mktemp("live"), supervisors=2, conf=conf) as c:
+        yield c
+
+
+@pytest.fixture
+def zk(cluster):
+    client = KazooClient(hosts=cluster.zookeeper.hosts)
+    client.start()
+    yield client
+    client.stop()
+    client.close()
+
+
+def squall(cluster, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "squall.cli", "--nimbus", f"127.0.0.1:{cluster.nimbus_port}", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assignment(zk, client, name):
+    tid = {t.name: t.id for t in client.getClusterInfo().topologies}[name]
+    data, _ = zk.get(f"/squall/assignments/{tid}")
+    return decode(Assignment, data, tid)
+
+
+def test_rebalance_resizes_and_the_cli_waits_until_it_runs(cluster, zk):
+    with cluster.client() as client:
+        submit_file(client, TINY, cluster.client_conf(), name="resize")
+        before = assignment(zk, client, "resize")
+        assert len(before.task_slots) == 4 and len(before.slots()) == 2
+
+    result = squall(cluster, "rebalance", "resize", "-w", "1", "-n", "3", "-e", "sink=4")
+    assert result.returncode == 0, result.stderr
+    assert "runs 6 tasks on 3 workers (ACTIVE)" in result.stdout
+
+    with cluster.client() as client:
+        after = assignment(zk, client, "resize")
+        assert len(after.task_slots) == 6 and len(after.slots()) == 3
+        assert {s[0] for s in after.slots()} == {"supervisor1", "supervisor2"}
+        assert squall(cluster, "rebalance", "resize", "-e", "nope=2").returncode == 1
+        client.killTopologyWithOpts("resize", T.KillOptions(wait_secs=0))
+        wait_for(lambda: client.isTopologyNameAllowed("resize"), 60, "resize removed")
+
+
+def test_supervisor_leaving_and_joining_reassigns_at_once(cluster, zk):
+    with cluster.client() as client:
+        submit_file(client, TINY, cluster.client_conf(), name="moves")
+        before = assignment(zk, client, "moves")
+        assert {s[0] for s in before.slots()} == {"supervisor1", "supervisor2"}
+
+        cluster.stop_process("supervisor2")
+        wait_for(
+            lambda: {s[0] for s in assignment(zk, client, "moves").slots()} == {"supervisor1"},
+            30,  # well inside the 120 s task timeout: the /supervisors watch did this
+            "tasks of the lost supervisor to move",
+        )
+        during = assignment(zk, client, "moves")
+        kept = [t for t, s in before.task_slots.items() if s[0] == "supervisor1"]
+        assert all(during.task_slots[t] == before.task_slots[t] for t in kept)
+
+        cluster.start_supervisor(3)
+        wait_for(
+            lambda: "supervisor3" in {s[0] for s in assignment(zk, client, "moves").slots()},
+            30,
+            "the joining supervisor to get work without a manual rebalance",
+        )
+        client.killTopologyWithOpts("moves", T.KillOptions(wait_secs=0))
+        wait_for(lambda: client.isTopologyNameAllowed("moves"), 60, "moves removed")
+
+
+def test_delayed_kill_survives_a_nimbus_restart(cluster, zk):
+    with cluster.client() as client:
+        submit_file(client, TINY, cluster.client_conf(), name="later")
+        client.killTopologyWithOpts("later", T.KillOptions(wait_secs=12))
+    cluster.restart_nimbus()
+    with cluster.client() as client:
+        statuses = {t.name: t.status for t in client.getClusterInfo().topologies}
+        assert statuses.get("later") == "KILLED"  # not removed early, not forgotten
+        wait_for(lambda: client.isTopologyNameAllowed("later"), 60, "the delayed removal")
+    assert not [c for c in zk.get_children("/squall/storms") if c.startswith("later-")]
