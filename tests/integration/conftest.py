@@ -1,6 +1,8 @@
 """One real local cluster (ZooKeeper server, nimbus and two supervisors as processes) for
 the integration tests of a module; everything is stopped by PID, also on failure."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,3 +17,13 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 def cluster(tmp_path_factory):
     with LocalCluster(tmp_path_factory.mktemp("cluster"), supervisors=2) as c:
         yield c
+
+
+def squall(cluster, *args: str) -> subprocess.CompletedProcess:
+    """Run the `squall` command against the cluster's nimbus."""
+    return subprocess.run(
+        [sys.executable, "-m", "squall.cli", "--nimbus", f"127.0.0.1:{cluster.nimbus_port}", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

@@ -1,9 +1,6 @@
 """Nimbus's core against a live cluster: rebalance through the CLI, reassignment as soon as a
 supervisor leaves or joins, and a delayed kill that survives a nimbus restart."""
 
-import subprocess
-import sys
-
 import pytest
 from kazoo.client import KazooClient
 
@@ -12,7 +9,7 @@ from squall.local import LocalCluster, wait_for
 from squall.records import Assignment, decode
 from squall.submit import submit_file
 
-from .conftest import TOPOLOGIES
+from .conftest import TOPOLOGIES, squall
 
 TINY = TOPOLOGIES / "tiny.py"
 
@@ -32,15 +29,6 @@ def zk(cluster):
     yield client
     client.stop()
     client.close()
-
-
-def squall(cluster, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "squall.cli", "--nimbus", f"127.0.0.1:{cluster.nimbus_port}", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def assignment(zk, client, name):
@@ -104,3 +92,16 @@ def test_delayed_kill_survives_a_nimbus_restart(cluster, zk):
         assert statuses.get("later") == "KILLED"  # not removed early, not forgotten
         wait_for(lambda: client.isTopologyNameAllowed("later"), 60, "the delayed removal")
     assert not [c for c in zk.get_children("/squall/storms") if c.startswith("later-")]
+
+
+def test_startup_cleans_code_without_storms_and_storms_without_code(cluster, zk):
+    stormdist = cluster.directory / "nimbus" / "nimbus" / "stormdist"
+    orphan_code = stormdist / "orphan-1-1"
+    orphan_code.mkdir(parents=True)
+    (orphan_code / "code.tgz").write_bytes(b"x")
+    zk.create("/squall/storms/ghost-1-1", b"{}")
+    zk.create("/squall/assignments/ghost-1-1", b"{}")
+    cluster.restart_nimbus()
+    assert not orphan_code.exists()
+    assert not zk.exists("/squall/storms/ghost-1-1")
+    assert not zk.exists("/squall/assignments/ghost-1-1")
