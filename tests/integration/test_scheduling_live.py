@@ -1,6 +1,8 @@
 """Nimbus's core against a live cluster: rebalance through the CLI, reassignment as soon as a
 supervisor leaves or joins, and a delayed kill that survives a nimbus restart."""
 
+import json
+
 import pytest
 from kazoo.client import KazooClient
 
@@ -50,6 +52,19 @@ def test_rebalance_resizes_and_the_cli_waits_until_it_runs(cluster, zk):
     with cluster.client() as client:
         after = assignment(zk, client, "resize")
         assert len(after.task_slots) == 6 and len(after.slots()) == 3
+        # The monitor (every 2 s here) leaves an unchanged assignment alone: across more than
+        # three monitor periods, measured by the workers' own beats, the node is not rewritten.
+        tid = {t.name: t.id for t in client.getClusterInfo().topologies}["resize"]
+        _, stat = zk.get(f"/squall/assignments/{tid}")
+        beats = f"/squall/taskbeats/{tid}"
+        seq = {c: zk.get(f"{beats}/{c}")[0] for c in zk.get_children(beats)}
+
+        def beats_advanced_by_seven():
+            now = {c: json.loads(zk.get(f"{beats}/{c}")[0])["seq"] for c in seq}
+            return all(now[c] >= json.loads(seq[c])["seq"] + 7 for c in seq)
+
+        wait_for(beats_advanced_by_seven, 60, "seven more heartbeats")
+        assert zk.get(f"/squall/assignments/{tid}")[1].version == stat.version
         assert {s[0] for s in after.slots()} == {"supervisor1", "supervisor2"}
         assert squall(cluster, "rebalance", "resize", "-e", "nope=2").returncode == 1
         client.killTopologyWithOpts("resize", T.KillOptions(wait_secs=0))
