@@ -1,19 +1,23 @@
-"""Word count: lines of a bundled text -> words -> counts computed as PySpark jobs -> totals.
+"""Word count: lines of a bundled text -> per-line word counts as PySpark jobs -> an
+idempotent sink -> totals.
 
-squall local examples/wordcount.py --output-dir out     # run it on a local cluster
-python examples/wordcount.py verify out                 # compare with a plain count
+    squall local examples/wordcount.py --output-dir out     # run it on a local cluster
+    python examples/wordcount.py verify out                 # compare with a plain count
+
+Lines are tracked tuples: a line whose tuple tree fails or times out is emitted again.
+Because counts are kept per (line, word) in an idempotent sink, a replayed line rewrites
+its own rows instead of adding to them, and the totals stay exact.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
-from squall import Bolt, Grouping, SparkBolt, Spout, Topology
+from squall import Grouping, SparkBolt, Spout, Topology
+from squall.sinks import IdempotentFileSink
 
 TEXT = Path(__file__).parent / "data" / "text.txt"
 WORD = re.compile(r"[a-z']+")
@@ -24,73 +28,67 @@ def words_of(line: str) -> list[str]:
 
 
 class LineSpout(Spout):
-    """Each task emits its share of the text's lines once, then runs dry."""
+    """Each task emits its share of the text's lines as (number, line), then runs dry."""
 
-    outputs = ["line"]
+    outputs = ["n", "line"]
 
     def initialize(self, conf, context):
         lines = TEXT.read_text().splitlines()
-        self.lines = iter(lines[context.task_index :: len(context.component_tasks)])
+        n, i = len(context.component_tasks), context.task_index
+        self.todo = {number: line for number, line in enumerate(lines) if number % n == i}
+        self.next = iter(sorted(self.todo))
+        self.replay: list[int] = []
 
     def next_tuple(self) -> bool:
-        line = next(self.lines, None)
-        if line is None:
+        number = self.replay.pop() if self.replay else next(self.next, None)
+        if number is None:
             return False
-        self.emit([line])
+        self.emit([number, self.todo[number]], msg_id=number)
         return True
 
+    def ack(self, msg_id):
+        del self.todo[msg_id]
 
-class SplitBolt(Bolt):
-    outputs = ["word"]
-
-    def process(self, tup):
-        for word in words_of(tup["line"]):
-            self.emit([word])
+    def fail(self, msg_id):
+        self.replay.append(msg_id)
 
 
-class CountBolt(SparkBolt):
-    """Counts each micro-batch of words with a Spark groupBy."""
+class CountWords(SparkBolt):
+    """A Spark job per micro-batch of lines: split into words, count per line and word."""
 
-    outputs = ["word", "count"]
+    outputs = ["n", "word", "count"]
 
     def process_batch(self, df):
-        return df.groupBy("word").count()
+        from pyspark.sql import functions as F
 
-
-class TotalBolt(Bolt):
-    """Adds up the per-batch counts and keeps them in one JSON file per task. The file is
-    rewritten whole (write, then rename), so replays and restarts never leave it torn."""
-
-    def initialize(self, conf, context):
-        self.totals: Counter[str] = Counter()
-        Path(context.output_dir).mkdir(parents=True, exist_ok=True)
-        self.path = Path(context.output_dir) / f"counts-{context.task_id}.json"
-
-    def process(self, tup):
-        self.totals[tup["word"]] += tup["count"]
-
-    def idle(self):
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.totals, sort_keys=True))
-        os.replace(tmp, self.path)
+        df = df.dropDuplicates(["n"])  # a replayed line may share a batch with its original
+        words = df.select("n", F.explode(F.split(F.lower("line"), "[^a-z']+")).alias("word"))
+        return words.where(F.col("word") != "").groupBy("n", "word").count()
 
 
 class WordCount(Topology):
     name = "wordcount"
-    config = {"topology.workers": 3}
+    config = {"topology.workers": 3, "topology.message.timeout.secs": 60}
 
     lines = LineSpout.spec(par=2)
-    split = SplitBolt.spec(inputs={lines: Grouping.shuffle}, par=2)
-    count = CountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
-    total = TotalBolt.spec(inputs={count: Grouping.fields("word")}, par=2)
+    count = CountWords.spec(inputs={lines: Grouping.shuffle}, par=2)
+    sink = IdempotentFileSink.spec(
+        inputs={count: Grouping.fields("word")}, par=2, key_fields=["n", "word"]
+    )
+
+
+def totals(output_dir: str | Path) -> Counter[str]:
+    rows = IdempotentFileSink.read(output_dir, "sink")
+    out: Counter[str] = Counter()
+    for row in rows.values():
+        out[row["word"]] += row["count"]
+    return out
 
 
 def verify(output_dir: str) -> int:
     """Compare the topology's totals with a plain Python count of the same text."""
     expected = Counter(w for line in TEXT.read_text().splitlines() for w in words_of(line))
-    got: Counter[str] = Counter()
-    for path in sorted(Path(output_dir).glob("counts-*.json")):
-        got.update(json.loads(path.read_text()))
+    got = totals(output_dir)
     for word, count in got.most_common(10):
         print(f"{word:>12} {count}")
     if got != expected:

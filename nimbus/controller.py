@@ -22,7 +22,7 @@ from typing import Any
 
 from squall import thrift_api as T
 from squall.records import Assignment, StormBase
-from squall.structure import assign_task_ids
+from squall.structure import ACKER, assign_task_ids
 from squall.validation import (
     check_topology_name,
     invalid,
@@ -299,6 +299,13 @@ class Controller:
         num_workers = topo_conf.get("topology.workers", self.conf["topology.workers"])
         if num_workers is None or num_workers < 1:
             raise invalid("topology.workers must be at least 1")
+        ackers = topo_conf.get("topology.acker.executors", self.conf["topology.acker.executors"])
+        ackers = num_workers if ackers is None else ackers
+        if not isinstance(ackers, int) or ackers < 0:
+            raise invalid("topology.acker.executors must be a whole number, 0 or more")
+        executors = structure.task_counts()
+        if ackers:
+            executors[ACKER] = ackers
         code = self.inbox.take(location)
         tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(self.wall())}"
         self.code.store(tid, code, structure, topo_conf)
@@ -312,7 +319,7 @@ class Controller:
             status=status.value,
             launch_time_secs=int(self.wall()),
             num_workers=num_workers,
-            component_executors=structure.task_counts(),
+            component_executors=executors,
             owner=str(topo_conf.get("topology.submitter.user", "")),
         )
         tasks = assign_task_ids(base.component_executors)

@@ -290,7 +290,8 @@ def _print_run(info: Any, progress: dict[str, Any], out: Path, seconds: float) -
         table.add_row(component, str(tasks), str(emitted), str(transferred))
     console.print(table)
     console.print(
-        f"{progress['executed']} tuples processed, {progress['errors']} errors, "
+        f"{progress['executed']} tuples processed, {progress['failed']} spout tuples failed "
+        f"and replayed, {progress['errors']} errors, "
         f"{seconds:.1f}s including cluster start-up"
     )
     files = sorted(p for p in out.rglob("*") if p.is_file())

@@ -7,7 +7,7 @@ fake collector.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from squall.thrift_api import DEFAULT_STREAM
@@ -25,6 +25,7 @@ class Tuple:
     stream: str
     fields: tuple[str, ...]
     values: tuple[Any, ...]
+    ids: dict[int, int] = field(default_factory=dict, compare=False, repr=False)  # acking
 
     def __getitem__(self, key: int | str) -> Any:
         if isinstance(key, str):
@@ -34,13 +35,17 @@ class Tuple:
 
 @dataclass(frozen=True)
 class TaskContext:
-    """What a task knows about its place in the running topology."""
+    """What a task knows about its place in the running topology. `zk` is the worker's
+    ZooKeeper client and `zk_root` the cluster's root node, for components that coordinate
+    (partitioned sources keep owners and offsets there)."""
 
     topology_id: str
     component_id: str
     task_id: int
     component_tasks: tuple[int, ...]
     output_dir: str
+    zk: Any = field(default=None, compare=False, repr=False)
+    zk_root: str = "/squall"
 
     @property
     def task_index(self) -> int:
@@ -95,17 +100,37 @@ class Component:
     def emit(
         self, values: list[Any], stream: str = DEFAULT_STREAM, direct_task: int | None = None
     ) -> None:
-        self.collector.emit(list(values), stream, direct_task)
+        self.collector.emit(list(values), stream, direct_task, None)
 
 
 class Spout(Component):
     """A source of tuples. `next_tuple` emits zero or more tuples and returns whether it
-    emitted anything; a spout that returns False is idle (the worker backs off)."""
+    emitted anything; a spout that returns False is idle (the worker backs off).
+
+    A tuple emitted with a `msg_id` is tracked: `ack(msg_id)` is called once every tuple
+    derived from it was processed, `fail(msg_id)` if any failed or the tree did not finish
+    within topology.message.timeout.secs. Replay by emitting it again. At most
+    topology.max.spout.pending tracked tuples are in flight per spout task."""
 
     kind: ClassVar[str] = "spout"
 
     def next_tuple(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def emit(
+        self,
+        values: list[Any],
+        stream: str = DEFAULT_STREAM,
+        direct_task: int | None = None,
+        msg_id: Any = None,
+    ) -> None:
+        self.collector.emit(list(values), stream, direct_task, msg_id)
+
+    def ack(self, msg_id: Any) -> None:
+        """The tuple tree of `msg_id` was fully processed."""
+
+    def fail(self, msg_id: Any) -> None:
+        """The tuple tree of `msg_id` failed or timed out; emit it again to replay it."""
 
 
 class Bolt(Component):

@@ -38,6 +38,8 @@ def _type_name(value: Any) -> str:
 
 
 def _matches(default: Any, value: Any) -> bool:
+    if default is None:  # "unset" defaults take a number, a string or a flag
+        return isinstance(value, (int, float, str, bool))
     if isinstance(default, bool):
         return isinstance(value, bool)
     if isinstance(default, int):

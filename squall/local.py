@@ -183,6 +183,8 @@ def topology_progress(conf: dict[str, Any], tid: str) -> dict[str, Any] | None:
         "executed": sum(s["executed"] for s in stats.values()),
         "emitted": sum(sum(s["emitted"].values()) for s in stats.values()),
         "errors": sum(s["errors"] for s in stats.values()),
+        "pending": sum(s.get("pending", 0) for s in stats.values()),
+        "failed": sum(s.get("failed", 0) for s in stats.values()),
         "spouts_idle": all(s["idle"] for s in stats.values() if s["idle"] is not None),
         "seqs": tuple(sorted(b.seq for b in beats.values())),
     }
@@ -198,7 +200,12 @@ def wait_until_quiet(conf: dict[str, Any], tid: str, timeout: float) -> dict[str
         now = topology_progress(conf, tid)
         if now is None:
             return None
-        done = now["spouts_idle"] and now["transferred"] == now["executed"] and now["emitted"]
+        done = (
+            now["spouts_idle"]
+            and now["pending"] == 0
+            and now["transferred"] == now["executed"]
+            and now["emitted"]
+        )
         stable = (
             previous
             and previous["seqs"] != now["seqs"]

@@ -12,6 +12,8 @@ from typing import Any
 
 from squall import thrift_api as T
 
+ACKER = "__acker"  # the system component that tracks tuple trees (worker/acking.py)
+
 # Groupings, as Storm names them.
 SHUFFLE, FIELDS, ALL, GLOBAL, NONE, DIRECT, LOCAL_OR_SHUFFLE = (
     "shuffle",

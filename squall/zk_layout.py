@@ -75,6 +75,12 @@ class ZkLayout:
     def errors(self, topology_id: str) -> str:
         return self._p("errors", topology_id)
 
+    def consumer_offset(self, group: str, source: str, partition: str) -> str:
+        return self._p("consumers", group, "offsets", source, partition)
+
+    def consumer_owner(self, group: str, source: str, partition: str) -> str:
+        return self._p("consumers", group, "owners", source, partition)
+
     def topology_paths(self, topology_id: str) -> list[str]:
         """Every node a topology owns, for removal."""
         return [

@@ -1,7 +1,8 @@
-"""Executors: the thread that runs one task of a spout, bolt or SparkBolt.
+"""Executors: the thread that runs one task of a spout, bolt, SparkBolt or acker.
 
-An executor owns its component instance and its inbox; it talks to the rest of the worker
-only through `emit` (routing and transport) and `report_error`.
+An executor owns its component instance and its inbox. It reaches the rest of the worker
+only through `TaskIO` (routing, sending, acker choice, error reports), so the reliability
+logic here is independent of transport and ZooKeeper.
 """
 
 from __future__ import annotations
@@ -11,19 +12,38 @@ import queue
 import threading
 import time
 import traceback
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from squall.components import Bolt, Component, SparkBolt, Spout, TaskContext, Tuple
 
+from .acking import (
+    ACK_ACK,
+    ACK_DONE,
+    ACK_FAIL,
+    ACK_FAILED,
+    ACK_INIT,
+    AckerState,
+    new_id,
+)
 from .spark import SparkHolder
 
 log = logging.getLogger("squall.worker")
 
-Emit = Callable[[int, str, str, list[Any], int | None], int]  # -> deliveries made
-ReportError = Callable[[str, str], None]
+
+class TaskIO(Protocol):
+    """What an executor needs from its worker."""
+
+    def targets(
+        self, component: str, task: int, stream: str, values: list[Any], direct: int | None
+    ) -> list[int]: ...
+
+    def send(self, delivery: list[Any]) -> None: ...
+
+    def acker_for(self, root: int) -> int | None: ...
+
+    def report_error(self, component: str, text: str) -> None: ...
 
 
 @dataclass
@@ -31,7 +51,10 @@ class TaskStats:
     emitted: Counter = field(default_factory=Counter)
     transferred: Counter = field(default_factory=Counter)
     executed: int = 0
+    acked: int = 0
+    failed: int = 0
     errors: int = 0
+    pending: int = 0
     idle: bool | None = None  # spouts only: the last next_tuple emitted nothing
 
     def snapshot(self) -> dict[str, Any]:
@@ -39,7 +62,10 @@ class TaskStats:
             "emitted": dict(self.emitted),
             "transferred": dict(self.transferred),
             "executed": self.executed,
+            "acked": self.acked,
+            "failed": self.failed,
             "errors": self.errors,
+            "pending": self.pending,
             "idle": self.idle,
         }
 
@@ -48,53 +74,74 @@ class _Collector:
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
 
-    def emit(self, values: list[Any], stream: str, direct_task: int | None) -> None:
-        ex = self.executor
-        fields = ex.streams.get(stream)
-        if fields is None:
-            raise ValueError(f"{ex.context.component_id} emits on undeclared stream {stream!r}")
-        if len(values) != len(fields):
-            raise ValueError(
-                f"{ex.context.component_id} emits {len(values)} values on stream {stream!r}, "
-                f"which declares {len(fields)} fields {list(fields)}"
-            )
-        delivered = ex.emit(
-            ex.context.task_id, ex.context.component_id, stream, values, direct_task
-        )
-        ex.stats.emitted[stream] += 1
-        ex.stats.transferred[stream] += delivered
+    def emit(
+        self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None
+    ) -> None:
+        self.executor.emit(values, stream, direct_task, msg_id)
 
 
 class Executor:
     def __init__(
         self,
-        component: Component,
+        component: Component | None,
         context: TaskContext,
         streams: dict[str, tuple[str, ...]],
         conf: dict[str, Any],
-        emit: Emit,
-        report_error: ReportError,
+        io: TaskIO,
     ) -> None:
         self.component = component
         self.context = context
         self.streams = streams
         self.conf = conf
-        self.emit = emit
-        self.report_error = report_error
+        self.io = io
         self.stats = TaskStats()
         self.inbox: queue.Queue[Tuple] = queue.Queue()
         self.stopping = threading.Event()
         self.active = threading.Event()
+        self.timeout = conf["topology.message.timeout.secs"]
         self.thread = threading.Thread(
             target=self._run, name=f"task-{context.task_id}", daemon=True
         )
-        component.collector = _Collector(self)
+        if component is not None:
+            component.collector = _Collector(self)
 
     def start(self) -> None:
         self.thread.start()
 
     def stop(self) -> None:
         self.stopping.set()
+
+    # --- emitting ---
+
+    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> None:
+        fields = self.streams.get(stream)
+        name = self.context.component_id
+        if fields is None:
+            raise ValueError(f"{name} emits on undeclared stream {stream!r}")
+        if len(values) != len(fields):
+            raise ValueError(
+                f"{name} emits {len(values)} values on stream {stream!r}, "
+                f"which declares {len(fields)} fields {list(fields)}"
+            )
+        targets = self.io.targets(name, self.context.task_id, stream, values, direct)
+        self._deliver(targets, stream, values, msg_id)
+        self.stats.emitted[stream] += 1
+        self.stats.transferred[stream] += len(targets)
+
+    def _deliver(self, targets: list[int], stream: str, values: list, msg_id: Any) -> None:
+        for target in targets:
+            self._send(target, stream, values, [], [])
+
+    def _send(self, target: int, stream: str, values: list, roots: list, ids: list) -> None:
+        self.io.send(
+            [target, self.context.component_id, self.context.task_id, stream, values, roots, ids]
+        )
+
+    def _system(self, target: int | None, stream: str, values: list[Any]) -> None:
+        if target is not None:
+            self._send(target, stream, values, [], [])
+
+    # --- running ---
 
     def _failed(self, what: str) -> None:
         self.stats.errors += 1
@@ -106,55 +153,157 @@ class Executor:
             what,
             text,
         )
-        self.report_error(self.context.component_id, text)
+        self.io.report_error(self.context.component_id, text)
+
+    def _call(self, what: str, fn: Any, *args: Any) -> bool:
+        """Run user code; an exception is reported, counted and never kills the task."""
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - user code
+            self._failed(what)
+            return False
+        return True
 
     def _run(self) -> None:
-        try:
-            self.component.initialize(self.conf, self.context)
-        except Exception:  # noqa: BLE001 - user code
-            self._failed("initialize")
+        if self.component is not None and not self._call(
+            "initialize", self.component.initialize, self.conf, self.context
+        ):
             return
         self.loop()
-        try:
-            self.component.cleanup()
-        except Exception:  # noqa: BLE001 - user code
-            self._failed("cleanup")
-
-    def _idle(self) -> None:
-        try:
-            self.component.idle()
-        except Exception:  # noqa: BLE001 - user code
-            self._failed("idle")
+        if self.component is not None:
+            self._call("cleanup", self.component.cleanup)
 
     def loop(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
 
 class SpoutExecutor(Executor):
+    """Calls next_tuple while the topology is active and fewer than topology.max.spout.pending
+    tracked tuples are in flight; turns acker verdicts and timeouts into ack/fail calls."""
+
     component: Spout
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending: OrderedDict[int, tuple[Any, float]] = OrderedDict()
+        self.max_pending = self.conf.get("topology.max.spout.pending") or 0
+        self.acked_untracked: list[Any] = []
+
+    def _deliver(self, targets: list[int], stream: str, values: list, msg_id: Any) -> None:
+        root = None
+        if msg_id is not None and targets:
+            root = new_id()
+            acker = self.io.acker_for(root)
+            if acker is None:
+                root = None
+        if root is None:
+            super()._deliver(targets, stream, values, msg_id)
+            if msg_id is not None:  # untracked: acked as soon as it is sent (Storm's rule)
+                self.acked_untracked.append(msg_id)
+            return
+        xor = 0
+        for target in targets:
+            edge = new_id()
+            xor ^= edge
+            self._send(target, stream, values, [root], [edge])
+        self.pending[root] = (msg_id, time.monotonic())
+        self._system(acker, ACK_INIT, [root, xor, self.context.task_id])
+
+    def _settle(self) -> None:
+        while True:
+            try:
+                tup = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            entry = self.pending.pop(tup.values[0], None)
+            if entry is not None:
+                self._verdict(entry[0], ok=tup.stream == ACK_DONE)
+        now = time.monotonic()
+        while self.pending:
+            root, (msg_id, emitted_at) = next(iter(self.pending.items()))
+            if now - emitted_at <= self.timeout:
+                break
+            del self.pending[root]
+            self._verdict(msg_id, ok=False)
+        for msg_id in self.acked_untracked:
+            self._verdict(msg_id, ok=True)
+        self.acked_untracked.clear()
+        self.stats.pending = len(self.pending)
+
+    def _verdict(self, msg_id: Any, ok: bool) -> None:
+        if ok:
+            self.stats.acked += 1
+            self._call("ack", self.component.ack, msg_id)
+        else:
+            self.stats.failed += 1
+            self._call("fail", self.component.fail, msg_id)
 
     def loop(self) -> None:
         backoff = 0.001
         while not self.stopping.is_set():
+            self._settle()
             if not self.active.is_set():
                 self.stats.idle = True
-                self.active.wait(0.2)
+                self.active.wait(0.1)
                 continue
+            if self.max_pending and len(self.pending) >= self.max_pending:
+                time.sleep(0.001)  # backpressure: wait for acks or timeouts
+                continue
+            emitted = False
             try:
                 emitted = bool(self.component.next_tuple())
             except Exception:  # noqa: BLE001 - user code
                 self._failed("next_tuple")
-                emitted = False
-            self.stats.idle = not emitted
+            self.stats.idle = not emitted and not self.pending
             if emitted:
                 backoff = 0.001
             else:
                 time.sleep(backoff)
-                backoff = min(backoff * 2, 0.1)
+                backoff = min(backoff * 2, 0.05)
+        self._settle()
 
 
 class BoltExecutor(Executor):
+    """Runs `process` per tuple. Everything emitted meanwhile is anchored to that input, which
+    is acked when `process` returns and failed when it raises (Storm's BasicBolt)."""
+
     component: Bolt
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.anchor_roots: list[int] = []
+        self.tracked = False
+        self.acc = 0
+
+    def _anchor(self, inputs: list[Tuple]) -> None:
+        """Anchor what is emitted next to every tuple of `inputs`."""
+        parity: Counter = Counter(r for t in inputs for r in t.ids)
+        self.anchor_roots = [r for r, n in parity.items() if n % 2]
+        self.tracked = any(t.ids for t in inputs)
+        self.acc = 0
+
+    def _deliver(self, targets: list[int], stream: str, values: list, msg_id: Any) -> None:
+        if not self.tracked:
+            super()._deliver(targets, stream, values, msg_id)
+            return
+        for target in targets:
+            edge = new_id()
+            self.acc ^= edge
+            self._send(target, stream, values, self.anchor_roots, [edge] * len(self.anchor_roots))
+
+    def _finish(self, inputs: list[Tuple], ok: bool) -> None:
+        for tup in inputs:
+            for root, value in tup.ids.items():
+                acker = self.io.acker_for(root)
+                if ok:
+                    self._system(acker, ACK_ACK, [root, value ^ self.acc])
+                else:
+                    self._system(acker, ACK_FAIL, [root])
+        self.tracked = False
+
+    def _drained(self) -> None:
+        if self.inbox.empty():
+            self._call("idle", self.component.idle)
 
     def loop(self) -> None:
         while not self.stopping.is_set():
@@ -162,18 +311,17 @@ class BoltExecutor(Executor):
                 tup = self.inbox.get(timeout=0.2)
             except queue.Empty:
                 continue
-            try:
-                self.component.process(tup)
-            except Exception:  # noqa: BLE001 - user code
-                self._failed("process")
-            if self.inbox.empty():
-                self._idle()
-            self.stats.executed += 1  # after idle(): a finished count means a flushed sink
+            self._anchor([tup])
+            ok = self._call("process", self.component.process, tup)
+            self._drained()  # before the ack: a sink flushes before its input counts as done
+            self._finish([tup], ok)
+            self.stats.executed += 1
 
 
-class SparkBoltExecutor(Executor):
+class SparkBoltExecutor(BoltExecutor):
     """Gathers tuples into micro-batches and runs `process_batch(df)` as a Spark job per
-    input stream; the returned DataFrame's rows are emitted on the default stream."""
+    input stream; the returned DataFrame's rows are emitted on the default stream, each
+    anchored to the whole batch, and the batch is acked once they are sent."""
 
     component: SparkBolt
 
@@ -200,23 +348,18 @@ class SparkBoltExecutor(Executor):
         return batch
 
     def loop(self) -> None:
-        try:
-            self.spark.session()  # start the JVM before the first batch arrives
-        except Exception:  # noqa: BLE001
-            self._failed("starting Spark")
+        if not self._call("starting Spark", self.spark.session):
             return
         while not self.stopping.is_set():
-            batch = self._gather()
             groups: dict[tuple[str, str], list[Tuple]] = {}
-            for tup in batch:
+            for tup in self._gather():
                 groups.setdefault((tup.source_component, tup.stream), []).append(tup)
             for (source, stream), tuples in sorted(groups.items()):
-                try:
-                    self._run_batch(self.input_fields[(source, stream)], tuples)
-                except Exception:  # noqa: BLE001 - user code and Spark
-                    self._failed("process_batch")
-                if self.inbox.empty():
-                    self._idle()
+                self._anchor(tuples)
+                fields = self.input_fields[(source, stream)]
+                ok = self._call("process_batch", self._run_batch, fields, tuples)
+                self._drained()
+                self._finish(tuples, ok)
                 self.stats.executed += len(tuples)
 
     def _run_batch(self, fields: tuple[str, ...], tuples: list[Tuple]) -> None:
@@ -226,6 +369,42 @@ class SparkBoltExecutor(Executor):
         if result is not None:
             for row in result.collect():
                 self.component.emit(list(row))
+
+
+class AckerExecutor(Executor):
+    """The __acker task: XORs ids per root and tells the spout task when a tree completes
+    or fails."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.state = AckerState()
+
+    def loop(self) -> None:
+        last_expiry = time.monotonic()
+        while not self.stopping.is_set():
+            try:
+                tup = self.inbox.get(timeout=0.5)
+            except queue.Empty:
+                tup = None
+            now = time.monotonic()
+            if tup is not None:
+                self._handle(tup, now)
+            if now - last_expiry > 1:
+                self.state.expire(now, self.timeout)
+                last_expiry = now
+
+    def _handle(self, tup: Tuple, now: float) -> None:
+        root = tup.values[0]
+        if tup.stream == ACK_INIT:
+            done = self.state.init(root, tup.values[1], tup.values[2], now)
+        elif tup.stream == ACK_ACK:
+            done = self.state.ack(root, tup.values[1], now)
+        elif tup.stream == ACK_FAIL:
+            self._system(self.state.fail(root), ACK_FAILED, [root])
+            return
+        else:
+            return
+        self._system(done, ACK_DONE, [root])
 
 
 def executor_class(component: Component) -> type[Executor]:

@@ -29,7 +29,8 @@ from squall.components import TaskContext, Tuple
 from squall.records import Assignment, StormBase, WorkerBeat, decode, encode
 from squall.structure import TopologyStructure
 
-from .executors import Executor, SparkBoltExecutor, executor_class
+from .acking import ACKER, SYSTEM_STREAMS
+from .executors import AckerExecutor, Executor, SparkBoltExecutor, executor_class
 from .routing import Router
 from .spark import SparkHolder
 from .transport import Transport
@@ -82,39 +83,28 @@ class Worker:
             return False
         task_components = self._task_components()
         self.router = Router(self.structure, task_components, self.my_tasks)
-        self.transport = Transport(self.slot[1], self._deliver)
+        self.ackers = sorted(t for t, c in task_components.items() if c == ACKER)
+        self.transport = Transport(self.slot[1], self._deliver, self._fields_of)
         self._route(assignment)
         output_dir = self.conf["topology.output.dir"] or str(
             Path(self.conf["storm.local.dir"]).resolve() / "output"
         )
-        spark = SparkHolder(self.conf, f"squall-{self.tid}-{self.slot[1]}")
-        self.spark = spark
+        self.spark = SparkHolder(self.conf, f"squall-{self.tid}-{self.slot[1]}")
         by_component: dict[str, list[int]] = {}
         for task, component in sorted(task_components.items()):
             by_component.setdefault(component, []).append(task)
         for task in self.my_tasks:
             name = task_components[task]
-            info = self.structure.components[name]
-            conf = {**self.conf, **info.conf}
-            component = load_component(
-                self.code_dir, info.module_name, info.class_name, info.kwargs
+            context = TaskContext(
+                self.tid,
+                name,
+                task,
+                tuple(by_component[name]),
+                output_dir,
+                zk=self.zk,
+                zk_root=self.layout.root,
             )
-            context = TaskContext(self.tid, name, task, tuple(by_component[name]), output_dir)
-            cls = executor_class(component)
-            extra: dict[str, Any] = {}
-            if cls is SparkBoltExecutor:
-                extra = {
-                    "spark": spark,
-                    "input_fields": {
-                        (i.component, i.stream): self.structure.components[i.component].streams[
-                            i.stream
-                        ]
-                        for i in info.inputs
-                    },
-                }
-            self.executors[task] = cls(
-                component, context, info.streams, conf, self._emit, self._report_error, **extra
-            )
+            self.executors[task] = self._executor(name, context)
         self.transport.start()
         for executor in self.executors.values():
             executor.start()
@@ -122,24 +112,56 @@ class Worker:
         self.zk.DataWatch(self.layout.assignment(self.tid))(self._assignment_changed)
         return True
 
-    # --- tuples ---
+    def _executor(self, name: str, context: TaskContext) -> Executor:
+        if name == ACKER:
+            return AckerExecutor(None, context, {}, self.conf, self)
+        info = self.structure.components[name]
+        conf = {**self.conf, **info.conf}
+        component = load_component(self.code_dir, info.module_name, info.class_name, info.kwargs)
+        cls = executor_class(component)
+        if cls is SparkBoltExecutor:
+            inputs = {
+                (i.component, i.stream): self.structure.components[i.component].streams[i.stream]
+                for i in info.inputs
+            }
+            return cls(
+                component, context, info.streams, conf, self, spark=self.spark, input_fields=inputs
+            )
+        return cls(component, context, info.streams, conf, self)
 
-    def _emit(
-        self, task: int, component: str, stream: str, values: list[Any], direct: int | None
-    ) -> int:
-        targets = self.router.targets(component, task, stream, values, direct)
-        for target in targets:
-            self.transport.send([target, component, task, stream, values])
-        return len(targets)
+    # --- TaskIO: what executors use ---
+
+    def targets(
+        self, component: str, task: int, stream: str, values: list[Any], direct: int | None
+    ) -> list[int]:
+        return self.router.targets(component, task, stream, values, direct)
+
+    def send(self, delivery: list[Any]) -> None:
+        self.transport.send(delivery)
+
+    def acker_for(self, root: int) -> int | None:
+        return self.ackers[root % len(self.ackers)] if self.ackers else None
+
+    # --- tuples arriving ---
+
+    def _fields_of(self, component: str, stream: str) -> tuple[str, ...]:
+        if stream in SYSTEM_STREAMS:
+            return SYSTEM_STREAMS[stream]
+        return self.structure.components[component].streams[stream]
 
     def _deliver(self, message: list[Any]) -> None:
-        target, component, task, stream, values = message
+        target, component, task, stream, values, roots, ids = message
         executor = self.executors.get(target)
         if executor is None:
             log.warning("tuple for task %s, which this worker does not run; dropped", target)
             return
-        fields = self.structure.components[component].streams.get(stream, ())
-        executor.inbox.put(Tuple(component, task, stream, tuple(fields), tuple(values)))
+        try:
+            fields = self._fields_of(component, stream)
+        except KeyError:
+            log.warning("tuple on unknown stream %s/%s; dropped", component, stream)
+            return
+        ids_map = dict(zip(roots, ids, strict=False)) if roots else {}
+        executor.inbox.put(Tuple(component, task, stream, fields, tuple(values), ids_map))
 
     # --- watches ---
 
@@ -198,7 +220,7 @@ class Worker:
             with contextlib.suppress(NodeExistsError, NoNodeError):
                 self.zk.create(path, encode(beat))
 
-    def _report_error(self, component: str, text: str) -> None:
+    def report_error(self, component: str, text: str) -> None:
         path = f"{self.layout.errors(self.tid)}/{component}"
         entry = {
             "error": text[-4000:],

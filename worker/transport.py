@@ -2,13 +2,13 @@
 
 Each worker binds a PULL socket on its slot port. Tuples for tasks in the same worker skip
 the network; the rest go to a sender thread that owns one PUSH socket per remote worker
-(ZeroMQ sockets are not thread-safe) and sends them in batches. ZeroMQ reconnects by itself
+(ZeroMQ sockets are not thread-safe) and sends them in batches, encoded as Arrow record
+batches (codec.py). ZeroMQ reconnects by itself
 when a peer worker restarts.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -18,20 +18,23 @@ from typing import Any
 
 import zmq
 
+from .codec import CodecError, FieldsOf, decode, encode
+
 log = logging.getLogger("squall.worker.transport")
 
-Message = list[Any]  # [target task, source component, source task, stream, values]
+Message = list[Any]  # a delivery, see codec.py
 Address = tuple[str, int]
 MAX_BATCH = 1000
 
 
 class Transport:
-    def __init__(self, port: int, deliver: Callable[[Message], None]) -> None:
+    def __init__(self, port: int, deliver: Callable[[Message], None], fields_of: FieldsOf):
         self.ctx = zmq.Context()
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.setsockopt(zmq.RCVHWM, 100_000)
         self.pull.bind(f"tcp://*:{port}")
         self.deliver = deliver
+        self.fields_of = fields_of
         self.outbox: queue.Queue[tuple[Address, Message] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
@@ -67,14 +70,14 @@ class Transport:
         while not self.stopping.is_set():
             if not poller.poll(200):
                 continue
-            frame = self.pull.recv()
-            try:
-                batch = json.loads(frame)
-            except ValueError:
-                log.warning("dropping a malformed batch of %d bytes", len(frame))
-                continue
-            for message in batch:
-                self.deliver(message)
+            for frame in self.pull.recv_multipart():
+                try:
+                    batch = decode(frame)
+                except CodecError as exc:
+                    log.warning("dropping a malformed batch of %d bytes: %s", len(frame), exc)
+                    continue
+                for message in batch:
+                    self.deliver(message)
 
     def _send(self) -> None:
         sockets: dict[Address, zmq.Socket] = {}
@@ -103,7 +106,7 @@ class Transport:
                     sock.setsockopt(zmq.LINGER, 2000)
                     sock.connect(f"tcp://{address[0]}:{address[1]}")
                     sockets[address] = sock
-                sock.send(json.dumps(messages, separators=(",", ":")).encode())
+                sock.send_multipart(encode(messages, self.fields_of))
             if self.stopping.is_set():
                 break
         for sock in sockets.values():

@@ -1,0 +1,167 @@
+"""Partitioned sources with the seed documents' consumer layout (Kafka's, in ZooKeeper):
+
+    /consumers/[group]/owners/[source]/[partition]   ephemeral: the task that reads it
+    /consumers/[group]/offsets/[source]/[partition]  the next line not yet fully processed
+
+The partitions are sorted and dealt to the spout tasks in contiguous ranges (seed 000's
+rebalancing algorithm). A task must own a partition before reading it, and waits until an
+earlier owner's ephemeral node is gone. It commits an offset only once every line before it
+was acked, so a task that moves to another worker, or restarts after SIGKILL, resumes from
+where its predecessor stopped, replaying at most what was in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from squall.components import Spout, TaskContext
+from squall.validation import name_problem
+
+
+def partition_range(partitions: list[str], index: int, count: int) -> list[str]:
+    """Task `index` of `count` gets a contiguous slice; the first len % count get one more."""
+    per, extra = divmod(len(partitions), count)
+    start = index * per + min(index, extra)
+    return partitions[start : start + per + (1 if index < extra else 0)]
+
+
+@dataclass
+class _Partition:
+    name: str
+    file: IO[str]
+    next_offset: int
+    committed: int
+    written: int  # last offset stored in ZooKeeper
+    acked: set[int] = field(default_factory=set)
+    in_flight: dict[int, str] = field(default_factory=dict)
+    exhausted: bool = False
+
+
+class PartitionedFileSpout(Spout):
+    """Emits (partition, offset, line) for every line of every file in `path`; a file is a
+    partition. `group` names the consumer group whose offsets it uses. Absolute paths are
+    safest: relative ones resolve against the worker's working directory."""
+
+    outputs = ["partition", "offset", "line"]
+
+    def __init__(self, path: str, group: str, source: str = "files", commit_secs: float = 1.0):
+        super().__init__(path=path, group=group, source=source, commit_secs=commit_secs)
+        self.path, self.group, self.source = Path(path), group, source
+        self.commit_secs = commit_secs
+        for what, value in (("group", group), ("source", source)):
+            if name_problem(value, what):
+                raise ValueError(name_problem(value, what))
+
+    def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
+        from squall.zk_layout import ZkLayout
+
+        if context.zk is None:
+            raise RuntimeError("PartitionedFileSpout needs the worker's ZooKeeper client")
+        self.zk = context.zk
+        self.layout = ZkLayout(context.zk_root)
+        self.task_id = context.task_id
+        names = sorted(p.name for p in self.path.iterdir() if p.is_file())
+        bad = [n for n in names if name_problem(n, "partition file name")]
+        if bad:
+            raise ValueError(name_problem(bad[0], "partition file name"))
+        self.waiting = partition_range(names, context.task_index, len(context.component_tasks))
+        self.owned: dict[str, _Partition] = {}
+        self.replay: list[tuple[str, int]] = []
+        self.turn = 0
+        self.last_claim = self.last_commit = 0.0
+
+    # --- ownership ---
+
+    def _claim(self) -> None:
+        now = time.monotonic()
+        if not self.waiting or now - self.last_claim < 0.5:
+            return
+        self.last_claim = now
+        for name in list(self.waiting):
+            owner = self.layout.consumer_owner(self.group, self.source, name)
+            try:
+                self.zk.create(owner, str(self.task_id).encode(), ephemeral=True, makepath=True)
+            except NodeExistsError:
+                continue  # the previous owner has not let go yet: retry later
+            self.waiting.remove(name)
+            self.owned[name] = self._open(name)
+
+    def _open(self, name: str) -> _Partition:
+        path = self.layout.consumer_offset(self.group, self.source, name)
+        try:
+            offset = int(self.zk.get(path)[0] or b"0")
+        except NoNodeError:
+            offset = 0
+        f = (self.path / name).open(encoding="utf-8")
+        for _ in range(offset):
+            if not f.readline():
+                break
+        return _Partition(name, f, offset, offset, offset)
+
+    # --- emitting ---
+
+    def next_tuple(self) -> bool:
+        self._claim()
+        self._commit()
+        if self.replay:
+            name, offset = self.replay.pop()
+            line = self.owned[name].in_flight[offset]
+            self.emit([name, offset, line], msg_id=(name, offset))
+            return True
+        readers = [p for p in self.owned.values() if not p.exhausted]
+        if not readers:
+            return False
+        part = readers[self.turn % len(readers)]
+        self.turn += 1
+        line = part.file.readline()
+        if not line:
+            part.exhausted = True
+            return False
+        offset = part.next_offset
+        part.next_offset += 1
+        part.in_flight[offset] = line.rstrip("\n")
+        self.emit([part.name, offset, part.in_flight[offset]], msg_id=(part.name, offset))
+        return True
+
+    def ack(self, msg_id: tuple[str, int]) -> None:
+        name, offset = msg_id
+        part = self.owned[name]
+        part.in_flight.pop(offset, None)
+        part.acked.add(offset)
+        while part.committed in part.acked:
+            part.acked.remove(part.committed)
+            part.committed += 1
+
+    def fail(self, msg_id: tuple[str, int]) -> None:
+        self.replay.append(msg_id)
+
+    # --- offsets ---
+
+    def _commit(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last_commit < self.commit_secs:
+            return
+        self.last_commit = now
+        for part in self.owned.values():
+            if part.committed != part.written:
+                path = self.layout.consumer_offset(self.group, self.source, part.name)
+                value = str(part.committed).encode()
+                try:
+                    self.zk.set(path, value)
+                except NoNodeError:
+                    self.zk.create(path, value, makepath=True)
+                part.written = part.committed
+
+    def cleanup(self) -> None:
+        self._commit(force=True)
+        for part in self.owned.values():
+            part.file.close()
+            owner = self.layout.consumer_owner(self.group, self.source, part.name)
+            with contextlib.suppress(NoNodeError):
+                self.zk.delete(owner)

@@ -1,0 +1,155 @@
+"""Storm's XOR acking, driven through the real executors with a synchronous fake worker:
+the acker completes a tree exactly when its last tuple is acked, never before."""
+
+import queue
+
+from squall import Bolt, Spout
+from squall.components import TaskContext, Tuple
+from squall.worker.acking import ACK_DONE, ACK_FAILED, AckerState
+from squall.worker.executors import AckerExecutor, BoltExecutor, SpoutExecutor
+
+CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
+
+
+class FakeIO:
+    def __init__(self, targets):
+        self.routes = targets  # (component, stream) -> [task]
+        self.sent = []
+
+    def targets(self, component, task, stream, values, direct):
+        return list(self.routes.get((component, stream), []))
+
+    def send(self, delivery):
+        self.sent.append(delivery)
+
+    def acker_for(self, root):
+        return 99
+
+    def report_error(self, component, text):
+        raise AssertionError(text)
+
+
+class Src(Spout):
+    outputs = ["line"]
+
+    def __init__(self):
+        super().__init__()
+        self.acked, self.failed = [], []
+
+    def ack(self, msg_id):
+        self.acked.append(msg_id)
+
+    def fail(self, msg_id):
+        self.failed.append(msg_id)
+
+
+class Echo(Bolt):
+    outputs = ["w"]
+
+
+def ctx(name, task):
+    return TaskContext("t", name, task, (task,), "/tmp")
+
+
+def as_tuple(delivery):
+    target, component, task, stream, values, roots, ids = delivery
+    return Tuple(component, task, stream, (), tuple(values), dict(zip(roots, ids, strict=True)))
+
+
+def run_tree(fail_leaf=False):
+    io = FakeIO({("src", "default"): [2], ("mid", "default"): [3, 4]})
+    spout = Src()
+    spout_ex = SpoutExecutor(spout, ctx("src", 1), {"default": ("line",)}, CONF, io)
+    mid = BoltExecutor(Echo(), ctx("mid", 2), {"default": ("w",)}, CONF, io)
+    acker = AckerExecutor(None, ctx("__acker", 99), {}, CONF, io)
+    leaves = [BoltExecutor(Echo(), ctx("leaf", t), {"default": ("w",)}, CONF, io) for t in (3, 4)]
+
+    spout_ex.emit(["a b"], "default", None, msg_id="m1")
+    to_mid = [d for d in io.sent if d[0] == 2]
+    for d in [d for d in io.sent if d[0] == 99]:
+        acker._handle(as_tuple(d), 0)
+    io.sent.clear()
+
+    # mid emits twice (each to two leaves) while processing its input, then acks it
+    tup = as_tuple(to_mid[0])
+    mid._anchor([tup])
+    mid.emit(["a"], "default", None, None)
+    mid.emit(["b"], "default", None, None)
+    mid._finish([tup], ok=True)
+    to_leaves = [d for d in io.sent if d[0] in (3, 4)]
+    assert len(to_leaves) == 4
+    acks = [d for d in io.sent if d[0] == 99]
+    io.sent.clear()
+    for d in acks:
+        acker._handle(as_tuple(d), 0)
+    assert not [d for d in io.sent if d[3] == ACK_DONE]  # leaves still pending
+
+    for i, d in enumerate(to_leaves):
+        leaf = leaves[0] if d[0] == 3 else leaves[1]
+        t = as_tuple(d)
+        leaf._anchor([t])
+        leaf._finish([t], ok=not (fail_leaf and i == 3))
+        for a in [x for x in io.sent if x[0] == 99]:
+            io.sent.remove(a)
+            acker._handle(as_tuple(a), 0)
+        done = [x for x in io.sent if x[3] in (ACK_DONE, ACK_FAILED)]
+        if i < 3:
+            assert not done, "completed before the last leaf acked"
+    verdicts = [x for x in io.sent if x[3] in (ACK_DONE, ACK_FAILED)]
+    assert len(verdicts) == 1 and verdicts[0][0] == 1
+    spout_ex.inbox = queue.Queue()
+    spout_ex.inbox.put(as_tuple(verdicts[0]))
+    spout_ex._settle()
+    return spout
+
+
+def test_tree_completes_only_after_the_last_ack():
+    spout = run_tree()
+    assert spout.acked == ["m1"] and spout.failed == []
+
+
+def test_a_failed_leaf_fails_the_spout_tuple():
+    spout = run_tree(fail_leaf=True)
+    assert spout.failed == ["m1"] and spout.acked == []
+
+
+def test_batch_anchoring_with_shared_roots_stays_consistent():
+    """Inputs sharing a root (words of one line in one micro-batch) anchor one output."""
+    io = FakeIO({("b", "default"): [5]})
+    bolt = BoltExecutor(Echo(), ctx("b", 4), {"default": ("w",)}, CONF, io)
+    state = AckerState()
+    root, e1, e2 = 77, 1001, 2002
+    state.init(root, e1 ^ e2, spout_task=1, now=0)
+    inputs = [
+        Tuple("s", 1, "default", (), ("x",), {root: e1}),
+        Tuple("s", 1, "default", (), ("y",), {root: e2}),
+    ]
+    bolt._anchor(inputs)
+    bolt.emit(["xy"], "default", None, None)
+    out = io.sent.pop()
+    bolt._finish(inputs, ok=True)
+    verdicts = [state.ack(d[4][0], d[4][1], now=0) for d in io.sent]
+    # the output's id for the root cancelled out (anchored twice), so once both inputs are
+    # acked the tree is complete, and only then
+    assert dict(zip(out[5], out[6], strict=True)) == {}
+    assert verdicts == [None, 1] and root not in state.entries
+
+
+def test_acker_expires_old_trees():
+    state = AckerState()
+    state.init(1, 5, spout_task=1, now=0)
+    assert state.expire(now=31, timeout=30) == 1 and not state.entries
+
+
+def test_untracked_emits_are_acked_at_once_without_ackers():
+    class NoAckers(FakeIO):
+        def acker_for(self, root):
+            return None
+
+    spout = Src()
+    ex = SpoutExecutor(
+        spout, ctx("src", 1), {"default": ("line",)}, CONF, NoAckers({("src", "default"): [2]})
+    )
+    ex.emit(["x"], "default", None, msg_id=5)
+    ex._settle()
+    assert spout.acked == [5] and not ex.pending
