@@ -27,7 +27,7 @@ from .acking import (
     AckerState,
     new_id,
 )
-from .spark import SparkHolder
+from .spark import SparkHolder, result_rows, to_dataframe
 
 log = logging.getLogger("squall.worker")
 
@@ -56,6 +56,7 @@ class TaskStats:
     errors: int = 0
     pending: int = 0
     idle: bool | None = None  # spouts only: the last next_tuple emitted nothing
+    ready: bool = False  # initialized (and, for a SparkBolt, its SparkSession is up)
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -67,6 +68,7 @@ class TaskStats:
             "errors": self.errors,
             "pending": self.pending,
             "idle": self.idle,
+            "ready": self.ready,
         }
 
 
@@ -169,6 +171,7 @@ class Executor:
             "initialize", self.component.initialize, self.conf, self.context
         ):
             return
+        self.stats.ready = not isinstance(self, SparkBoltExecutor)
         self.loop()
         if self.component is not None:
             self._call("cleanup", self.component.cleanup)
@@ -350,6 +353,7 @@ class SparkBoltExecutor(BoltExecutor):
     def loop(self) -> None:
         if not self._call("starting Spark", self.spark.session):
             return
+        self.stats.ready = True
         while not self.stopping.is_set():
             groups: dict[tuple[str, str], list[Tuple]] = {}
             for tup in self._gather():
@@ -357,18 +361,24 @@ class SparkBoltExecutor(BoltExecutor):
             for (source, stream), tuples in sorted(groups.items()):
                 self._anchor(tuples)
                 fields = self.input_fields[(source, stream)]
+                started = time.perf_counter()
                 ok = self._call("process_batch", self._run_batch, fields, tuples)
+                log.debug(
+                    "task %d: batch of %d in %.3fs",
+                    self.context.task_id,
+                    len(tuples),
+                    time.perf_counter() - started,
+                )
                 self._drained()
                 self._finish(tuples, ok)
                 self.stats.executed += len(tuples)
 
     def _run_batch(self, fields: tuple[str, ...], tuples: list[Tuple]) -> None:
-        session = self.spark.session()
-        df = session.createDataFrame([list(t.values) for t in tuples], schema=list(fields))
+        df = to_dataframe(self.spark.session(), list(fields), [t.values for t in tuples])
         result = self.component.process_batch(df)
         if result is not None:
-            for row in result.collect():
-                self.component.emit(list(row))
+            for row in result_rows(result):
+                self.component.emit(row)
 
 
 class AckerExecutor(Executor):

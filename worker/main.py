@@ -271,10 +271,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--code-dir", required=True)
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     conf = json.loads(Path(args.conf).read_text())
+    logging.basicConfig(
+        level=logging.DEBUG if conf.get("topology.debug") else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    for noisy in ("kazoo", "py4j", "squall.kazoo"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     worker = Worker(conf, args.topology_id, args.supervisor_id, args.port, Path(args.code_dir))
     signal.signal(signal.SIGTERM, lambda *_: worker.stopping.set())
     signal.signal(signal.SIGINT, lambda *_: worker.stopping.set())

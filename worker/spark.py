@@ -9,6 +9,8 @@ import sys
 import threading
 from typing import Any
 
+import pyarrow as pa
+
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
 
 
@@ -35,7 +37,12 @@ class SparkHolder:
                 for key, value in self.conf.items():
                     if key.startswith("spark.") and key not in _NOT_FORWARDED:
                         builder = builder.config(key, str(value))
-                self._session = builder.getOrCreate()
+                session = builder.getOrCreate()
+                # The first job pays for class loading and code generation; pay it here,
+                # before the task reports ready, not on the first batch of real tuples.
+                warm = session.createDataFrame(pa.table({"x": [1, 2, 2]}))
+                warm.groupBy("x").count().collect()
+                self._session = session
             return self._session
 
     def stop(self) -> None:
@@ -43,3 +50,22 @@ class SparkHolder:
             if self._session is not None:
                 self._session.stop()
                 self._session = None
+
+
+def to_dataframe(session: Any, fields: list[str], rows: list[tuple]) -> Any:
+    """A DataFrame of `rows`, handed to Spark as one Arrow table (no Python row pickling);
+    columns Arrow cannot type go through Spark's own inference instead."""
+    try:
+        table = pa.table({f: [row[i] for row in rows] for i, f in enumerate(fields)})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        return session.createDataFrame([list(r) for r in rows], schema=fields)
+    return session.createDataFrame(table)
+
+
+def result_rows(df: Any) -> list[list[Any]]:
+    """The rows of a result DataFrame, fetched as Arrow where PySpark can."""
+    if hasattr(df, "toArrow"):
+        table = df.toArrow()
+        columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+        return [list(row) for row in zip(*columns, strict=True)]
+    return [list(row) for row in df.collect()]

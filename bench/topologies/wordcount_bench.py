@@ -37,7 +37,8 @@ class WordCountBench(Topology):
     config = {
         "topology.workers": 2,
         "topology.max.spout.pending": 2000,
-        "topology.batch.size": 2000,
+        "topology.batch.size": 10000,
+        "topology.batch.timeout.ms": 500,
         "topology.acker.executors": 0,
     }
     lines = PartitionedFileSpout.spec(
