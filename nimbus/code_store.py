@@ -1,8 +1,9 @@
-"""Topology code and its stored description, one directory per topology (Storm's stormdist).
+"""Topology code and descriptions: kept in the durable Store (so every nimbus can serve
+them), cached as files under this nimbus's stormdist directory for chunked downloads.
 
-Supervisors download these files through beginFileDownload/downloadChunk. Only the files of
-this store can be named, as `[topology-id]/[file]`, so a hostile name cannot read anything
-else on the nimbus host.
+Supervisors download through beginFileDownload/downloadChunk. Only the files of this store
+can be named, as `[topology-id]/[file]`, so a hostile name cannot read anything else on the
+nimbus host.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from squall.code_package import CODE_FILE, CONF_FILE, STORED_FILES, STRUCTURE_FI
 from squall.structure import TopologyStructure
 from squall.validation import name_problem
 
+from .store import Store
+
 CHUNK_BYTES = 300 * 1024
 
 
@@ -32,40 +35,69 @@ class Download:
 @dataclass
 class CodeStore:
     directory: Path
+    store: Store
     downloads: dict[str, Download] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
 
     def topology_ids(self) -> set[str]:
-        return {p.name for p in self.directory.iterdir() if p.is_dir()}
+        return self.store.topology_ids()
 
-    def store(
-        self, topology_id: str, code: Path, structure: TopologyStructure, conf: dict[str, Any]
+    def save(
+        self,
+        tid: str,
+        name: str,
+        code: Path,
+        structure: TopologyStructure,
+        conf: dict[str, Any],
+        now: float,
     ) -> None:
-        target = self.directory / topology_id
-        target.mkdir(parents=True)
-        shutil.move(str(code), target / CODE_FILE)
-        (target / STRUCTURE_FILE).write_text(json.dumps(structure.to_json()))
-        (target / CONF_FILE).write_text(json.dumps(conf))
+        self.store.save_topology(tid, name, conf, structure.to_json(), code.read_bytes(), now)
+        code.unlink(missing_ok=True)
 
-    def structure(self, topology_id: str) -> TopologyStructure:
-        data = json.loads((self.directory / topology_id / STRUCTURE_FILE).read_text())
-        return TopologyStructure.from_json(data)
+    def _cached(self, tid: str) -> Path:
+        """The topology's files on local disk, written from the Store on first use."""
+        target = self.directory / tid
+        if all((target / f).exists() for f in STORED_FILES):
+            return target
+        stored = self.store.topology(tid)
+        code = self.store.code(tid)
+        if stored is None or code is None:
+            raise T.NotAliveException(msg=f"no stored topology {tid!r}")
+        target.mkdir(parents=True, exist_ok=True)
+        (target / CODE_FILE).write_bytes(code)
+        (target / STRUCTURE_FILE).write_text(json.dumps(stored.structure))
+        (target / CONF_FILE).write_text(json.dumps(stored.conf))
+        return target
 
-    def conf(self, topology_id: str) -> dict[str, Any]:
-        return json.loads((self.directory / topology_id / CONF_FILE).read_text())
+    def structure(self, tid: str) -> TopologyStructure:
+        stored = self.store.topology(tid)
+        if stored is None:
+            raise T.NotAliveException(msg=f"no stored topology {tid!r}")
+        return TopologyStructure.from_json(stored.structure)
 
-    def remove(self, topology_id: str) -> None:
-        shutil.rmtree(self.directory / topology_id, ignore_errors=True)
+    def conf(self, tid: str) -> dict[str, Any]:
+        stored = self.store.topology(tid)
+        if stored is None:
+            raise T.NotAliveException(msg=f"no stored topology {tid!r}")
+        return stored.conf
+
+    def update_conf(self, tid: str, conf: dict[str, Any]) -> None:
+        self.store.update_conf(tid, conf)
+        shutil.rmtree(self.directory / tid, ignore_errors=True)  # re-cached on next download
+
+    def remove(self, tid: str) -> None:
+        self.store.remove_topology(tid)
+        shutil.rmtree(self.directory / tid, ignore_errors=True)
 
     # --- downloads ---
 
     def begin_download(self, name: str, now: float) -> str:
-        topology_id, _, file = name.partition("/")
-        path = self.directory / topology_id / file
-        if name_problem(topology_id) or file not in STORED_FILES or not path.is_file():
+        tid, _, file = name.partition("/")
+        if name_problem(tid) or file not in STORED_FILES:
             raise T.NotAliveException(msg=f"no stored file {name!r}")
+        path = self._cached(tid) / file
         download_id = secrets.token_hex(12)
         self.downloads[download_id] = Download(path, 0, now)
         return download_id

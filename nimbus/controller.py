@@ -52,10 +52,12 @@ from .states import (
     TopologyStatus,
     transition,
 )
+from .store import topology_confs
 
 log = logging.getLogger("squall.nimbus")
 
 Later = Callable[[float, Callable[[], None]], None]  # run a callable after a delay
+LeaderOf = Callable[[], str | None]  # "host:port" of the current leader, if any
 
 
 class Controller:
@@ -66,6 +68,7 @@ class Controller:
         inbox: Inbox,
         code: CodeStore,
         later: Later,
+        leader_of: LeaderOf = lambda: None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
@@ -73,7 +76,10 @@ class Controller:
         self.state = state
         self.inbox = inbox
         self.code = code
+        self.store = code.store
         self.later = later
+        self.leader_of = leader_of
+        self.leading = False
         self.clock = clock
         self.wall = wall
         self.jobs: queue.Queue[tuple[str, Callable[[], Any], Future | None]] = queue.Queue()
@@ -86,6 +92,7 @@ class Controller:
         self.supervisors: dict[str, Any] = {}
         self.heartbeats: dict[str, HeartbeatCache] = {}
         self.assigned_at: dict[str, dict[int, float]] = {}
+        self.confs: dict[str, dict[str, Any]] = {}  # effective topology confs
 
     # --- the queue ---
 
@@ -128,9 +135,11 @@ class Controller:
 
     # --- start-up (Storm's prepare) ---
 
-    def prepare(self) -> None:
-        """Load the model and reconcile ZooKeeper with the code store, then resume every
-        topology (killed ones continue their removal, rebalancing ones their rebalance)."""
+    def become_leader(self) -> None:
+        """Storm's prepare, run when this nimbus wins the election: take the epoch, load the
+        model, reconcile ZooKeeper with the store, replay the coordinator log, and resume
+        every topology (killed ones continue their removal, rebalancing ones their
+        rebalance)."""
         self.state.ensure_layout()
         self.state.take_lead()
         stored = self.code.topology_ids()
@@ -143,31 +152,55 @@ class Controller:
             self.state.remove_topology(tid)
         for tid in sorted(set(self.state.assignment_ids()) - storms):
             self.state.remove_orphan(self.state.layout.assignment(tid))
+        self._refresh()
+        replayed = topology_confs(self.store.log())
+        for tid in self.bases:
+            self.confs[tid] = replayed.get(tid) or self.code.conf(tid)
+        now = self.clock()
+        for tid in self.bases:
+            placement = self.assignments[tid].task_slots if tid in self.assignments else {}
+            self.assigned_at[tid] = {t: now for t in placement}  # fresh grace after failover
+        self.leading = True
+        log.info("leading with epoch %d", self.state.epoch)
+        for tid in sorted(self.bases):
+            self._apply(tid, Startup())
+
+    def _refresh(self) -> None:
+        """Reload the model from ZooKeeper (a standby answers reads this way)."""
         self.bases = self.state.read_bases()
         self.assignments = {
             t: a for t, a in self.state.read_assignments().items() if t in self.bases
         }
-        now = self.clock()
-        for tid, base in self.bases.items():
-            self.tasks[tid] = assign_task_ids(base.component_executors)
-            placement = self.assignments[tid].task_slots if tid in self.assignments else {}
-            self.assigned_at[tid] = {t: now for t in placement}  # fresh grace after restart
+        self.tasks = {t: assign_task_ids(b.component_executors) for t, b in self.bases.items()}
         self.supervisors = self.state.read_supervisors()
-        for tid in sorted(self.bases):
-            self._apply(tid, Startup())
+
+    def _require_leader(self) -> None:
+        if not self.leading:
+            leader = self.leader_of() or "unknown"
+            raise T.IllegalStateException(
+                msg=f"this nimbus is not the leader; the leader is {leader}"
+            )
+
+    def _read_model(self) -> None:
+        if not self.leading:
+            self._refresh()
 
     # --- events from timers and watches ---
 
     def monitor_all(self) -> None:
+        if not self.leading:
+            return
         self.supervisors = self.state.read_supervisors()
         for tid in sorted(self.bases):
             self._apply(tid, Monitor())
 
     def fire(self, tid: str, event: Event) -> None:
-        if tid in self.bases:
+        if self.leading and tid in self.bases:
             self._apply(tid, event)
 
     def cleanup_inbox(self) -> None:
+        if not self.leading:
+            return
         now = self.clock()
         expired = self.inbox.expire(now, self.conf["nimbus.inbox.jar.expiration.secs"])
         if expired:
@@ -194,6 +227,7 @@ class Controller:
                 self._remove(tid)
 
     def _user_event(self, name: str, event: Event) -> None:
+        self._require_leader()
         tid = self._topology_id(name)
         try:
             self._apply(tid, event)
@@ -204,7 +238,15 @@ class Controller:
         log.info("removing topology %s", tid)
         self.state.remove_topology(tid)
         self.code.remove(tid)
-        for model in (self.bases, self.assignments, self.tasks, self.heartbeats, self.assigned_at):
+        self.store.append("kill", tid, {"topology": tid, "removed": True})
+        for model in (
+            self.bases,
+            self.assignments,
+            self.tasks,
+            self.heartbeats,
+            self.assigned_at,
+            self.confs,
+        ):
             model.pop(tid, None)
 
     # --- scheduling ---
@@ -261,6 +303,11 @@ class Controller:
         assignment = self._assignment(tid, placement, starts)
         self.state.write_assignment(tid, assignment)
         self.assignments[tid] = assignment
+        self.store.append(
+            "assignment",
+            tid,
+            {"topology": tid, "epoch": assignment.epoch, "moved": sorted(restarted)},
+        )
         at = self.assigned_at.setdefault(tid, {})
         for task in restarted:
             at[task] = now
@@ -291,6 +338,7 @@ class Controller:
     def submit(
         self, name: str, location: str, json_conf: str, topology: Any, initial_status: int
     ) -> str:
+        self._require_leader()
         check_topology_name(name)
         if any(b.name == name for b in self.bases.values()):
             raise T.AlreadyAliveException(msg=f"topology {name!r} is already alive")
@@ -308,7 +356,7 @@ class Controller:
             executors[ACKER] = ackers
         code = self.inbox.take(location)
         tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(self.wall())}"
-        self.code.store(tid, code, structure, topo_conf)
+        self.code.save(tid, name, code, structure, topo_conf, self.wall())
         status = (
             TopologyStatus.INACTIVE
             if initial_status == T.TopologyInitialStatus.INACTIVE
@@ -337,12 +385,16 @@ class Controller:
         self.tasks[tid] = tasks
         self.assignments[tid] = assignment
         self.assigned_at[tid] = {t: self.clock() for t in placement}
+        self.confs[tid] = topo_conf
+        self.store.append("submit", name, {"topology": tid, "name": name, "conf": topo_conf})
         log.info("submitted %s as %s (%d tasks)", name, tid, len(tasks))
         return tid
 
     def kill(self, name: str, wait_secs: int | None) -> None:
         wait = self._wait(wait_secs)
         self._user_event(name, Kill(wait))
+        tid = self._topology_id(name)
+        self.store.append("kill", tid, {"topology": tid, "wait_secs": wait})
 
     def activate(self, name: str) -> None:
         self._user_event(name, Activate())
@@ -366,6 +418,29 @@ class Controller:
             self._wait(wait_secs), num_workers, tuple(sorted((executors or {}).items()))
         )
         self._user_event(name, event)
+        self.store.append(
+            "rebalance",
+            tid,
+            {"topology": tid, "num_workers": num_workers, "executors": executors or {}},
+        )
+
+    def set_config(self, name: str, key: str, json_value: str) -> None:
+        """`squall config set`: a set-config message in the coordinator log that takes
+        effect: topology.workers rebalances at once; other settings reach workers as they
+        (re)start."""
+        self._require_leader()
+        tid = self._topology_id(name)
+        try:
+            value = json.loads(json_value)
+        except ValueError:
+            value = json_value
+        checked = validate_topology_conf(json.dumps({key: value}))
+        conf = {**self.confs.get(tid, {}), **checked}
+        self.store.append("set-config", key, {"topology": tid, "value": value})
+        self.confs[tid] = conf
+        self.code.update_conf(tid, conf)
+        if key == "topology.workers":
+            self.rebalance(name, 0, value, None)
 
     def _wait(self, wait_secs: int | None) -> int:
         if wait_secs is None:
@@ -375,6 +450,7 @@ class Controller:
         return wait_secs
 
     def begin_upload(self) -> str:
+        self._require_leader()
         return self.inbox.begin(self.clock())
 
     def upload_chunk(self, location: str, chunk: bytes) -> None:
@@ -390,15 +466,20 @@ class Controller:
         return self.code.read_chunk(download_id, self.clock())
 
     def topology_conf(self, name: str) -> str:
-        return json.dumps(self.code.conf(self._topology_id(name)))
+        self._read_model()
+        tid = self._topology_id(name)
+        return json.dumps(self.confs.get(tid) or self.code.conf(tid))
 
     def topology_structure(self, name: str):
+        self._read_model()
         return self.code.structure(self._topology_id(name))
 
     def is_name_allowed(self, name: str) -> bool:
+        self._read_model()
         return name_problem(name) is None and all(b.name != name for b in self.bases.values())
 
     def cluster_info(self, nimbuses: list[Any]) -> Any:
+        self._read_model()
         now = int(self.wall())
         used: dict[str, set[Slot]] = {}
         for a in self.assignments.values():
@@ -432,6 +513,7 @@ class Controller:
         return T.ClusterSummary(supervisors=supervisors, topologies=topologies, nimbuses=nimbuses)
 
     def topology_info(self, name: str) -> Any:
+        self._read_model()
         tid = self._topology_id(name)
         base = self.bases[tid]
         a = self.assignments.get(tid)

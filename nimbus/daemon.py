@@ -1,10 +1,17 @@
-"""`squall nimbus`: wires ZooKeeper, the code store, the controller, timers, watches and the
-Thrift server together, and takes them down on SIGTERM/SIGINT."""
+"""`squall nimbus`: wires ZooKeeper, the store, the controller, timers, watches, the leader
+election and the Thrift server together, and takes them down on SIGTERM/SIGINT.
+
+Every nimbus serves Thrift from the start: a standby answers reads and serves code; writes
+need the leader. Leadership comes from kazoo's Election recipe. A leader that loses its
+ZooKeeper session, or finds its epoch fenced, steps down by exiting: its process manager
+restarts it as a standby, and it never writes on a stale view.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import threading
 import time
@@ -22,41 +29,77 @@ from .controller import Controller
 from .handler import VERSION, NimbusHandler
 from .inbox import Inbox
 from .server import NimbusServer
+from .store import Store
 from .timers import Timers
 
 log = logging.getLogger("squall.nimbus")
 
 
+def store_url(conf: dict[str, Any], local: Path) -> str:
+    return conf["nimbus.store.url"] or f"sqlite:///{local / 'store.db'}"
+
+
 def run_nimbus(conf: dict[str, Any]) -> None:
     local = Path(conf["storm.local.dir"]).resolve() / "nimbus"
+    local.mkdir(parents=True, exist_ok=True)
+    server = NimbusServer(T.Nimbus, conf)
+    port = server.listen()
+    host = conf["nimbus.host"]
+    me = f"{host}:{port}"
+
     zk = zk_mod.connect(conf)
     state = ClusterState(zk, zk_mod.layout(conf))
+    state.ensure_layout()
+    election = zk.Election(state.layout.nimbus_leader, identifier=me)
+
+    def leader_of() -> str | None:
+        try:
+            contenders = election.contenders()
+        except Exception:  # noqa: BLE001 - ZooKeeper unreachable: no known leader
+            return None
+        return contenders[0] if contenders else None
+
     timers = Timers()
+    store = Store(store_url(conf, local), source=me)
     controller = Controller(
         conf,
         state,
         Inbox(local / "inbox", conf["nimbus.upload.max.bytes"]),
-        CodeStore(local / "stormdist"),
+        CodeStore(local / "stormdist", store),
         later=timers.after,
+        leader_of=leader_of,
     )
-    controller.prepare()
     controller.start()
-
-    server = NimbusServer(T.Nimbus, conf)
-    port = server.listen()
-    host = conf["nimbus.host"]
-    started = time.time()
-    summary = json.dumps({"host": host, "port": port, "start": started, "version": VERSION})
+    summary = json.dumps({"host": host, "port": port, "start": time.time(), "version": VERSION})
 
     def register() -> None:
         state.register_nimbus(host, port, summary.encode())
 
     register()
+    stop = threading.Event()
+
+    stepped_down = threading.Event()
+
+    def lead() -> None:
+        try:
+            controller.call("become leader", controller.become_leader, timeout=600)
+        except Exception as exc:  # noqa: BLE001 - never hold the lead half-prepared
+            step_down(f"could not take the lead: {exc}")
+            return
+        print(f"nimbus {me} is the leader (epoch {state.epoch})", flush=True)
+        stop.wait()  # leadership is held until this returns
+
+    def step_down(reason: str) -> None:
+        log.critical("%s; stepping down", reason)
+        stepped_down.set()
+        stop.set()
+        server.close()
 
     def on_zk_state(zk_state: str) -> None:
-        if zk_state == KazooState.CONNECTED:  # after a session loss, ephemerals are gone
+        if zk_state == KazooState.LOST and controller.leading:
+            threading.Thread(target=step_down, args=("ZooKeeper session lost",)).start()
+        elif zk_state == KazooState.CONNECTED:  # re-register after a session loss
             controller.post("re-register", register)
-            controller.post("monitor", controller.monitor_all)
 
     zk.add_listener(on_zk_state)
 
@@ -72,24 +115,31 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         lambda: controller.post("cleanup", controller.cleanup_inbox),
     )
 
+    def fenced() -> None:
+        controller.fenced.wait()
+        step_down("another nimbus leads now (epoch fenced)")
+
+    threading.Thread(target=fenced, daemon=True).start()
+    threading.Thread(target=election.run, args=(lead,), name="election", daemon=True).start()
+
     def shutdown(signum: int, _frame: Any) -> None:
         log.info("nimbus stopping (signal %d)", signum)
+        stop.set()
         server.close()
 
-    def stop_when_fenced() -> None:
-        controller.fenced.wait()
-        log.critical("another nimbus leads now; shutting down")
-        server.close()
-
-    threading.Thread(target=stop_when_fenced, daemon=True).start()
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
-    log.info("nimbus listening on %s:%d (epoch %d)", host, port, state.epoch)
-    print(f"nimbus listening on {host}:{port}", flush=True)
+    log.info("nimbus %s serving (pid %d)", me, os.getpid())
+    print(f"nimbus listening on {me}", flush=True)
     try:
-        server.serve_forever(NimbusHandler(controller, conf, host, port))
+        server.serve_forever(NimbusHandler(controller, conf, host, port, leader_of))
     finally:
+        stop.set()
+        election.cancel()
         timers.stop()
         controller.stop()
+        store.close()
         zk.stop()
         zk.close()
+    if stepped_down.is_set():
+        raise SystemExit(3)  # not a clean stop: a process manager restarts us as a standby

@@ -43,11 +43,19 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class NimbusHandler:
-    def __init__(self, controller: Controller, conf: dict[str, Any], host: str, port: int):
+    def __init__(
+        self,
+        controller: Controller,
+        conf: dict[str, Any],
+        host: str,
+        port: int,
+        leader_of: Callable[[], str | None],
+    ):
         self.c = controller
         self.conf = conf
         self.host = host
         self.port = port
+        self.leader_of = leader_of
         self.started = time.time()
 
     @_guarded
@@ -133,7 +141,15 @@ class NimbusHandler:
 
     @_guarded
     def getLeader(self):
-        return self._summary(self.host, self.port, self.started, is_leader=True)
+        leader = self.leader_of()
+        for summary in self._nimbuses():
+            if f"{summary.host}:{summary.port}" == leader:
+                return summary
+        raise TApplicationException(TApplicationException.INTERNAL_ERROR, "no nimbus leads now")
+
+    @_guarded
+    def setTopologyConf(self, name, key, jsonValue):
+        self.c.call("setTopologyConf", self.c.set_config, name, key, jsonValue)
 
     @_guarded
     def isTopologyNameAllowed(self, name):
@@ -149,10 +165,9 @@ class NimbusHandler:
         )
 
     def _nimbuses(self) -> list[Any]:
-        me = self._summary(self.host, self.port, self.started, is_leader=True)
-        others = [
-            self._summary(n["host"], n["port"], n.get("start", time.time()), is_leader=False)
-            for key, n in self.c.state.read_nimbuses().items()
-            if key != f"{self.host}:{self.port}"
+        """Every registered nimbus (/nimbuses), the leader marked."""
+        leader = self.leader_of()
+        return [
+            self._summary(n["host"], n["port"], n.get("start", time.time()), key == leader)
+            for key, n in sorted(self.c.state.read_nimbuses().items())
         ]
-        return [me, *others]

@@ -247,6 +247,24 @@ def _wait_until_running(client: Any, name: str, timeout: int) -> None:
     sys.exit(1)
 
 
+@main.group()
+def config() -> None:
+    """Change settings of a running topology."""
+
+
+@config.command("set")
+@click.argument("name")
+@click.argument("key")
+@click.argument("value")
+@click.pass_context
+def config_set(ctx: click.Context, name: str, key: str, value: str) -> None:
+    """Set KEY to VALUE (JSON, or a plain string) for topology NAME. topology.workers
+    rebalances at once; other settings reach workers as they restart."""
+    with _client(ctx) as client:
+        client.setTopologyConf(name, key, value)
+    console.print(f"set {key} = {value} for topology [bold]{name}[/bold]")
+
+
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--output-dir", type=click.Path(file_okay=False), help="where sinks write")

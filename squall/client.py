@@ -17,8 +17,33 @@ from squall import thrift_api as T
 UPLOAD_CHUNK_BYTES = 300 * 1024  # what Storm clients send
 
 
-def nimbus_address(conf: dict[str, Any]) -> tuple[str, int]:
-    return conf["nimbus.seeds"][0], conf["nimbus.thrift.port"]
+class NoLeaderError(ConnectionError):
+    """No nimbus in nimbus.seeds answered with a leader."""
+
+
+def seed_addresses(conf: dict[str, Any]) -> list[tuple[str, int]]:
+    """nimbus.seeds entries are hosts (port: nimbus.thrift.port) or host:port."""
+    out = []
+    for seed in conf["nimbus.seeds"]:
+        host, sep, port = str(seed).rpartition(":")
+        out.append(
+            (host, int(port)) if sep and port.isdigit() else (str(seed), conf["nimbus.thrift.port"])
+        )
+    return out
+
+
+def nimbus_address(conf: dict[str, Any], timeout_secs: float = 10) -> tuple[str, int]:
+    """The leader's address, asked of the seeds in turn (Storm's NimbusClient does the same);
+    any nimbus answers getLeader, standbys included."""
+    problems = []
+    for host, port in seed_addresses(conf):
+        try:
+            with nimbus_client(host, port, timeout_secs) as client:
+                leader = client.getLeader()
+            return leader.host, leader.port
+        except Exception as exc:  # noqa: BLE001 - try the next seed
+            problems.append(f"{host}:{port}: {exc or type(exc).__name__}")
+    raise NoLeaderError("no nimbus leader found (" + "; ".join(problems) + ")")
 
 
 @contextmanager

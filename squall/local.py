@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from squall import zk as zk_mod
-from squall.client import nimbus_client
+from squall.client import nimbus_address, nimbus_client
 from squall.records import Assignment, WorkerBeat
 from squall.zkserver import ZooKeeperServer, free_port
 
@@ -47,9 +47,19 @@ class LocalCluster:
     supervisors: int = 2
     slots_per_supervisor: int = 4
     conf: dict[str, Any] = field(default_factory=dict)
+    nimbuses: int = 1
     zookeeper: ZooKeeperServer | None = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
-    nimbus_port: int = 0
+    nimbus_ports: list[int] = field(default_factory=list)
+
+    @property
+    def nimbus_port(self) -> int:
+        """The first nimbus's port (any nimbus answers reads; writes go to the leader)."""
+        return self.nimbus_ports[0]
+
+    @staticmethod
+    def nimbus_name(i: int) -> str:
+        return "nimbus" if i == 1 else f"nimbus{i}"
 
     def base_conf(self) -> dict[str, Any]:
         assert self.zookeeper is not None
@@ -58,9 +68,10 @@ class LocalCluster:
             "storm.zookeeper.port": self.zookeeper.port,
             "storm.zookeeper.session.timeout": 6000,
             "storm.local.hostname": "127.0.0.1",
-            "nimbus.seeds": ["127.0.0.1"],
+            "nimbus.seeds": [f"127.0.0.1:{p}" for p in self.nimbus_ports],
             "nimbus.host": "127.0.0.1",
-            "nimbus.thrift.port": self.nimbus_port,
+            "nimbus.thrift.port": self.nimbus_ports[0],
+            "nimbus.store.url": f"sqlite:///{self.directory / 'store.db'}",
             "nimbus.monitor.freq.secs": 2,
             "supervisor.monitor.frequency.secs": 1,
             **self.conf,
@@ -87,8 +98,9 @@ class LocalCluster:
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
             self.zookeeper = ZooKeeperServer(self.directory / "zookeeper").start()
-            self.nimbus_port = free_port()
-            self._spawn("nimbus", "nimbus")
+            self.nimbus_ports = [free_port() for _ in range(self.nimbuses)]
+            for i, port in enumerate(self.nimbus_ports, start=1):
+                self._spawn(self.nimbus_name(i), "nimbus", {"nimbus.thrift.port": port})
             for i in range(1, self.supervisors + 1):
                 self.start_supervisor(i)
             wait_for(self._cluster_ready, timeout, "nimbus and supervisors to come up")
@@ -105,10 +117,17 @@ class LocalCluster:
             {"supervisor.id": f"supervisor{i}", "supervisor.slots.ports": ports},
         )
 
-    def restart_nimbus(self, timeout: float = 60) -> None:
-        self.stop_process("nimbus")
-        self._spawn("nimbus", "nimbus")
+    def start_nimbus(self, i: int) -> None:
+        port = self.nimbus_ports[i - 1]
+        self._spawn(self.nimbus_name(i), "nimbus", {"nimbus.thrift.port": port})
+
+    def restart_nimbus(self, i: int = 1, timeout: float = 60) -> None:
+        self.stop_process(self.nimbus_name(i))
+        self.start_nimbus(i)
         wait_for(self._cluster_ready, timeout, "nimbus to come back")
+
+    def leader(self) -> tuple[str, int]:
+        return nimbus_address(self.base_conf_full())
 
     def _cluster_ready(self) -> bool:
         for name, process in self.processes.items():
@@ -119,11 +138,15 @@ class LocalCluster:
 
     @contextlib.contextmanager
     def client(self) -> Iterator[Any]:
-        with nimbus_client("127.0.0.1", self.nimbus_port) as client:
+        """A client of the leading nimbus."""
+        with nimbus_client(*self.leader()) as client:
             yield client
 
     def client_conf(self) -> dict[str, Any]:
         """A full conf for clients (CLI, tests) talking to this cluster."""
+        return self.base_conf_full()
+
+    def base_conf_full(self) -> dict[str, Any]:
         from squall.config import cluster_conf
 
         return cluster_conf(**{**self.base_conf(), "storm.local.dir": str(self.directory)})
@@ -141,7 +164,8 @@ class LocalCluster:
     def stop(self) -> None:
         for name in [n for n in self.processes if n.startswith("supervisor")]:
             self.stop_process(name)
-        self.stop_process("nimbus")
+        for name in [n for n in self.processes if n.startswith("nimbus")]:
+            self.stop_process(name)
         from squall.supervisor.launcher import kill_pid_file
 
         for pid_file in self.directory.glob("supervisor*/supervisor/workers/*.pid"):

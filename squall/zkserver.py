@@ -75,6 +75,12 @@ class ZooKeeperServer:
         except OSError:
             return False
 
+    def restart(self, timeout: float = 60) -> None:
+        """Stop and start again on the same port with the same data (sessions survive a
+        restart shorter than their timeout)."""
+        self.stop()
+        self.start(timeout)
+
     @property
     def hosts(self) -> str:
         return f"127.0.0.1:{self.port}"

@@ -25,10 +25,10 @@ from kazoo.protocol.states import KazooState
 from squall import zk as zk_mod
 from squall.client import download, nimbus_address, nimbus_client
 from squall.code_package import CODE_FILE, CONF_FILE, STORED_FILES, unpack
-from squall.records import Assignment, SupervisorInfo, encode
+from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
 
 from .launcher import Launcher
-from .sync import accept_epochs, desired_workers, plan
+from .sync import BeatTracker, accept_epochs, desired_workers, plan
 
 log = logging.getLogger("squall.supervisor")
 
@@ -66,6 +66,7 @@ class Supervisor:
         self.stopping = threading.Event()
         self.needs_register = threading.Event()
         self.epochs: dict[str, int] = {}
+        self.beats = BeatTracker({})
         self.watched: set[str] = set()
         self.started = int(time.time())
         self.zk = zk_mod.connect(conf)
@@ -143,6 +144,10 @@ class Supervisor:
         for key in self.launcher.exited():
             log.warning("worker %s:%d exited; it will be restarted if still assigned", *key)
             self.launcher.stop(key)
+        for key in self._hung_workers():
+            log.warning("worker %s:%d stopped heartbeating; restarting it", *key)
+            self.launcher.stop(key, grace=1)
+            self.beats.forget(key)
         todo = plan(desired, self.launcher.running())
         for key in todo.stop:
             self.launcher.stop(key)
@@ -153,6 +158,25 @@ class Supervisor:
         for tid in {p.name for p in self.code_root.glob("*")} - {k[0] for k in desired}:
             if not any(k[0] == tid for k in self.launcher.running()):
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
+
+    def _hung_workers(self) -> list:
+        seqs = {}
+        for tid, port in self.launcher.running():
+            path = self.layout.taskbeat(tid, self.id, port)
+            try:
+                beat = zk_mod.read_record(self.zk, WorkerBeat, path)
+            except ValueError:
+                beat = None
+            if beat is not None:
+                seqs[(tid, port)] = beat.seq
+        now = time.monotonic()
+        self.beats.observe(seqs, now)
+        return self.beats.hung(
+            self.launcher.started(),
+            now,
+            self.conf["supervisor.worker.timeout.secs"],
+            self.conf["supervisor.worker.start.timeout.secs"],
+        )
 
     def _ensure_code(self, tid: str) -> Path:
         """Download the topology's code and description from nimbus once."""

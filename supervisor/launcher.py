@@ -88,6 +88,9 @@ class Launcher:
     def exited(self) -> list[WorkerKey]:
         return [k for k, w in self.workers.items() if w.process.poll() is not None]
 
+    def started(self) -> dict[WorkerKey, float]:
+        return {k: w.started_at for k, w in self.workers.items()}
+
     def running(self) -> dict[WorkerKey, Any]:
         return {k: w.identity for k, w in self.workers.items()}
 

@@ -67,3 +67,39 @@ def plan(desired: Mapping[WorkerKey, WorkerSpec], running: Mapping[WorkerKey, An
     return SyncPlan(
         tuple(sorted(start, key=lambda s: (s.topology_id, s.port))), tuple(sorted(stop))
     )
+
+
+@dataclass
+class BeatTracker:
+    """When each running worker's heartbeat last changed, on the supervisor's own monotonic
+    clock (a worker's clock is never read)."""
+
+    changed: dict[WorkerKey, tuple[int, float]]
+
+    def observe(self, seqs: Mapping[WorkerKey, int], now: float) -> None:
+        for key, seq in seqs.items():
+            old = self.changed.get(key)
+            if old is None or old[0] != seq:
+                self.changed[key] = (seq, now)
+
+    def hung(
+        self,
+        started: Mapping[WorkerKey, float],
+        now: float,
+        timeout: float,
+        start_timeout: float,
+    ) -> list[WorkerKey]:
+        """Workers past their start-up grace whose beat has not changed within `timeout`
+        since they started (a beat from an earlier incarnation does not count)."""
+        out = []
+        for key, started_at in sorted(started.items()):
+            if now - started_at <= start_timeout:
+                continue
+            seen = self.changed.get(key)
+            last = seen[1] if seen and seen[1] >= started_at else started_at
+            if now - last > timeout:
+                out.append(key)
+        return out
+
+    def forget(self, key: WorkerKey) -> None:
+        self.changed.pop(key, None)

@@ -107,8 +107,9 @@ exception InvalidTopologyException {
   1: required string msg;
 }
 
-// Raised when an operation is not legal in the topology's current status
-// (for example activating a topology that is being killed).
+// Raised when an operation is not legal in the topology's current status (for example
+// activating a topology that is being killed), or when a write reaches a nimbus that is not
+// the leader (the message names the leader).
 exception IllegalStateException {
   1: required string msg;
 }
@@ -204,9 +205,9 @@ struct RebalanceOptions {
 
 service Nimbus {
   void submitTopology(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology)
-    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
+    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
   void submitTopologyWithOpts(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology, 5: SubmitOptions options)
-    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
+    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
   void killTopology(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
   void killTopologyWithOpts(1: string name, 2: KillOptions options)
     throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
@@ -215,7 +216,7 @@ service Nimbus {
   void rebalance(1: string name, 2: RebalanceOptions options)
     throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
 
-  string beginFileUpload() throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
+  string beginFileUpload() throws (1: AuthorizationException aze, 2: InvalidTopologyException ite, 3: IllegalStateException ise);
   void uploadChunk(1: string location, 2: binary chunk) throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
   void finishFileUpload(1: string location) throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
   string beginFileDownload(1: string file) throws (1: AuthorizationException aze, 2: NotAliveException e);
@@ -229,4 +230,8 @@ service Nimbus {
   StormTopology getUserTopology(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
   NimbusSummary getLeader() throws (1: AuthorizationException aze);
   bool isTopologyNameAllowed(1: string name) throws (1: AuthorizationException aze);
+
+  // squall: change one setting of a running topology (a set-config coordinator message).
+  void setTopologyConf(1: string name, 2: string key, 3: string jsonValue)
+    throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
 }

@@ -8,6 +8,7 @@ from kazoo.client import KazooClient
 
 from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
+from squall.nimbus.store import Store
 from squall.records import Assignment, decode
 from squall.submit import submit_file
 
@@ -43,15 +44,15 @@ def test_rebalance_resizes_and_the_cli_waits_until_it_runs(cluster, zk):
     with cluster.client() as client:
         submit_file(client, TINY, cluster.client_conf(), name="resize")
         before = assignment(zk, client, "resize")
-        assert len(before.task_slots) == 4 and len(before.slots()) == 2
+        assert len(before.task_slots) == 6 and len(before.slots()) == 2  # 4 + 2 ackers
 
     result = squall(cluster, "rebalance", "resize", "-w", "1", "-n", "3", "-e", "sink=4")
     assert result.returncode == 0, result.stderr
-    assert "runs 6 tasks on 3 workers (ACTIVE)" in result.stdout
+    assert "runs 8 tasks on 3 workers (ACTIVE)" in result.stdout
 
     with cluster.client() as client:
         after = assignment(zk, client, "resize")
-        assert len(after.task_slots) == 6 and len(after.slots()) == 3
+        assert len(after.task_slots) == 8 and len(after.slots()) == 3
         # The monitor (every 2 s here) leaves an unchanged assignment alone: across more than
         # three monitor periods, measured by the workers' own beats, the node is not rewritten.
         tid = {t.name: t.id for t in client.getClusterInfo().topologies}["resize"]
@@ -110,13 +111,12 @@ def test_delayed_kill_survives_a_nimbus_restart(cluster, zk):
 
 
 def test_startup_cleans_code_without_storms_and_storms_without_code(cluster, zk):
-    stormdist = cluster.directory / "nimbus" / "nimbus" / "stormdist"
-    orphan_code = stormdist / "orphan-1-1"
-    orphan_code.mkdir(parents=True)
-    (orphan_code / "code.tgz").write_bytes(b"x")
+    store = Store(cluster.base_conf()["nimbus.store.url"], source="test")
+    store.save_topology("orphan-1-1", "orphan", {}, {}, b"code", 0)
     zk.create("/squall/storms/ghost-1-1", b"{}")
     zk.create("/squall/assignments/ghost-1-1", b"{}")
     cluster.restart_nimbus()
-    assert not orphan_code.exists()
+    assert "orphan-1-1" not in store.topology_ids()
+    store.close()
     assert not zk.exists("/squall/storms/ghost-1-1")
     assert not zk.exists("/squall/assignments/ghost-1-1")

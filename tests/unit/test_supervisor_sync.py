@@ -37,3 +37,28 @@ def test_older_epoch_is_ignored():
     assert seen == {"t": 3} and "t" in kept
     kept, seen = accept_epochs({"t": assignment(2, {})}, seen)
     assert kept == {} and seen == {"t": 3}
+
+
+def test_hung_worker_detected_on_the_supervisors_clock():
+    from squall.supervisor.sync import BeatTracker
+
+    tracker = BeatTracker({})
+    key = ("t", 6700)
+    started = {key: 0.0}
+    tracker.observe({key: 1}, now=1)
+    assert tracker.hung(started, now=20, timeout=30, start_timeout=5) == []
+    tracker.observe({key: 1}, now=40)  # the same seq: no progress since t=1
+    assert tracker.hung(started, now=40, timeout=30, start_timeout=5) == [key]
+    tracker.observe({key: 2}, now=41)
+    assert tracker.hung(started, now=50, timeout=30, start_timeout=5) == []
+
+
+def test_a_beat_from_before_a_restart_does_not_count():
+    from squall.supervisor.sync import BeatTracker
+
+    tracker = BeatTracker({})
+    key = ("t", 6700)
+    tracker.observe({key: 9}, now=100)  # the old incarnation's last beat
+    started = {key: 200.0}  # restarted at 200, never beat since
+    assert tracker.hung(started, now=210, timeout=30, start_timeout=20) == []  # grace
+    assert tracker.hung(started, now=231, timeout=30, start_timeout=20) == [key]

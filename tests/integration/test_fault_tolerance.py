@@ -1,0 +1,217 @@
+"""Chaos with real processes: two nimbuses, two supervisors, a ZooKeeper server; leaders
+killed and frozen, workers hung, supervisors killed, ZooKeeper restarted."""
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+from kazoo.client import KazooClient
+
+from squall import thrift_api as T
+from squall.local import LocalCluster, wait_for
+from squall.nimbus.cluster_state import ClusterState, FencedOut
+from squall.nimbus.store import Store
+from squall.records import Assignment, StormBase, decode
+from squall.submit import submit_file
+from squall.zk_layout import ZkLayout
+
+from .conftest import TOPOLOGIES, squall
+
+TINY = TOPOLOGIES / "tiny.py"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    conf = {
+        "supervisor.worker.timeout.secs": 4,
+        "supervisor.worker.start.timeout.secs": 15,
+        "nimbus.task.timeout.secs": 60,
+    }
+    with LocalCluster(tmp_path_factory.mktemp("chaos"), supervisors=2, nimbuses=2, conf=conf) as c:
+        yield c
+
+
+@pytest.fixture
+def zk(cluster):
+    client = KazooClient(hosts=cluster.zookeeper.hosts)
+    client.start()
+    yield client
+    client.stop()
+    client.close()
+
+
+def leader_name(cluster):
+    _, port = cluster.leader()
+    return cluster.nimbus_name(cluster.nimbus_ports.index(port) + 1)
+
+
+def tid_of(client, name):
+    return {t.name: t.id for t in client.getClusterInfo().topologies}[name]
+
+
+def placement(zk, tid):
+    return decode(Assignment, zk.get(f"/squall/assignments/{tid}")[0], tid)
+
+
+def all_running(client, name):
+    info = client.getTopologyInfo(name)
+    return all(e.stats is not None for e in info.executors)
+
+
+def test_a_deposed_leaders_writes_are_fenced(cluster):
+    clients = [KazooClient(hosts=cluster.zookeeper.hosts) for _ in range(2)]
+    for c in clients:
+        c.start()
+    try:
+        old, new = (ClusterState(c, ZkLayout("/fencing-test")) for c in clients)
+        old.ensure_layout()
+        old.take_lead()
+        new.take_lead()
+        assert new.epoch == old.epoch + 1
+        base = StormBase("x", "active", 0, 1, {})
+        with pytest.raises(FencedOut):
+            old.write_base("x-1-1", base)
+    finally:
+        for c in clients:
+            c.stop()
+            c.close()
+
+
+def test_standby_answers_reads_and_names_the_leader(cluster):
+    leader_host, leader_port = cluster.leader()
+    standby = next(p for p in cluster.nimbus_ports if p != leader_port)
+    from squall.client import nimbus_client
+
+    with nimbus_client("127.0.0.1", standby) as client:
+        assert client.getLeader().port == leader_port
+        info = client.getClusterInfo()
+        assert len(info.supervisors) == 2
+        assert sorted(n.isLeader for n in info.nimbuses) == [False, True]
+        with pytest.raises(T.IllegalStateException, match=f"{leader_host}:{leader_port}"):
+            client.beginFileUpload()
+
+
+def test_config_set_is_logged_and_takes_effect(cluster, zk):
+    with cluster.client() as client:
+        submit_file(client, TINY, cluster.client_conf(), name="ha")
+        tid = tid_of(client, "ha")
+        wait_for(lambda: all_running(client, "ha"), 60, "ha running")
+    result = squall(cluster, "config", "set", "ha", "topology.workers", "3")
+    assert result.returncode == 0, result.stderr
+    wait_for(lambda: len(placement(zk, tid).slots()) == 3, 60, "a rebalance to 3 workers")
+    with cluster.client() as client:
+        assert json.loads(client.getTopologyConf("ha"))["topology.workers"] == 3
+        wait_for(lambda: all_running(client, "ha"), 60, "ha running on 3 workers")
+    bad = squall(cluster, "config", "set", "ha", "topology.workers", '"three"')
+    assert bad.returncode == 1 and "topology.workers" in bad.stderr
+    store = Store(cluster.base_conf()["nimbus.store.url"], source="test")
+    [message] = [m for m in store.log() if m.type == "set-config"]
+    assert (message.version, message.key) == ("1", "topology.workers")
+    assert message.values == {"topology": tid, "value": 3}
+    assert {"submit", "rebalance", "assignment"} <= {m.type for m in store.log()}
+    store.close()
+
+
+def test_leader_killed_standby_leads_without_moving_tasks(cluster, zk):
+    with cluster.client() as client:
+        tid = tid_of(client, "ha")
+    before = placement(zk, tid)
+    epoch = int(zk.get("/squall/nimbus/epoch")[0])
+    old = leader_name(cluster)
+    cluster.processes[old].kill()  # SIGKILL
+    cluster.processes[old].wait()
+    wait_for(lambda: leader_name(cluster) != old, 60, "the standby to take the lead")
+    assert int(zk.get("/squall/nimbus/epoch")[0]) == epoch + 1
+    beats = f"/squall/taskbeats/{tid}"
+    seqs = {c: json.loads(zk.get(f"{beats}/{c}")[0])["seq"] for c in zk.get_children(beats)}
+    wait_for(
+        lambda: all(json.loads(zk.get(f"{beats}/{c}")[0])["seq"] >= s + 6 for c, s in seqs.items()),
+        60,
+        "several monitor rounds under the new leader",
+    )
+    assert placement(zk, tid).task_slots == before.task_slots  # zero moves
+    with cluster.client() as client:  # the new leader rebuilt the conf from the log
+        assert json.loads(client.getTopologyConf("ha"))["topology.workers"] == 3
+    restart_as_standby(cluster, old)
+
+
+def restart_as_standby(cluster, name):
+    cluster.processes.pop(name, None)
+    cluster.start_nimbus([cluster.nimbus_name(n) for n in (1, 2)].index(name) + 1)
+
+
+def test_frozen_old_leader_resumed_cannot_overwrite(cluster, zk):
+    wait_for(lambda: len(zk.get_children("/squall/nimbuses")) == 2, 60, "both nimbuses up")
+    with cluster.client() as client:
+        tid = tid_of(client, "ha")
+    frozen = leader_name(cluster)
+    process = cluster.processes[frozen]
+    os.kill(process.pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: leader_name(cluster) != frozen, 60, "a new leader while frozen")
+        with cluster.client() as client:  # the new leader changes the assignment
+            client.rebalance("ha", T.RebalanceOptions(wait_secs=0, num_workers=2))
+        wait_for(lambda: len(placement(zk, tid).slots()) == 2, 60, "the new assignment")
+        after = placement(zk, tid)
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+    # the old leader finds its session gone, steps down and exits: it never writes again
+    assert process.wait(60) == 3
+    assert placement(zk, tid) == after
+    restart_as_standby(cluster, frozen)
+
+
+def test_hung_worker_is_restarted(cluster, zk):
+    with cluster.client() as client:
+        tid = tid_of(client, "ha")
+        wait_for(lambda: all_running(client, "ha"), 60, "ha running")
+    pid_file = next(cluster.directory.glob(f"supervisor*/supervisor/workers/{tid}-*.pid"))
+    pid = int(pid_file.read_text())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for(
+            lambda: pid_file.exists() and int(pid_file.read_text()) != pid,
+            60,
+            "the supervisor to replace the hung worker",
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+    with cluster.client() as client:
+        wait_for(lambda: all_running(client, "ha"), 60, "ha running again")
+
+
+def test_killed_supervisor_tasks_run_elsewhere(cluster, zk):
+    with cluster.client() as client:
+        tid = tid_of(client, "ha")
+    cluster.processes["supervisor2"].kill()  # SIGKILL: its workers are orphaned
+    cluster.processes.pop("supervisor2").wait()
+
+    def only_on_supervisor1():
+        return {s[0] for s in placement(zk, tid).slots()} == {"supervisor1"}
+
+    wait_for(only_on_supervisor1, 60, "tasks to leave the dead supervisor")
+    with cluster.client() as client:
+        wait_for(lambda: all_running(client, "ha"), 90, "every task running on supervisor1")
+    cluster.start_supervisor(2)
+    wait_for(
+        lambda: "supervisor2" in {s[0] for s in placement(zk, tid).slots()},
+        60,
+        "the returning supervisor to get work",
+    )
+
+
+def test_zookeeper_restart_and_the_cluster_recovers(cluster, zk):
+    cluster.zookeeper.restart()
+    wait_for(lambda: len(zk.get_children("/squall/supervisors")) == 2, 60, "supervisors back")
+    with cluster.client() as client:
+        submit_file(client, TINY, cluster.client_conf(), name="after-zk")
+        wait_for(lambda: all_running(client, "after-zk"), 90, "a new topology running")
+        wait_for(lambda: all_running(client, "ha"), 90, "the old topology running")
+        for name in ("after-zk", "ha"):
+            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
+        wait_for(lambda: not client.getClusterInfo().topologies, 60, "topologies removed")
+    assert subprocess.run(["true"]).returncode == 0
