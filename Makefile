@@ -20,12 +20,13 @@ test: system-deps venv
 bench: system-deps venv
 	$(PY) bench/scheduler.py
 
-# ZooKeeper (Debian's package, which brings Java) is the only system dependency.
+# System packages: ZooKeeper (Debian's package, which brings Java) for every cluster, and
+# PostgreSQL for the tests of the store on a PostgreSQL URL.
 system-deps:
-	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ]; then \
-		echo "installing zookeeper and java with apt-get"; \
+	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "installing zookeeper, java and postgresql with apt-get"; \
 		$(SUDO) apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless postgresql; \
 	fi
 
 venv: $(VENV)/.installed

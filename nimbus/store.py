@@ -200,12 +200,12 @@ class Store:
 
 
 def topology_confs(messages: Iterator[CoordinatorMessage]) -> dict[str, dict[str, Any]]:
-    """Replay the log: each topology's conf changes since submit, in order. A topology's
-    effective conf is its stored conf updated with these."""
+    """Replay the log: each live topology's conf as submitted, with every set-config since
+    applied in order."""
     confs: dict[str, dict[str, Any]] = {}
     for m in messages:
         if m.type == "submit":
-            confs[m.values["topology"]] = {}
+            confs[m.values["topology"]] = dict(m.values.get("conf", {}))
         elif m.type == "set-config" and m.values.get("topology") in confs:
             confs[m.values["topology"]][m.key] = m.values["value"]
         elif m.type == "kill" and m.values.get("removed"):
