@@ -2,8 +2,9 @@
 (the supervisor and its workers, as when a machine dies) and the nimbus leader.
 
 "Heartbeating again" means: every task of the current assignment is covered by a beat from
-its assigned slot whose sequence number moved after the kill, and a slot whose worker was
-killed beats from a new process (its uptime is shorter than the time since the kill). For
+its assigned slot that changed after the kill, and a slot whose worker was killed beats from
+a new process (its uptime is shorter than the time since the kill). Between cases the
+cluster settles for a few beats. For
 the nimbus leader, the clock also waits for the standby to lead and answer.
 
 Target: at most the ZooKeeper session timeout + 5 s. Run: .venv/bin/python bench/recovery.py
@@ -45,14 +46,24 @@ def recovered(zk: KazooClient, tid: str, before: dict, killed: set, since: float
         beat = now.get(slot)
         if beat is None or task not in beat.tasks:
             return False
-        if slot in before and beat.seq <= before[slot].seq and slot not in killed:
-            return False
+        if slot in before and beat.seq == before[slot].seq:
+            return False  # not a single beat since the kill
         if slot in killed and beat.uptime_secs > time.monotonic() - since:
-            return False
+            return False  # the beat is not from a process started after the kill
     return True
 
 
+def current_slots(zk: KazooClient, tid: str) -> set[tuple[str, int]]:
+    return decode(Assignment, zk.get(f"/squall/assignments/{tid}")[0], tid).slots()
+
+
 def measure(zk, tid, kill) -> float:
+    settled = {k: b for k, b in beats(zk, tid).items() if k in current_slots(zk, tid)}
+    wait_for(
+        lambda: all(b.seq >= settled[k].seq + 3 for k, b in beats(zk, tid).items() if k in settled),
+        60,
+        "the cluster to settle",
+    )
     before = beats(zk, tid)
     start = time.monotonic()
     killed = kill()
