@@ -18,6 +18,7 @@ import yaml
 
 from squall import zk as zk_mod
 from squall.client import nimbus_address, nimbus_client
+from squall.processes import kill_pid_file, terminate
 from squall.records import Assignment, WorkerBeat
 from squall.zkserver import ZooKeeperServer, free_port
 
@@ -84,6 +85,7 @@ class LocalCluster:
         return path
 
     def _spawn(self, name: str, command: str, extra: dict[str, Any] | None = None) -> None:
+        self.stop_process(name)  # never orphan a live process under the same name
         conf_file = self._write_conf(name, extra or {})
         log = (self.directory / f"{name}.log").open("ab")
         self.processes[name] = subprocess.Popen(
@@ -153,21 +155,14 @@ class LocalCluster:
 
     def stop_process(self, name: str, grace: float = 15) -> None:
         process = self.processes.pop(name, None)
-        if process and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(grace)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process:
+            terminate(process, grace)
 
     def stop(self) -> None:
         for name in [n for n in self.processes if n.startswith("supervisor")]:
             self.stop_process(name)
         for name in [n for n in self.processes if n.startswith("nimbus")]:
             self.stop_process(name)
-        from squall.supervisor.launcher import kill_pid_file
-
         for pid_file in self.directory.glob("supervisor*/supervisor/workers/*.pid"):
             kill_pid_file(pid_file)
         if self.zookeeper:

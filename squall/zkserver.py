@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from squall.processes import terminate
+
 ZK_CLASSPATH = "/usr/share/java/zookeeper.jar"
 MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 
@@ -86,11 +88,6 @@ class ZooKeeperServer:
         return f"127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process:
+            terminate(self.process, 10)
         self.process = None

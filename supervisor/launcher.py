@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from squall.processes import kill_pid_file, terminate
 
 from .sync import WorkerKey, WorkerSpec
 
@@ -97,26 +97,3 @@ class Launcher:
     def stop_all(self) -> None:
         for key in list(self.workers):
             self.stop(key)
-
-
-def terminate(process: subprocess.Popen, grace: float) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(grace)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def kill_pid_file(pid_file: Path) -> None:
-    """SIGKILL the worker named by a PID file, if that PID still is a squall worker (a PID
-    reused by an unrelated process is left alone)."""
-    try:
-        pid = int(pid_file.read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        if b"squall.worker" in cmdline:
-            os.kill(pid, signal.SIGKILL)
-    except (ValueError, OSError):
-        pass
-    pid_file.unlink(missing_ok=True)

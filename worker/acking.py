@@ -12,12 +12,11 @@ answer within topology.message.timeout.secs, fails the spout tuple so the spout 
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass
 
 from squall.structure import ACKER
 
-__all__ = ["ACKER", "AckerState", "SYSTEM_STREAMS", "anchored_ids", "new_id"]
+__all__ = ["ACKER", "AckerState", "SYSTEM_STREAMS", "new_id"]
 
 ACK_INIT = "__ack_init"  # spout -> acker: [root, xor of first edges, spout task]
 ACK_ACK = "__ack_ack"  # bolt -> acker: [root, id xor emitted]
@@ -42,15 +41,6 @@ def new_id() -> int:
         value = _random.getrandbits(64) - (1 << 63)
         if value:
             return value
-
-
-def anchored_ids(anchors: list[dict[int, int]], edge: int) -> dict[int, int]:
-    """The id map of a tuple emitted with `edge`, anchored to inputs with these id maps."""
-    out: dict[int, int] = {}
-    for ids in anchors:
-        for root in ids:
-            out[root] = out.get(root, 0) ^ edge
-    return out
 
 
 @dataclass
@@ -100,7 +90,3 @@ class AckerState:
         for root in old:
             del self.entries[root]
         return len(old)
-
-
-def monotonic() -> float:
-    return time.monotonic()

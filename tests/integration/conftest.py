@@ -27,3 +27,15 @@ def squall(cluster, *args: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=300,
     )
+
+
+@pytest.fixture
+def zk(cluster):
+    """A ZooKeeper client of the module's cluster."""
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=cluster.zookeeper.hosts)
+    client.start()
+    yield client
+    client.stop()
+    client.close()

@@ -34,15 +34,6 @@ def cluster(tmp_path_factory):
         yield c
 
 
-@pytest.fixture
-def zk(cluster):
-    client = KazooClient(hosts=cluster.zookeeper.hosts)
-    client.start()
-    yield client
-    client.stop()
-    client.close()
-
-
 def leader_name(cluster):
     _, port = cluster.leader()
     return cluster.nimbus_name(cluster.nimbus_ports.index(port) + 1)

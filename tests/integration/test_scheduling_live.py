@@ -4,7 +4,6 @@ supervisor leaves or joins, and a delayed kill that survives a nimbus restart.""
 import json
 
 import pytest
-from kazoo.client import KazooClient
 
 from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
@@ -23,15 +22,6 @@ def cluster(tmp_path_factory):
     conf = {"nimbus.task.timeout.secs": 120, "nimbus.task.launch.secs": 120}
     with LocalCluster(tmp_path_factory.mktemp("live"), supervisors=2, conf=conf) as c:
         yield c
-
-
-@pytest.fixture
-def zk(cluster):
-    client = KazooClient(hosts=cluster.zookeeper.hosts)
-    client.start()
-    yield client
-    client.stop()
-    client.close()
 
 
 def assignment(zk, client, name):
