@@ -83,6 +83,11 @@ class ClusterState:
         if errors:
             raise errors[0]
 
+    def check_lead(self) -> None:
+        """Raise FencedOut unless the epoch is still ours (fences writes outside ZooKeeper,
+        such as the store's)."""
+        self._commit([])
+
     def create_topology(
         self, topology_id: str, base: StormBase, tasks: dict[int, str], assignment: Assignment
     ) -> None:

@@ -174,6 +174,12 @@ class Controller:
         self.tasks = {t: assign_task_ids(b.component_executors) for t, b in self.bases.items()}
         self.supervisors = self.state.read_supervisors()
 
+    def _log(self, type_: str, key: str, values: dict[str, Any]) -> None:
+        """A coordinator-log message, fenced: only the current leader appends, and the
+        message carries the epoch so replay can ignore a deposed leader's late writes."""
+        self.state.check_lead()
+        self.store.append(type_, key, {**values, "epoch": self.state.epoch})
+
     def _require_leader(self) -> None:
         if not self.leading:
             leader = self.leader_of() or "unknown"
@@ -238,7 +244,7 @@ class Controller:
         log.info("removing topology %s", tid)
         self.state.remove_topology(tid)
         self.code.remove(tid)
-        self.store.append("kill", tid, {"topology": tid, "removed": True})
+        self._log("kill", tid, {"topology": tid, "removed": True})
         for model in (
             self.bases,
             self.assignments,
@@ -303,7 +309,7 @@ class Controller:
         assignment = self._assignment(tid, placement, starts)
         self.state.write_assignment(tid, assignment)
         self.assignments[tid] = assignment
-        self.store.append(
+        self._log(
             "assignment",
             tid,
             {"topology": tid, "epoch": assignment.epoch, "moved": sorted(restarted)},
@@ -356,6 +362,7 @@ class Controller:
             executors[ACKER] = ackers
         code = self.inbox.take(location)
         tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(self.wall())}"
+        self.state.check_lead()
         self.code.save(tid, name, code, structure, topo_conf, self.wall())
         status = (
             TopologyStatus.INACTIVE
@@ -386,7 +393,7 @@ class Controller:
         self.assignments[tid] = assignment
         self.assigned_at[tid] = {t: self.clock() for t in placement}
         self.confs[tid] = topo_conf
-        self.store.append("submit", name, {"topology": tid, "name": name, "conf": topo_conf})
+        self._log("submit", name, {"topology": tid, "name": name, "conf": topo_conf})
         log.info("submitted %s as %s (%d tasks)", name, tid, len(tasks))
         return tid
 
@@ -394,7 +401,7 @@ class Controller:
         wait = self._wait(wait_secs)
         self._user_event(name, Kill(wait))
         tid = self._topology_id(name)
-        self.store.append("kill", tid, {"topology": tid, "wait_secs": wait})
+        self._log("kill", tid, {"topology": tid, "wait_secs": wait})
 
     def activate(self, name: str) -> None:
         self._user_event(name, Activate())
@@ -418,7 +425,7 @@ class Controller:
             self._wait(wait_secs), num_workers, tuple(sorted((executors or {}).items()))
         )
         self._user_event(name, event)
-        self.store.append(
+        self._log(
             "rebalance",
             tid,
             {"topology": tid, "num_workers": num_workers, "executors": executors or {}},
@@ -436,8 +443,9 @@ class Controller:
             value = json_value
         checked = validate_topology_conf(json.dumps({key: value}))
         conf = {**self.confs.get(tid, {}), **checked}
-        self.store.append("set-config", key, {"topology": tid, "value": value})
+        self._log("set-config", key, {"topology": tid, "value": value})
         self.confs[tid] = conf
+        self.state.check_lead()
         self.code.update_conf(tid, conf)
         if key == "topology.workers":
             self.rebalance(name, 0, value, None)

@@ -201,9 +201,15 @@ class Store:
 
 def topology_confs(messages: Iterator[CoordinatorMessage]) -> dict[str, dict[str, Any]]:
     """Replay the log: each live topology's conf as submitted, with every set-config since
-    applied in order."""
+    applied in order. A message from an epoch older than one already seen was written by a
+    deposed leader after it lost the lead, and is ignored."""
     confs: dict[str, dict[str, Any]] = {}
+    newest = 0
     for m in messages:
+        epoch = m.values.get("epoch", 0)
+        if epoch < newest:
+            continue
+        newest = epoch
         if m.type == "submit":
             confs[m.values["topology"]] = dict(m.values.get("conf", {}))
         elif m.type == "set-config" and m.values.get("topology") in confs:

@@ -65,6 +65,9 @@ def test_a_deposed_leaders_writes_are_fenced(cluster):
         base = StormBase("x", "active", 0, 1, {})
         with pytest.raises(FencedOut):
             old.write_base("x-1-1", base)
+        with pytest.raises(FencedOut):  # what guards the deposed leader's store writes
+            old.check_lead()
+        new.check_lead()
     finally:
         for c in clients:
             c.stop()
@@ -101,7 +104,7 @@ def test_config_set_is_logged_and_takes_effect(cluster, zk):
     store = Store(cluster.base_conf()["nimbus.store.url"], source="test")
     [message] = [m for m in store.log() if m.type == "set-config"]
     assert (message.version, message.key) == ("1", "topology.workers")
-    assert message.values == {"topology": tid, "value": 3}
+    assert message.values == {"topology": tid, "value": 3, "epoch": 1}
     assert {"submit", "rebalance", "assignment"} <= {m.type for m in store.log()}
     store.close()
 

@@ -71,6 +71,10 @@ def test_coordinator_log_is_ordered_compact_and_replayable(url):
     assert m.values == {"topology": "wc-1-1", "value": 3} and m.timestamp > 0
     assert topology_confs(store.log()) == {"wc-1-1": {"a": 1, "topology.workers": 4}}
     assert list(store.log(since=messages[-2].seq)) == [messages[-1]]
+    # a deposed leader (epoch 1) writing after the new leader (epoch 2) is ignored
+    store.append("set-config", "topology.workers", {"topology": "wc-1-1", "value": 5, "epoch": 2})
+    store.append("set-config", "topology.workers", {"topology": "wc-1-1", "value": 9, "epoch": 1})
+    assert topology_confs(store.log()) == {"wc-1-1": {"a": 1, "topology.workers": 5}}
     with pytest.raises(ValueError, match="unknown coordinator message type"):
         store.append("set-everything", "k", {})
     store.close()
