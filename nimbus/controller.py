@@ -57,7 +57,12 @@ from .store import topology_confs
 log = logging.getLogger("squall.nimbus")
 
 Later = Callable[[float, Callable[[], None]], None]  # run a callable after a delay
-LeaderOf = Callable[[], str | None]  # "host:port" of the current leader, if any
+LeaderOf = Callable[[], str | None]
+CLUSTER_ONLY_PREFIXES = (
+    "storm.",
+    "nimbus.",
+    "supervisor.",
+)  # "host:port" of the current leader, if any
 
 
 class Controller:
@@ -441,7 +446,11 @@ class Controller:
             value = json.loads(json_value)
         except ValueError:
             value = json_value
+        if key.startswith(CLUSTER_ONLY_PREFIXES):
+            raise invalid(f"{key} is a cluster setting; it cannot be set for one topology")
         checked = validate_topology_conf(json.dumps({key: value}))
+        if key == "topology.workers" and value < 1:
+            raise invalid("topology.workers must be at least 1")
         conf = {**self.confs.get(tid, {}), **checked}
         self._log("set-config", key, {"topology": tid, "value": value})
         self.confs[tid] = conf

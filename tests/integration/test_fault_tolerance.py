@@ -99,8 +99,14 @@ def test_config_set_is_logged_and_takes_effect(cluster, zk):
     with cluster.client() as client:
         assert json.loads(client.getTopologyConf("ha"))["topology.workers"] == 3
         wait_for(lambda: all_running(client, "ha"), 60, "ha running on 3 workers")
-    bad = squall(cluster, "config", "set", "ha", "topology.workers", '"three"')
-    assert bad.returncode == 1 and "topology.workers" in bad.stderr
+    for key, value in [
+        ("topology.workers", '"three"'),
+        ("topology.workers", "0"),
+        ("nimbus.thrift.port", "1"),
+        ("topology.wokers", "2"),
+    ]:
+        bad = squall(cluster, "config", "set", "ha", key, value)
+        assert bad.returncode == 1 and key in bad.stderr, (key, bad.stderr)
     store = Store(cluster.base_conf()["nimbus.store.url"], source="test")
     [message] = [m for m in store.log() if m.type == "set-config"]
     assert (message.version, message.key) == ("1", "topology.workers")
