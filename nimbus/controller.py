@@ -31,6 +31,7 @@ from squall.validation import (
     validate_topology_conf,
 )
 
+from . import summaries
 from .cluster_state import ClusterState, FencedOut
 from .code_store import CodeStore
 from .heartbeats import HeartbeatCache, tokens_from_beats
@@ -497,88 +498,19 @@ class Controller:
 
     def cluster_info(self, nimbuses: list[Any]) -> Any:
         self._read_model()
-        now = int(self.wall())
-        used: dict[str, set[Slot]] = {}
-        for a in self.assignments.values():
-            for slot in a.task_slots.values():
-                used.setdefault(slot[0], set()).add(slot)
-        supervisors = [
-            T.SupervisorSummary(
-                host=info.host,
-                uptime_secs=max(0, now - info.start_time_secs),
-                num_workers=len(info.ports),
-                num_used_workers=len(used.get(sid, ())),
-                supervisor_id=sid,
-                version=info.version,
-            )
-            for sid, info in sorted(self.supervisors.items())
-        ]
-        topologies = []
-        for tid, base in sorted(self.bases.items()):
-            a = self.assignments.get(tid)
-            topologies.append(
-                T.TopologySummary(
-                    id=tid,
-                    name=base.name,
-                    num_tasks=len(self.tasks.get(tid, {})),
-                    num_executors=len(self.tasks.get(tid, {})),
-                    num_workers=len(a.slots()) if a else 0,
-                    uptime_secs=max(0, now - base.launch_time_secs),
-                    status=base.status.upper(),
-                )
-            )
-        return T.ClusterSummary(supervisors=supervisors, topologies=topologies, nimbuses=nimbuses)
+        return summaries.cluster_summary(
+            self.bases, self.assignments, self.tasks, self.supervisors, nimbuses, self.wall()
+        )
 
     def topology_info(self, name: str) -> Any:
         self._read_model()
         tid = self._topology_id(name)
-        base = self.bases[tid]
-        a = self.assignments.get(tid)
-        beats = self.state.read_beats(tid)
-        now = int(self.wall())
-        executors = []
-        for task, component in sorted(self.tasks.get(tid, {}).items()):
-            slot = a.task_slots.get(task) if a else None
-            beat = beats.get(slot) if slot else None
-            assigned_for = now - a.task_start_secs.get(task, now) if a else 0
-            # Only a worker started after the task was (re)assigned speaks for it: compare
-            # the worker's uptime with how long the task has been assigned, both durations.
-            fresh = beat is not None and beat.uptime_secs <= assigned_for + 2
-            stats = beat.tasks.get(task) if fresh else None
-            executors.append(
-                T.ExecutorSummary(
-                    executor_info=T.ExecutorInfo(task_start=task, task_end=task),
-                    component_id=component,
-                    host=a.node_host.get(slot[0], "") if slot else "",
-                    port=slot[1] if slot else 0,
-                    uptime_secs=assigned_for if slot else 0,
-                    stats=_executor_stats(stats) if stats else None,
-                )
-            )
-        return T.TopologyInfo(
-            id=tid,
-            name=base.name,
-            uptime_secs=max(0, now - base.launch_time_secs),
-            executors=executors,
-            status=base.status.upper(),
-            errors={
-                component: [
-                    T.ErrorInfo(
-                        error=e["error"],
-                        error_time_secs=int(e["time_secs"]),
-                        host=e.get("host"),
-                        port=e.get("port"),
-                    )
-                    for e in errors
-                ]
-                for component, errors in self.state.read_errors(tid).items()
-            },
+        return summaries.topology_info(
+            tid,
+            self.bases[tid],
+            self.assignments.get(tid),
+            self.tasks.get(tid, {}),
+            self.state.read_beats(tid),
+            self.state.read_errors(tid),
+            self.wall(),
         )
-
-
-def _executor_stats(stats: dict[str, Any]) -> Any:
-    return T.ExecutorStats(
-        emitted={":all-time": {k: int(v) for k, v in stats.get("emitted", {}).items()}},
-        transferred={":all-time": {k: int(v) for k, v in stats.get("transferred", {}).items()}},
-        rate=0.0,
-    )

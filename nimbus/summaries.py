@@ -1,0 +1,113 @@
+"""The Thrift summaries nimbus answers reads with (getClusterInfo, getTopologyInfo), built
+from the controller's model as pure functions: time is passed in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from squall import thrift_api as T
+from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat
+
+from .scheduler import Slot
+
+# A beat speaks for a task only if its worker has been up no longer than the task has been
+# assigned there (plus rounding): both are durations, so no two clocks are compared.
+_UPTIME_SLACK_SECS = 2
+
+
+def cluster_summary(
+    bases: Mapping[str, StormBase],
+    assignments: Mapping[str, Assignment],
+    tasks: Mapping[str, Mapping[int, str]],
+    supervisors: Mapping[str, SupervisorInfo],
+    nimbuses: list[Any],
+    now: float,
+) -> Any:
+    now_secs = int(now)
+    used: dict[str, set[Slot]] = {}
+    for a in assignments.values():
+        for slot in a.task_slots.values():
+            used.setdefault(slot[0], set()).add(slot)
+    return T.ClusterSummary(
+        supervisors=[
+            T.SupervisorSummary(
+                host=info.host,
+                uptime_secs=max(0, now_secs - info.start_time_secs),
+                num_workers=len(info.ports),
+                num_used_workers=len(used.get(sid, ())),
+                supervisor_id=sid,
+                version=info.version,
+            )
+            for sid, info in sorted(supervisors.items())
+        ],
+        topologies=[
+            T.TopologySummary(
+                id=tid,
+                name=base.name,
+                num_tasks=len(tasks.get(tid, {})),
+                num_executors=len(tasks.get(tid, {})),
+                num_workers=len(assignments[tid].slots()) if tid in assignments else 0,
+                uptime_secs=max(0, now_secs - base.launch_time_secs),
+                status=base.status.upper(),
+            )
+            for tid, base in sorted(bases.items())
+        ],
+        nimbuses=nimbuses,
+    )
+
+
+def topology_info(
+    tid: str,
+    base: StormBase,
+    assignment: Assignment | None,
+    tasks: Mapping[int, str],
+    beats: Mapping[Slot, WorkerBeat],
+    errors: Mapping[str, list[dict[str, Any]]],
+    now: float,
+) -> Any:
+    now_secs = int(now)
+    executors = []
+    for task, component in sorted(tasks.items()):
+        slot = assignment.task_slots.get(task) if assignment else None
+        beat = beats.get(slot) if slot else None
+        assigned_for = now_secs - assignment.task_start_secs.get(task, now_secs) if slot else 0
+        fresh = beat is not None and beat.uptime_secs <= assigned_for + _UPTIME_SLACK_SECS
+        stats = beat.tasks.get(task) if fresh else None
+        executors.append(
+            T.ExecutorSummary(
+                executor_info=T.ExecutorInfo(task_start=task, task_end=task),
+                component_id=component,
+                host=assignment.node_host.get(slot[0], "") if slot else "",
+                port=slot[1] if slot else 0,
+                uptime_secs=assigned_for,
+                stats=_executor_stats(stats) if stats else None,
+            )
+        )
+    return T.TopologyInfo(
+        id=tid,
+        name=base.name,
+        uptime_secs=max(0, now_secs - base.launch_time_secs),
+        executors=executors,
+        status=base.status.upper(),
+        errors={
+            component: [
+                T.ErrorInfo(
+                    error=e["error"],
+                    error_time_secs=int(e["time_secs"]),
+                    host=e.get("host"),
+                    port=e.get("port"),
+                )
+                for e in entries
+            ]
+            for component, entries in errors.items()
+        },
+    )
+
+
+def _executor_stats(stats: Mapping[str, Any]) -> Any:
+    return T.ExecutorStats(
+        emitted={":all-time": {k: int(v) for k, v in stats.get("emitted", {}).items()}},
+        transferred={":all-time": {k: int(v) for k, v in stats.get("transferred", {}).items()}},
+        rate=0.0,
+    )

@@ -1,0 +1,44 @@
+"""Thrift summaries from the model: a beat counts for a task only when it comes from a
+worker started after the task's assignment (durations compared, never clocks)."""
+
+from squall.nimbus.summaries import cluster_summary, topology_info
+from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat
+
+BASE = StormBase("wc", "active", 1000, 1, {"a": 2})
+TASKS = {1: "a", 2: "a"}
+
+
+def assignment(start):
+    return Assignment(
+        1, "t", {"s1": "h1"}, {1: ("s1", 6700), 2: ("s1", 6700)}, {1: start, 2: start}
+    )
+
+
+def test_stats_only_from_a_worker_started_for_the_assignment():
+    beat = WorkerBeat(seq=5, time_secs=0, uptime_secs=30, tasks={1: {"emitted": {"default": 3}}})
+    # the task was reassigned 10 s ago, but this worker has been up 30 s: a stale beat
+    stale = topology_info("t", BASE, assignment(1090), TASKS, {("s1", 6700): beat}, {}, 1100)
+    assert stale.executors[0].stats is None
+    fresh = topology_info("t", BASE, assignment(1050), TASKS, {("s1", 6700): beat}, {}, 1100)
+    assert fresh.executors[0].stats.emitted == {":all-time": {"default": 3}}
+    assert fresh.executors[1].stats is None  # no stats for task 2 in the beat
+    assert (fresh.executors[0].host, fresh.executors[0].port) == ("h1", 6700)
+    assert fresh.status == "ACTIVE" and fresh.uptime_secs == 100
+
+
+def test_errors_and_cluster_summary():
+    errors = {"a": [{"error": "boom", "time_secs": 5, "host": "h1", "port": 6700}]}
+    info = topology_info("t", BASE, None, TASKS, {}, errors, 1100)
+    assert info.errors["a"][0].error == "boom" and info.executors[0].port == 0
+    summary = cluster_summary(
+        {"t": BASE},
+        {"t": assignment(1000)},
+        {"t": TASKS},
+        {"s1": SupervisorInfo("h1", [6700, 6701], 900)},
+        [],
+        1100,
+    )
+    [sup] = summary.supervisors
+    assert (sup.num_workers, sup.num_used_workers, sup.uptime_secs) == (2, 1, 200)
+    [topo] = summary.topologies
+    assert (topo.num_tasks, topo.num_workers, topo.status) == (2, 1, "ACTIVE")
