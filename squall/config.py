@@ -6,6 +6,7 @@ key or a string where a number belongs is caught where it is written, not where 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from importlib import resources
@@ -26,9 +27,15 @@ class ConfigError(ValueError):
     """A configuration key is unknown or holds a value of the wrong type."""
 
 
+@functools.cache
+def _defaults() -> Conf:
+    return yaml.safe_load(resources.files("squall").joinpath("defaults.yaml").read_text())
+
+
 def load_defaults() -> Conf:
-    text = resources.files("squall").joinpath("defaults.yaml").read_text()
-    return yaml.safe_load(text)
+    """The defaults, parsed once per process (validation runs per component); a copy, so
+    no caller can change them for the others."""
+    return dict(_defaults())
 
 
 def _type_name(value: Any) -> str:
