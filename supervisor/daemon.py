@@ -24,7 +24,7 @@ from kazoo.protocol.states import KazooState
 
 from squall import zk as zk_mod
 from squall.client import download, nimbus_address, nimbus_client
-from squall.code_package import CODE_FILE, CONF_FILE, STORED_FILES, unpack
+from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
 from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
 
 from .launcher import Launcher
@@ -153,8 +153,8 @@ class Supervisor:
             self.launcher.stop(key)
         for spec in todo.start:
             code_dir = self._ensure_code(spec.topology_id)
-            conf = {**self.conf, **json.loads((code_dir / CONF_FILE).read_text())}
-            self.launcher.start(spec, code_dir, conf)
+            topology_conf = self._fetch_conf(spec.topology_id, code_dir)
+            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
         for tid in {p.name for p in self.code_root.glob("*")} - {k[0] for k in desired}:
             if not any(k[0] == tid for k in self.launcher.running()):
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
@@ -179,19 +179,25 @@ class Supervisor:
         )
 
     def _ensure_code(self, tid: str) -> Path:
-        """Download the topology's code and description from nimbus once."""
+        """Download the topology's code and structure from nimbus once: they never change."""
         code_dir = self.code_root / tid
         done = code_dir / ".complete"
         if done.exists():
             return code_dir
         code_dir.mkdir(parents=True, exist_ok=True)
-        host, port = nimbus_address(self.conf)
-        with nimbus_client(host, port) as client:
-            for name in STORED_FILES:
+        with nimbus_client(*nimbus_address(self.conf)) as client:
+            for name in (CODE_FILE, STRUCTURE_FILE):
                 download(client, f"{tid}/{name}", code_dir / name)
         unpack(code_dir / CODE_FILE, code_dir / "code")
         done.touch()
         return code_dir
+
+    def _fetch_conf(self, tid: str, code_dir: Path) -> dict[str, Any]:
+        """The topology conf as nimbus has it now, fetched for every worker start, so
+        settings changed with `squall config set` reach workers as they (re)start."""
+        with nimbus_client(*nimbus_address(self.conf)) as client:
+            download(client, f"{tid}/{CONF_FILE}", code_dir / CONF_FILE)
+        return json.loads((code_dir / CONF_FILE).read_text())
 
 
 def run_supervisor(conf: dict[str, Any]) -> None:

@@ -93,6 +93,8 @@ def test_config_set_is_logged_and_takes_effect(cluster, zk):
         submit_file(client, TINY, cluster.client_conf(), name="ha")
         tid = tid_of(client, "ha")
         wait_for(lambda: all_running(client, "ha"), 60, "ha running")
+    marker = squall(cluster, "config", "set", "ha", "ha.marker", "after-submit")
+    assert marker.returncode == 0, marker.stderr
     result = squall(cluster, "config", "set", "ha", "topology.workers", "3")
     assert result.returncode == 0, result.stderr
     wait_for(lambda: len(placement(zk, tid).slots()) == 3, 60, "a rebalance to 3 workers")
@@ -108,7 +110,7 @@ def test_config_set_is_logged_and_takes_effect(cluster, zk):
         bad = squall(cluster, "config", "set", "ha", key, value)
         assert bad.returncode == 1 and key in bad.stderr, (key, bad.stderr)
     store = Store(cluster.base_conf()["nimbus.store.url"], source="test")
-    [message] = [m for m in store.log() if m.type == "set-config"]
+    [message] = [m for m in store.log() if m.type == "set-config" and m.key == "topology.workers"]
     assert (message.version, message.key) == ("1", "topology.workers")
     assert message.values == {"topology": tid, "value": 3, "epoch": 1}
     assert {"submit", "rebalance", "assignment"} <= {m.type for m in store.log()}
@@ -189,6 +191,12 @@ def test_hung_worker_is_restarted(cluster, zk):
             os.kill(pid, signal.SIGCONT)
     with cluster.client() as client:
         wait_for(lambda: all_running(client, "ha"), 60, "ha running again")
+    # the restarted worker got the conf as changed by `squall config set` after submit
+    port = pid_file.stem.rpartition("-")[2]
+    worker_conf = json.loads(
+        (pid_file.parents[1] / "stormdist" / tid / f"worker-{port}.json").read_text()
+    )
+    assert worker_conf["ha.marker"] == "after-submit"
 
 
 def test_killed_supervisor_tasks_run_elsewhere(cluster, zk):
