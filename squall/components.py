@@ -7,6 +7,7 @@ fake collector.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -34,6 +35,28 @@ class Tuple:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """Tuples that travel together as one Arrow table (columns: the stream's fields) and form
+    one node of the acking tree, like a Trident batch: a bolt acks or fails it whole."""
+
+    source_component: str
+    source_task: int
+    stream: str
+    fields: tuple[str, ...]
+    table: Any  # pyarrow.Table
+    ids: dict[int, int] = field(default_factory=dict, compare=False, repr=False)  # acking
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def tuples(self) -> Iterator[Tuple]:
+        columns = [self.table.column(i).to_pylist() for i in range(len(self.fields))]
+        head = (self.source_component, self.source_task, self.stream, self.fields)
+        for values in zip(*columns, strict=True):
+            yield Tuple(*head, values, self.ids)
+
+
+@dataclass(frozen=True)
 class TaskContext:
     """What a task knows about its place in the running topology. `zk` is the worker's
     ZooKeeper client and `zk_root` the cluster's root node, for components that coordinate
@@ -53,11 +76,14 @@ class TaskContext:
 
 
 class Collector(Protocol):
-    def cleanup(self) -> None:
-        """Called once when the task stops gracefully (kill, rebalance, shutdown)."""
+    """Where a component's emits go: the worker's executor for its task."""
 
     def emit(
-        self, values: list[Any], stream: str, direct_task: int | None
+        self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any
+    ) -> None: ...  # pragma: no cover
+
+    def emit_batch(
+        self, columns: Any, stream: str, direct_task: int | None, msg_id: Any
     ) -> None: ...  # pragma: no cover
 
 
@@ -102,6 +128,16 @@ class Component:
     ) -> None:
         self.collector.emit(list(values), stream, direct_task, None)
 
+    def emit_batch(
+        self, columns: Any, stream: str = DEFAULT_STREAM, direct_task: int | None = None
+    ) -> None:
+        """Emit many tuples at once: a pyarrow Table or RecordBatch, or a dict of field ->
+        list, with the stream's fields as columns. The batch crosses workers as one Arrow
+        record batch and a SparkBolt hands it to Spark without building Python tuples, so this
+        is the fast path for volume. Shuffle groupings send a batch whole to one task; fields
+        grouping splits it by key."""
+        self.collector.emit_batch(columns, stream, direct_task, None)
+
 
 class Spout(Component):
     """A source of tuples. `next_tuple` emits zero or more tuples and returns whether it
@@ -125,6 +161,18 @@ class Spout(Component):
         msg_id: Any = None,
     ) -> None:
         self.collector.emit(list(values), stream, direct_task, msg_id)
+
+    def emit_batch(
+        self,
+        columns: Any,
+        stream: str = DEFAULT_STREAM,
+        direct_task: int | None = None,
+        msg_id: Any = None,
+    ) -> None:
+        """Like `Component.emit_batch`; with a `msg_id` the whole batch is one tracked tuple:
+        acked once every row and everything derived from it was processed, failed (and to be
+        replayed whole) otherwise. max.spout.pending then counts batches, as in Trident."""
+        self.collector.emit_batch(columns, stream, direct_task, msg_id)
 
     def ack(self, msg_id: Any) -> None:
         """The tuple tree of `msg_id` was fully processed."""

@@ -21,6 +21,7 @@ OWNED_PREFIXES = ("storm.", "nimbus.", "supervisor.", "worker.", "task.", "topol
 OPEN_PREFIXES = ("spark.",)
 
 Conf = dict[str, Any]
+CHOICES = {"topology.spark.handoff": ("auto", "arrow", "parquet")}
 
 
 class ConfigError(ValueError):
@@ -70,6 +71,8 @@ def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
                     f"{source}: {key} must be a {_type_name(defaults[key])}, "
                     f"got {_type_name(value)} {value!r}"
                 )
+            if key in CHOICES and value not in CHOICES[key]:
+                raise ConfigError(f"{source}: {key} must be one of {', '.join(CHOICES[key])}")
         elif key.startswith(OWNED_PREFIXES):
             raise ConfigError(f"{source}: unknown setting {key}")
         elif key.startswith(OPEN_PREFIXES) and not isinstance(value, (str, int, float, bool)):

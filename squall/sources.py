@@ -8,11 +8,20 @@ rebalancing algorithm). A task must own a partition before reading it, and waits
 earlier owner's ephemeral node is gone. It commits an offset only once every line before it
 was acked, so a task that moves to another worker, or restarts after SIGKILL, resumes from
 where its predecessor stopped, replaying at most what was in flight.
+
+Lines go out in batches of up to `batch_lines` (one `emit_batch`, one acking root, one
+entry against topology.max.spout.pending); a failed batch is replayed whole, with the same
+offsets, so a sink keyed by offset stays exact.
+
+By default a partition ends at its end of file. With `follow=True` the files are append-only
+logs, as Kafka's partitions are: the spout keeps reading what is appended, and emits a line
+only once its newline is written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,25 +47,47 @@ class _Partition:
     next_offset: int
     committed: int
     written: int  # last offset stored in ZooKeeper
-    acked: set[int] = field(default_factory=set)
-    in_flight: dict[int, str] = field(default_factory=dict)
+    acked: dict[int, int] = field(default_factory=dict)  # first offset -> lines, acked
+    in_flight: dict[int, list[str]] = field(default_factory=dict)  # first offset -> lines
     exhausted: bool = False
+    fragment: str = ""  # follow mode: the start of a line whose newline is not written yet
+    retry_at: float = 0.0  # follow mode: when to look for appended lines again
 
 
 class PartitionedFileSpout(Spout):
     """Emits (partition, offset, line) for every line of every file in `path`; a file is a
     partition. `group` names the consumer group whose offsets it uses. Absolute paths are
-    safest: relative ones resolve against the worker's working directory."""
+    safest: relative ones resolve against the worker's working directory. `batch_lines`
+    bounds the lines of one emitted batch; `follow` keeps reading lines appended later."""
 
     outputs = ["partition", "offset", "line"]
 
-    def __init__(self, path: str, group: str, source: str = "files", commit_secs: float = 1.0):
-        super().__init__(path=path, group=group, source=source, commit_secs=commit_secs)
+    def __init__(
+        self,
+        path: str,
+        group: str,
+        source: str = "files",
+        commit_secs: float = 1.0,
+        batch_lines: int = 1000,
+        follow: bool = False,
+    ):
+        super().__init__(
+            path=path,
+            group=group,
+            source=source,
+            commit_secs=commit_secs,
+            batch_lines=batch_lines,
+            follow=follow,
+        )
+        self.follow = follow
         self.path, self.group, self.source = Path(path), group, source
         self.commit_secs = commit_secs
+        self.batch_lines = batch_lines
         for what, value in (("group", group), ("source", source)):
             if name_problem(value, what):
                 raise ValueError(name_problem(value, what))
+        if not isinstance(batch_lines, int) or batch_lines < 1:
+            raise ValueError(f"batch_lines must be a positive integer, not {batch_lines!r}")
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
         from squall.zk_layout import ZkLayout
@@ -110,33 +141,52 @@ class PartitionedFileSpout(Spout):
         self._claim()
         self._commit()
         if self.replay:
-            name, offset = self.replay.pop()
-            line = self.owned[name].in_flight[offset]
-            self.emit([name, offset, line], msg_id=(name, offset))
+            name, first = self.replay.pop()
+            self._emit(name, first, self.owned[name].in_flight[first])
             return True
-        readers = [p for p in self.owned.values() if not p.exhausted]
+        now = time.monotonic()
+        readers = [p for p in self.owned.values() if not p.exhausted and p.retry_at <= now]
         if not readers:
             return False
         part = readers[self.turn % len(readers)]
         self.turn += 1
-        line = part.file.readline()
-        if not line:
-            part.exhausted = True
+        lines = self._read(part, now)
+        if not lines:
             return False
-        offset = part.next_offset
-        part.next_offset += 1
-        part.in_flight[offset] = line.rstrip("\n")
-        self.emit([part.name, offset, part.in_flight[offset]], msg_id=(part.name, offset))
+        first = part.next_offset
+        part.next_offset += len(lines)
+        part.in_flight[first] = lines
+        self._emit(part.name, first, lines)
         return True
 
+    def _read(self, part: _Partition, now: float) -> list[str]:
+        lines = list(itertools.islice(part.file, self.batch_lines))
+        if len(lines) < self.batch_lines:  # at the end of the file, for now or for good
+            part.exhausted = not self.follow
+            part.retry_at = now + 0.2
+        if not self.follow:
+            return [line.rstrip("\n") for line in lines]
+        if part.fragment and lines:
+            lines[0] = part.fragment + lines[0]
+            part.fragment = ""
+        if lines and not lines[-1].endswith("\n"):
+            part.fragment = lines.pop()
+        return [line[:-1] for line in lines]
+
+    def _emit(self, name: str, first: int, lines: list[str]) -> None:
+        columns = {
+            "partition": [name] * len(lines),
+            "offset": list(range(first, first + len(lines))),
+            "line": lines,
+        }
+        self.emit_batch(columns, msg_id=(name, first))
+
     def ack(self, msg_id: tuple[str, int]) -> None:
-        name, offset = msg_id
+        name, first = msg_id
         part = self.owned[name]
-        part.in_flight.pop(offset, None)
-        part.acked.add(offset)
+        part.acked[first] = len(part.in_flight.pop(first))
         while part.committed in part.acked:
-            part.acked.remove(part.committed)
-            part.committed += 1
+            part.committed += part.acked.pop(part.committed)
 
     def fail(self, msg_id: tuple[str, int]) -> None:
         self.replay.append(msg_id)

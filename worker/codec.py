@@ -7,6 +7,9 @@ bound for one worker are grouped by (source component, stream); each group becom
 record batch whose columns are the stream's declared fields plus the routing columns, with the
 component and stream in the schema metadata. A field whose values Arrow cannot hold in one
 typed column (mixed types, nested oddities) travels as JSON text and is marked so.
+
+A BatchDelivery (what `emit_batch` sends) is already a table of the stream's fields: it
+travels as it is, one record batch per frame, with its routing in the schema metadata.
 """
 
 from __future__ import annotations
@@ -14,11 +17,26 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-Delivery = list[Any]
+
+@dataclass(frozen=True)
+class BatchDelivery:
+    """A batch of tuples for one task, acked as one tuple (`roots`/`ids` as in a delivery)."""
+
+    target: int
+    component: str
+    task: int
+    stream: str
+    table: pa.Table
+    roots: tuple[int, ...] = ()
+    ids: tuple[int, ...] = ()
+
+
+Delivery = list[Any] | BatchDelivery
 FieldsOf = Callable[[str, str], tuple[str, ...]]
 
 _ROUTING = ("__target", "__task", "__roots", "__ids")
@@ -36,11 +54,24 @@ def _column(values: list[Any]) -> tuple[pa.Array, bool]:
         return pa.array([json.dumps(v) for v in values], type=pa.string()), True
 
 
+def _frame(table: pa.Table, metadata: dict[str, str]) -> bytes:
+    table = table.replace_schema_metadata(metadata)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
 def encode(deliveries: Iterable[Delivery], fields_of: FieldsOf) -> list[bytes]:
-    groups: dict[tuple[str, str], list[Delivery]] = defaultdict(list)
-    for d in deliveries:
-        groups[(d[1], d[3])].append(d)
+    groups: dict[tuple[str, str], list[list[Any]]] = defaultdict(list)
     frames = []
+    for d in deliveries:
+        if isinstance(d, BatchDelivery):
+            routing = {"target": d.target, "task": d.task, "roots": d.roots, "ids": d.ids}
+            meta = {"component": d.component, "stream": d.stream, "batch": json.dumps(routing)}
+            frames.append(_frame(d.table, meta))
+        else:
+            groups[(d[1], d[3])].append(d)
     for (component, stream), group in groups.items():
         fields = fields_of(component, stream)
         arrays, names, as_json = [], [], []
@@ -58,11 +89,7 @@ def encode(deliveries: Iterable[Delivery], fields_of: FieldsOf) -> list[bytes]:
             "stream": stream,
             "json": json.dumps(as_json),
         }
-        batch = pa.RecordBatch.from_arrays(arrays, names=names, metadata=metadata)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, batch.schema) as writer:
-            writer.write_batch(batch)
-        frames.append(sink.getvalue().to_pybytes())
+        frames.append(_frame(pa.Table.from_arrays(arrays, names=names), metadata))
     return frames
 
 
@@ -71,9 +98,11 @@ def decode(frame: bytes) -> list[Delivery]:
         reader = pa.ipc.open_stream(frame)
         meta = {k.decode(): v.decode() for k, v in (reader.schema.metadata or {}).items()}
         component, stream = meta["component"], meta["stream"]
+        table = reader.read_all().replace_schema_metadata(None)
+        if "batch" in meta:
+            return [_batch_delivery(component, stream, table, json.loads(meta["batch"]))]
         as_json = set(json.loads(meta["json"]))
-        table = reader.read_all()
-    except (pa.ArrowInvalid, KeyError, ValueError, UnicodeDecodeError) as exc:
+    except (pa.ArrowException, OSError, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
         raise CodecError(f"not a squall batch: {exc}") from exc
     names = [n for n in table.column_names if n not in _ROUTING]
     columns = [
@@ -88,3 +117,12 @@ def decode(frame: bytes) -> list[Delivery]:
         [targets[i], component, tasks[i], stream, list(rows[i]), roots[i], ids[i]]
         for i in range(table.num_rows)
     ]
+
+
+def _batch_delivery(component: str, stream: str, table: pa.Table, routing: Any) -> BatchDelivery:
+    target, task = routing["target"], routing["task"]
+    roots, ids = tuple(routing["roots"]), tuple(routing["ids"])
+    numbers = (target, task, *roots, *ids)
+    if len(roots) != len(ids) or not all(type(n) is int for n in numbers):
+        raise CodecError("a batch's routing must be integers, one id per root")
+    return BatchDelivery(target, component, task, stream, table, roots, ids)

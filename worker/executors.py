@@ -16,7 +16,10 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from squall.components import Bolt, Component, SparkBolt, Spout, TaskContext, Tuple
+import pyarrow as pa
+
+from squall.components import Batch, Bolt, Component, SparkBolt, Spout, TaskContext, Tuple
+from squall.thrift_api import DEFAULT_STREAM
 
 from .acking import (
     ACK_ACK,
@@ -27,7 +30,9 @@ from .acking import (
     AckerState,
     new_id,
 )
-from .spark import SparkHolder, result_rows, to_dataframe
+from .batches import as_table
+from .codec import BatchDelivery, Delivery
+from .spark import SparkHolder, result_table
 
 log = logging.getLogger("squall.worker")
 
@@ -39,7 +44,11 @@ class TaskIO(Protocol):
         self, component: str, task: int, stream: str, values: list[Any], direct: int | None
     ) -> list[int]: ...
 
-    def send(self, delivery: list[Any]) -> None: ...
+    def split(
+        self, component: str, task: int, stream: str, table: pa.Table, direct: int | None
+    ) -> list[tuple[int, pa.Table]]: ...
+
+    def send(self, target: int, delivery: Delivery) -> None: ...
 
     def acker_for(self, root: int) -> int | None: ...
 
@@ -81,6 +90,19 @@ class _Collector:
     ) -> None:
         self.executor.emit(values, stream, direct_task, msg_id)
 
+    def emit_batch(
+        self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None
+    ) -> None:
+        self.executor.emit_batch(columns, stream, direct_task, msg_id)
+
+
+Input = Tuple | Batch
+Part = tuple[int, list[Any] | pa.Table]  # a target task and the values or rows it gets
+
+
+def rows(item: Input) -> int:
+    return len(item) if isinstance(item, Batch) else 1
+
 
 class Executor:
     def __init__(
@@ -97,7 +119,7 @@ class Executor:
         self.conf = conf
         self.io = io
         self.stats = TaskStats()
-        self.inbox: queue.Queue[Tuple] = queue.Queue()
+        self.inbox: queue.Queue[Input] = queue.Queue()
         self.stopping = threading.Event()
         self.active = threading.Event()
         self.timeout = conf["topology.message.timeout.secs"]
@@ -115,29 +137,48 @@ class Executor:
 
     # --- emitting ---
 
-    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> None:
+    def _fields(self, stream: str) -> tuple[str, ...]:
         fields = self.streams.get(stream)
-        name = self.context.component_id
         if fields is None:
-            raise ValueError(f"{name} emits on undeclared stream {stream!r}")
+            raise ValueError(f"{self.context.component_id} emits on undeclared stream {stream!r}")
+        return fields
+
+    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> None:
+        fields = self._fields(stream)
+        name = self.context.component_id
         if len(values) != len(fields):
             raise ValueError(
                 f"{name} emits {len(values)} values on stream {stream!r}, "
                 f"which declares {len(fields)} fields {list(fields)}"
             )
         targets = self.io.targets(name, self.context.task_id, stream, values, direct)
-        self._deliver(targets, stream, values, msg_id)
+        self._deliver([(target, values) for target in targets], stream, msg_id)
         self.stats.emitted[stream] += 1
         self.stats.transferred[stream] += len(targets)
 
-    def _deliver(self, targets: list[int], stream: str, values: list, msg_id: Any) -> None:
-        for target in targets:
-            self._send(target, stream, values, [], [])
+    def emit_batch(self, columns: Any, stream: str, direct: int | None, msg_id: Any) -> None:
+        name = self.context.component_id
+        table = as_table(columns, self._fields(stream), f"{name} on stream {stream!r}")
+        if not table.num_rows:
+            return
+        parts = self.io.split(name, self.context.task_id, stream, table, direct)
+        self._deliver(parts, stream, msg_id)
+        self.stats.emitted[stream] += table.num_rows
+        self.stats.transferred[stream] += sum(part.num_rows for _, part in parts)
 
-    def _send(self, target: int, stream: str, values: list, roots: list, ids: list) -> None:
-        self.io.send(
-            [target, self.context.component_id, self.context.task_id, stream, values, roots, ids]
-        )
+    def _deliver(self, parts: list[Part], stream: str, msg_id: Any) -> None:
+        for target, payload in parts:
+            self._send(target, stream, payload, [], [])
+
+    def _send(self, target: int, stream: str, payload: Any, roots: list, ids: list) -> None:
+        name, task = self.context.component_id, self.context.task_id
+        if isinstance(payload, pa.Table):
+            delivery: Delivery = BatchDelivery(
+                target, name, task, stream, payload, tuple(roots), tuple(ids)
+            )
+        else:
+            delivery = [target, name, task, stream, payload, roots, ids]
+        self.io.send(target, delivery)
 
     def _system(self, target: int | None, stream: str, values: list[Any]) -> None:
         if target is not None:
@@ -192,23 +233,23 @@ class SpoutExecutor(Executor):
         self.max_pending = self.conf.get("topology.max.spout.pending") or 0
         self.acked_untracked: list[Any] = []
 
-    def _deliver(self, targets: list[int], stream: str, values: list, msg_id: Any) -> None:
+    def _deliver(self, parts: list[Part], stream: str, msg_id: Any) -> None:
         root = None
-        if msg_id is not None and targets:
+        if msg_id is not None and parts:
             root = new_id()
             acker = self.io.acker_for(root)
             if acker is None:
                 root = None
         if root is None:
-            super()._deliver(targets, stream, values, msg_id)
+            super()._deliver(parts, stream, msg_id)
             if msg_id is not None:  # untracked: acked as soon as it is sent (Storm's rule)
                 self.acked_untracked.append(msg_id)
             return
         xor = 0
-        for target in targets:
+        for target, payload in parts:
             edge = new_id()
             xor ^= edge
-            self._send(target, stream, values, [root], [edge])
+            self._send(target, stream, payload, [root], [edge])
         self.pending[root] = (msg_id, time.monotonic())
         self._system(acker, ACK_INIT, [root, xor, self.context.task_id])
 
@@ -278,23 +319,23 @@ class BoltExecutor(Executor):
         self.tracked = False
         self.acc = 0
 
-    def _anchor(self, inputs: list[Tuple]) -> None:
+    def _anchor(self, inputs: list[Input]) -> None:
         """Anchor what is emitted next to every tuple of `inputs`."""
         parity: Counter = Counter(r for t in inputs for r in t.ids)
         self.anchor_roots = [r for r, n in parity.items() if n % 2]
         self.tracked = any(t.ids for t in inputs)
         self.acc = 0
 
-    def _deliver(self, targets: list[int], stream: str, values: list, msg_id: Any) -> None:
+    def _deliver(self, parts: list[Part], stream: str, msg_id: Any) -> None:
         if not self.tracked:
-            super()._deliver(targets, stream, values, msg_id)
+            super()._deliver(parts, stream, msg_id)
             return
-        for target in targets:
+        for target, payload in parts:
             edge = new_id()
             self.acc ^= edge
-            self._send(target, stream, values, self.anchor_roots, [edge] * len(self.anchor_roots))
+            self._send(target, stream, payload, self.anchor_roots, [edge] * len(self.anchor_roots))
 
-    def _finish(self, inputs: list[Tuple], ok: bool) -> None:
+    def _finish(self, inputs: list[Input], ok: bool) -> None:
         for tup in inputs:
             for root, value in tup.ids.items():
                 acker = self.io.acker_for(root)
@@ -311,14 +352,19 @@ class BoltExecutor(Executor):
     def loop(self) -> None:
         while not self.stopping.is_set():
             try:
-                tup = self.inbox.get(timeout=0.2)
+                item = self.inbox.get(timeout=0.2)
             except queue.Empty:
                 continue
-            self._anchor([tup])
-            ok = self._call("process", self.component.process, tup)
+            self._anchor([item])
+            ok = self._call("process", self._process, item)
             self._drained()  # before the ack: a sink flushes before its input counts as done
-            self._finish([tup], ok)
-            self.stats.executed += 1
+            self._finish([item], ok)
+            self.stats.executed += rows(item)
+
+    def _process(self, item: Input) -> None:
+        """A batch is processed row by row and acked whole: one failing row fails it."""
+        for tup in item.tuples() if isinstance(item, Batch) else (item,):
+            self.component.process(tup)
 
 
 class SparkBoltExecutor(BoltExecutor):
@@ -335,13 +381,15 @@ class SparkBoltExecutor(BoltExecutor):
         self.batch_size = self.conf["topology.batch.size"]
         self.batch_timeout = self.conf["topology.batch.timeout.ms"] / 1000
 
-    def _gather(self) -> list[Tuple]:
-        batch: list[Tuple] = []
+    def _gather(self) -> list[Input]:
+        batch: list[Input] = []
+        size = 0
         deadline = None
-        while len(batch) < self.batch_size and not self.stopping.is_set():
+        while size < self.batch_size and not self.stopping.is_set():
             timeout = 0.2 if deadline is None else max(0.0, deadline - time.monotonic())
             try:
                 batch.append(self.inbox.get(timeout=timeout))
+                size += rows(batch[-1])
             except queue.Empty:
                 if batch:
                     break
@@ -355,30 +403,30 @@ class SparkBoltExecutor(BoltExecutor):
             return
         self.stats.ready = True
         while not self.stopping.is_set():
-            groups: dict[tuple[str, str], list[Tuple]] = {}
-            for tup in self._gather():
-                groups.setdefault((tup.source_component, tup.stream), []).append(tup)
-            for (source, stream), tuples in sorted(groups.items()):
-                self._anchor(tuples)
+            groups: dict[tuple[str, str], list[Input]] = {}
+            for item in self._gather():
+                groups.setdefault((item.source_component, item.stream), []).append(item)
+            for (source, stream), items in sorted(groups.items()):
+                self._anchor(items)
                 fields = self.input_fields[(source, stream)]
                 started = time.perf_counter()
-                ok = self._call("process_batch", self._run_batch, fields, tuples)
+                ok = self._call("process_batch", self._run_batch, fields, items)
+                executed = sum(rows(item) for item in items)
                 log.debug(
                     "task %d: batch of %d in %.3fs",
                     self.context.task_id,
-                    len(tuples),
+                    executed,
                     time.perf_counter() - started,
                 )
                 self._drained()
-                self._finish(tuples, ok)
-                self.stats.executed += len(tuples)
+                self._finish(items, ok)
+                self.stats.executed += executed
 
-    def _run_batch(self, fields: tuple[str, ...], tuples: list[Tuple]) -> None:
-        df = to_dataframe(self.spark.session(), list(fields), [t.values for t in tuples])
-        result = self.component.process_batch(df)
-        if result is not None:
-            for row in result_rows(result):
-                self.component.emit(row)
+    def _run_batch(self, fields: tuple[str, ...], items: list[Input]) -> None:
+        with self.spark.dataframe(fields, items) as df:
+            result = self.component.process_batch(df)
+            if result is not None:
+                self.emit_batch(result_table(result), DEFAULT_STREAM, None, None)
 
 
 class AckerExecutor(Executor):
@@ -403,7 +451,7 @@ class AckerExecutor(Executor):
                 self.state.expire(now, self.timeout)
                 last_expiry = now
 
-    def _handle(self, tup: Tuple, now: float) -> None:
+    def _handle(self, tup: Input, now: float) -> None:
         root = tup.values[0]
         if tup.stream == ACK_INIT:
             done = self.state.init(root, tup.values[1], tup.values[2], now)

@@ -25,11 +25,12 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
-from squall.components import TaskContext, Tuple
+from squall.components import Batch, TaskContext, Tuple
 from squall.records import Assignment, StormBase, WorkerBeat, decode, encode
 from squall.structure import TopologyStructure
 
 from .acking import ACKER, SYSTEM_STREAMS
+from .codec import BatchDelivery, Delivery
 from .executors import AckerExecutor, Executor, SparkBoltExecutor, executor_class
 from .routing import Router
 from .spark import SparkHolder
@@ -89,7 +90,12 @@ class Worker:
         output_dir = self.conf["topology.output.dir"] or str(
             Path(self.conf["storm.local.dir"]).resolve() / "output"
         )
-        self.spark = SparkHolder(self.conf, f"squall-{self.tid}-{self.slot[1]}")
+        handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
+        self.spark = SparkHolder(
+            self.conf,
+            f"squall-{self.tid}-{self.slot[1]}",
+            handoff_dir / f"{self.tid}-{self.slot[1]}",
+        )
         by_component: dict[str, list[int]] = {}
         for task, component in sorted(task_components.items()):
             by_component.setdefault(component, []).append(task)
@@ -136,8 +142,13 @@ class Worker:
     ) -> list[int]:
         return self.router.targets(component, task, stream, values, direct)
 
-    def send(self, delivery: list[Any]) -> None:
-        self.transport.send(delivery)
+    def split(
+        self, component: str, task: int, stream: str, table: Any, direct: int | None
+    ) -> list[tuple[int, Any]]:
+        return self.router.split(component, task, stream, table, direct)
+
+    def send(self, target: int, delivery: Delivery) -> None:
+        self.transport.send(target, delivery)
 
     def acker_for(self, root: int) -> int | None:
         return self.ackers[root % len(self.ackers)] if self.ackers else None
@@ -149,8 +160,19 @@ class Worker:
             return SYSTEM_STREAMS[stream]
         return self.structure.components[component].streams[stream]
 
-    def _deliver(self, message: list[Any]) -> None:
-        target, component, task, stream, values, roots, ids = message
+    def _deliver(self, message: Delivery) -> None:
+        if isinstance(message, BatchDelivery):
+            m = message
+            target, component, task, stream, roots, ids = (
+                m.target,
+                m.component,
+                m.task,
+                m.stream,
+                m.roots,
+                m.ids,
+            )
+        else:
+            target, component, task, stream, values, roots, ids = message
         executor = self.executors.get(target)
         if executor is None:
             log.warning("tuple for task %s, which this worker does not run; dropped", target)
@@ -161,7 +183,15 @@ class Worker:
             log.warning("tuple on unknown stream %s/%s; dropped", component, stream)
             return
         ids_map = dict(zip(roots, ids, strict=False)) if roots else {}
-        executor.inbox.put(Tuple(component, task, stream, fields, tuple(values), ids_map))
+        if stream in SYSTEM_STREAMS and not isinstance(message, list):
+            log.warning("batch on system stream %s; dropped", stream)
+        elif not isinstance(message, BatchDelivery):
+            executor.inbox.put(Tuple(component, task, stream, fields, tuple(values), ids_map))
+        elif tuple(message.table.column_names) != fields:
+            columns = message.table.column_names
+            log.warning("batch on %s/%s with columns %s; dropped", component, stream, columns)
+        else:
+            executor.inbox.put(Batch(component, task, stream, fields, message.table, ids_map))
 
     # --- watches ---
 

@@ -13,14 +13,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from squall.structure import (
     ALL,
     DIRECT,
     FIELDS,
     GLOBAL,
     LOCAL_OR_SHUFFLE,
-    NONE,
-    SHUFFLE,
     GroupingSpec,
     TopologyStructure,
 )
@@ -63,6 +64,29 @@ class Router:
                 ]
         self.counters: dict[tuple[int, str, str], int] = defaultdict(int)
 
+    def _chosen(
+        self, sub: Subscription, task: int, stream: str, direct_task: int | None
+    ) -> list[int] | None:
+        """The tasks of `sub` that receive what `task` emits now, whatever its values; None
+        for fields grouping, where the values decide."""
+        kind = sub.grouping.kind
+        if kind == DIRECT:
+            return [direct_task] if direct_task in sub.tasks else []
+        if direct_task is not None:
+            return []  # a direct emit reaches only direct subscribers
+        if kind == FIELDS:
+            return None
+        if kind == ALL:
+            return list(sub.tasks)
+        if kind == GLOBAL:
+            return [min(sub.tasks)]
+        pool = sub.tasks  # SHUFFLE, NONE, LOCAL_OR_SHUFFLE
+        if kind == LOCAL_OR_SHUFFLE:
+            pool = tuple(t for t in sub.tasks if t in self.local) or sub.tasks
+        counter_key = (task, stream, sub.component)
+        self.counters[counter_key] += 1
+        return [pool[(self.counters[counter_key] - 1) % len(pool)]]
+
     def targets(
         self,
         component: str,
@@ -75,24 +99,51 @@ class Router:
         for sub in self.subscriptions.get((component, stream), ()):
             if not sub.tasks:
                 continue
-            kind = sub.grouping.kind
-            if kind == DIRECT:
-                if direct_task in sub.tasks:
-                    out.append(direct_task)
-            elif direct_task is not None:
-                continue  # a direct emit reaches only direct subscribers
-            elif kind == FIELDS:
+            chosen = self._chosen(sub, task, stream, direct_task)
+            if chosen is None:
                 key = [values[i] for i in sub.key_index]
-                out.append(sub.tasks[fields_hash(key) % len(sub.tasks)])
-            elif kind == ALL:
-                out.extend(sub.tasks)
-            elif kind == GLOBAL:
-                out.append(min(sub.tasks))
-            elif kind in (SHUFFLE, NONE, LOCAL_OR_SHUFFLE):
-                pool = sub.tasks
-                if kind == LOCAL_OR_SHUFFLE:
-                    pool = tuple(t for t in sub.tasks if t in self.local) or sub.tasks
-                counter_key = (task, stream, sub.component)
-                out.append(pool[self.counters[counter_key] % len(pool)])
-                self.counters[counter_key] += 1
+                chosen = [sub.tasks[fields_hash(key) % len(sub.tasks)]]
+            out.extend(chosen)
         return out
+
+    def split(
+        self,
+        component: str,
+        task: int,
+        stream: str,
+        table: pa.Table,
+        direct_task: int | None = None,
+    ) -> list[tuple[int, pa.Table]]:
+        """Where the rows of an emitted batch go: shuffle-like groupings send the whole batch
+        to one task (round robin per batch), fields grouping sends each task its rows."""
+        out: list[tuple[int, pa.Table]] = []
+        for sub in self.subscriptions.get((component, stream), ()):
+            if not sub.tasks:
+                continue
+            chosen = self._chosen(sub, task, stream, direct_task)
+            if chosen is None:
+                out.extend(_rows_by_key(table, sub.key_index, sub.tasks))
+            else:
+                out.extend((target, table) for target in chosen)
+        return out
+
+
+def _rows_by_key(
+    table: pa.Table, key_index: tuple[int, ...], tasks: tuple[int, ...]
+) -> list[tuple[int, pa.Table]]:
+    """Fields grouping for a batch, with the per-tuple hash: each distinct key is hashed once
+    (a dictionary-encoded key column), then the rows are filtered per target."""
+    try:
+        if len(key_index) != 1:
+            raise pa.ArrowNotImplementedError("compound key")
+        encoded = pc.dictionary_encode(table.column(key_index[0]), null_encoding="encode")
+        encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+        slots = [fields_hash([key]) % len(tasks) for key in encoded.dictionary.to_pylist()]
+        row_slots = pc.take(pa.array(slots, type=pa.int32()), encoded.indices)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        keys = zip(*(table.column(i).to_pylist() for i in key_index), strict=True)
+        row_slots = pa.array([fields_hash(list(k)) % len(tasks) for k in keys], pa.int32())
+    return [
+        (tasks[slot], table.filter(pc.equal(row_slots, slot)))
+        for slot in sorted(pc.unique(row_slots).to_pylist())
+    ]

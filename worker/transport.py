@@ -14,15 +14,14 @@ import queue
 import threading
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
 
 import zmq
 
-from .codec import CodecError, FieldsOf, decode, encode
+from .codec import CodecError, Delivery, FieldsOf, decode, encode
 
 log = logging.getLogger("squall.worker.transport")
 
-Message = list[Any]  # a delivery, see codec.py
+Message = Delivery
 Address = tuple[str, int]
 MAX_BATCH = 1000
 
@@ -53,8 +52,7 @@ class Transport:
         self.addresses = dict(addresses)
         self.local = set(local)
 
-    def send(self, message: Message) -> None:
-        task = message[0]
+    def send(self, task: int, message: Message) -> None:
         if task in self.local:
             self.deliver(message)
             return

@@ -3,9 +3,12 @@ the acker completes a tree exactly when its last tuple is acked, never before.""
 
 import queue
 
+import pyarrow as pa
+
 from squall import Bolt, Spout
-from squall.components import TaskContext, Tuple
+from squall.components import Batch, TaskContext, Tuple
 from squall.worker.acking import ACK_DONE, ACK_FAILED, AckerState
+from squall.worker.codec import BatchDelivery
 from squall.worker.executors import AckerExecutor, BoltExecutor, SpoutExecutor
 
 CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
@@ -19,7 +22,10 @@ class FakeIO:
     def targets(self, component, task, stream, values, direct):
         return list(self.routes.get((component, stream), []))
 
-    def send(self, delivery):
+    def split(self, component, task, stream, table, direct):
+        return [(t, table) for t in self.routes.get((component, stream), [])]
+
+    def send(self, target, delivery):
         self.sent.append(delivery)
 
     def acker_for(self, root):
@@ -153,3 +159,76 @@ def test_untracked_emits_are_acked_at_once_without_ackers():
     ex.emit(["x"], "default", None, msg_id=5)
     ex._settle()
     assert spout.acked == [5] and not ex.pending
+
+
+class Split(Bolt):
+    outputs = ["w"]
+
+    def process(self, tup):
+        for word in tup["line"].split():
+            self.emit([word])
+
+
+def test_a_batch_is_one_node_of_the_tree():
+    """A spout batch is one tracked tuple: the tree completes once the bolt has processed
+    every row of it and the rows' children are acked; a failing row fails the whole batch."""
+    for failing_row in (None, "boom"):
+        io = FakeIO({("src", "default"): [2], ("mid", "default"): [3]})
+        spout = Src()
+        spout_ex = SpoutExecutor(spout, ctx("src", 1), {"default": ("line",)}, CONF, io)
+        acker = AckerExecutor(None, ctx("__acker", 99), {}, CONF, io)
+        lines = ["a b", "c", failing_row or "d e"]
+        spout_ex.emit_batch({"line": lines}, "default", None, msg_id="batch-1")
+        [sent] = [d for d in io.sent if isinstance(d, BatchDelivery)]
+        assert sent.table.column("line").to_pylist() == lines and len(sent.roots) == 1
+
+        class Picky(Split):
+            def process(self, tup):
+                if tup["line"] == "boom":
+                    raise ValueError("bad row")
+                super().process(tup)
+
+        errors: list[str] = []
+        io.report_error = lambda component, text, errors=errors: errors.append(text)
+        mid = BoltExecutor(Picky(), ctx("mid", 2), {"default": ("w",)}, CONF, io)
+        batch = Batch(
+            "src", 1, "default", ("line",), sent.table, dict(zip(sent.roots, sent.ids, strict=True))
+        )
+        mid._anchor([batch])
+        ok = mid._call("process", mid._process, batch)
+        mid._finish([batch], ok)
+        words = [d for d in io.sent if isinstance(d, list) and d[0] == 3]
+        assert [d[4][0] for d in words][:3] == ["a", "b", "c"]
+        for d in [d for d in io.sent if isinstance(d, list) and d[0] == 99]:
+            acker._handle(as_tuple(d), 0)
+        io.sent[:] = [d for d in io.sent if isinstance(d, list) and d[3] in (ACK_DONE, ACK_FAILED)]
+        if failing_row:
+            assert errors and [d[3] for d in io.sent] == [ACK_FAILED]
+            continue
+        assert not io.sent  # the words are not acked yet
+        for d in words:
+            leaf = BoltExecutor(Echo(), ctx("leaf", 3), {"default": ("w",)}, CONF, io)
+            t = as_tuple(d)
+            leaf._anchor([t])
+            leaf._finish([t], ok=True)
+        for d in [d for d in io.sent if d[0] == 99]:
+            acker._handle(as_tuple(d), 0)
+        assert [d[3] for d in io.sent if d[0] == 1] == [ACK_DONE]
+        spout_ex.inbox.put(as_tuple(next(d for d in io.sent if d[0] == 1)))
+        spout_ex._settle()
+        assert spout.acked == ["batch-1"]
+
+
+def test_emit_batch_checks_the_declared_fields():
+    io = FakeIO({("src", "default"): [2]})
+    ex = SpoutExecutor(Src(), ctx("src", 1), {"default": ("line",)}, CONF, io)
+    for bad in ({"word": ["x"]}, pa.table({"a": [1], "b": [2]}), [["x"]]):
+        try:
+            ex.emit_batch(bad, "default", None, None)
+        except ValueError as exc:
+            assert "src" in str(exc)
+        else:
+            raise AssertionError(f"{bad!r} was accepted")
+    ex.emit_batch(pa.table({"anything": ["x", "y"]}), "default", None, None)  # by position
+    [d] = io.sent
+    assert d.table.column_names == ["line"] and ex.stats.emitted["default"] == 2

@@ -1,8 +1,9 @@
 """Arrow batches on the wire round-trip every delivery, typed or not."""
 
+import pyarrow as pa
 import pytest
 
-from squall.worker.codec import CodecError, decode, encode
+from squall.worker.codec import BatchDelivery, CodecError, _frame, decode, encode
 
 FIELDS = {("src", "default"): ("word", "n"), ("src", "odd"): ("x",), ("a", "s"): ()}
 
@@ -26,3 +27,31 @@ def test_round_trip_groups_by_stream():
 def test_garbage_is_a_codec_error():
     with pytest.raises(CodecError):
         decode(b"not arrow at all")
+
+
+def test_a_batch_travels_as_its_own_record_batch():
+    table = pa.table({"word": ["a", "b", None], "n": [1, 2, 3]})
+    batch = BatchDelivery(4, "src", 7, "default", table, (2**62, -5), (9, 10))
+    row = [1, "src", 7, "default", ["c", 4], [], []]
+    out = [d for frame in encode([batch, row], fields_of) for d in decode(frame)]
+    assert out == [batch, row] or out == [row, batch]
+    [got] = [d for d in out if isinstance(d, BatchDelivery)]
+    assert got.table.equals(table) and got.roots == (2**62, -5)
+
+
+def test_a_batch_with_bad_routing_is_a_codec_error():
+    table = pa.table({"x": [1]})
+    for routing in (
+        '{"target": 1, "task": 8, "roots": [1], "ids": []}',
+        '{"target": "1", "task": 8, "roots": [], "ids": []}',
+        '{"target": 1, "task": 8, "roots": [1.5], "ids": [2]}',
+        '{"target": 1}',
+        "[]",
+    ):
+        frame = _frame(table, {"component": "src", "stream": "odd", "batch": routing})
+        with pytest.raises(CodecError):
+            decode(frame)
+    [good] = encode([BatchDelivery(1, "src", 8, "odd", table)], fields_of)
+    for cut in (10, len(good) // 2, len(good) - 3):
+        with pytest.raises(CodecError):
+            decode(good[:cut])

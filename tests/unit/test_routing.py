@@ -3,6 +3,8 @@
 import zlib
 from collections import Counter
 
+import pyarrow as pa
+
 from squall import Bolt, Grouping, Spout, Topology
 from squall.structure import assign_task_ids
 from squall.worker.routing import Router, fields_hash
@@ -50,3 +52,24 @@ def test_all_global_and_direct():
 def test_local_or_shuffle_prefers_local_tasks():
     r = router(Grouping.local_or_shuffle, local={2, 4})
     assert {t for i in range(6) for t in r.targets("src", 4, "default", ["k", i])} == {2}
+
+
+def test_a_batch_splits_by_key_exactly_as_single_tuples_route():
+    r = router(Grouping.fields("key"))
+    keys = [f"k{i % 37}" for i in range(500)] + [None]
+    table = pa.table({"key": keys, "n": list(range(len(keys)))})
+    parts = r.split("src", 4, "default", table)
+    assert sum(part.num_rows for _, part in parts) == len(keys)
+    for target, part in parts:
+        for key in part.column("key").to_pylist():
+            assert r.targets("src", 4, "default", [key, 0]) == [target]
+    assert {t for t, _ in parts} == {1, 2, 3}
+
+
+def test_a_batch_goes_whole_to_shuffle_targets_in_turn():
+    r = router(Grouping.shuffle)
+    table = pa.table({"key": ["a", "b"], "n": [1, 2]})
+    turns = [r.split("src", 4, "default", table) for _ in range(3)]
+    assert [t for [(t, part)] in turns] == [1, 2, 3]
+    assert all(part is table for [(_, part)] in turns)
+    assert [t for t, _ in router(Grouping.all).split("src", 4, "default", table)] == [1, 2, 3]

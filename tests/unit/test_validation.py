@@ -115,6 +115,9 @@ def test_config_types_and_unknown_keys(tmp_path):
         validate({"nimbus.thrift.prot": 1}, defaults, "f")
     with pytest.raises(ConfigError, match="must be a boolean"):
         validate({"topology.debug": 1}, defaults, "f")
+    with pytest.raises(ConfigError, match="handoff must be one of auto, arrow, parquet"):
+        validate({"topology.spark.handoff": "csv"}, defaults, "f")
+    assert validate({"topology.spark.handoff": "arrow"}, defaults, "f")
     conf_file = tmp_path / "c.yaml"
     conf_file.write_text("nimbus.thrift.port: 7000\nspark.executor.memory: 1g\n")
     conf = cluster_conf(conf_file)
