@@ -1,18 +1,23 @@
 """Words per second: squall's word count against Spark Structured Streaming, same data,
 same run, same machine.
 
-Both count the words of generated text in PARTITIONS files. squall runs a local cluster
-(ZooKeeper, nimbus, 2 supervisors); the topology is submitted inactive and the clock starts
-when every task reports ready (workers up, SparkSessions started) and the topology is
-activated, and stops when every word is counted (SparkSessions up and warmed by a small
-job; the word-count query's first batch still compiles its code inside the clock).
-Structured Streaming reads the same directory with trigger(availableNow) in local[2],
-timed from query start to termination twice on one SparkSession: cold (its first query,
-session start excluded) and warm (the same query again). Acking is off in the squall run,
-matching Structured Streaming's lack of per-record tracking; the SparkBolt batch size is
-the topology's topology.batch.size.
+Both count the words of generated text in PARTITIONS files, with the same Spark expression
+(lower, split on [^a-z0-9']+, drop empty, group by word, count), and both results are checked
+against a plain Python count. Two passes each:
 
-Run: .venv/bin/python bench/throughput.py [lines]
+- first: squall's first pass over the data, timed from activation (workers up, every task
+  ready, SparkSessions started and warmed by one tiny job) until every word is counted;
+  Structured Streaming's first query on a session warmed by the same tiny job, timed from
+  query start to termination (trigger availableNow, memory sink, complete mode, local[2]).
+  Both include compiling the query and warming the JVM's JIT on it.
+- warm: squall counts another, equally large chunk appended to the same partition files
+  by the running topology; Structured Streaming runs the query again on its session. This
+  is repeated WARM_RUNS times and the median is reported (the spread is printed too: on a
+  shared 2-core machine single runs vary by 20-30%).
+
+Acking is on in squall (one tracked batch of 10,000 lines per spout emit).
+
+Run: .venv/bin/python bench/throughput.py [lines per pass] [squall workers]
 """
 
 from __future__ import annotations
@@ -21,26 +26,40 @@ import json
 import os
 import platform
 import random
+import re
+import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).parent
 PARTITIONS = 4
+WARM_RUNS = 3
 VOCABULARY = [f"w{i}" for i in range(500)]
+SPLIT = re.compile("[^a-z0-9']+")
 
 
-def make_input(directory: Path, lines: int) -> int:
-    rng = random.Random(1)
-    directory.mkdir(parents=True)
-    words = 0
+def make_text(lines: int, seed: int) -> list[str]:
+    """Text per partition: `lines` lines of 10 words in all."""
+    rng = random.Random(seed)
     per = lines // PARTITIONS
-    for p in range(PARTITIONS):
-        rows = [" ".join(rng.choices(VOCABULARY, k=10)) for _ in range(per)]
-        words += 10 * per
-        (directory / f"part-{p}").write_text("\n".join(rows) + "\n")
-    return words
+    return [
+        "".join(" ".join(rng.choices(VOCABULARY, k=10)) + "\n" for _ in range(per))
+        for _ in range(PARTITIONS)
+    ]
+
+
+def python_count(texts: list[str]) -> Counter[str]:
+    return Counter(w for text in texts for w in SPLIT.split(text.lower()) if w)
+
+
+def write(directory: Path, texts: list[str], mode: str = "w") -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for p, text in enumerate(texts):
+        with (directory / f"part-{p}").open(mode) as f:
+            f.write(text)
 
 
 def all_ready(conf: dict, name: str) -> bool:
@@ -60,13 +79,26 @@ def all_ready(conf: dict, name: str) -> bool:
         zk.close()
 
 
-def run_squall(data: Path, work: Path, words: int) -> float:
+def totals(out: Path) -> Counter[str] | None:
+    got: Counter[str] = Counter()
+    for path in out.glob("totals-*.json"):
+        try:
+            got.update(json.loads(path.read_text()))
+        except ValueError:
+            return None  # being rewritten
+    return got
+
+
+def run_squall(work: Path, passes: list[list[str]], workers: int) -> list[float]:
     from squall.local import LocalCluster, wait_for
     from squall.submit import submit_file
 
+    data, out = work / "data", work / "out"
+    write(data, passes[0])
     os.environ["SQUALL_BENCH_INPUT"] = str(data)
-    out = work / "out"
-    with LocalCluster(work / "cluster", supervisors=2) as cluster:
+    os.environ["SQUALL_BENCH_WORKERS"] = str(workers)
+    seconds = []
+    with LocalCluster(work / "cluster", supervisors=1) as cluster:
         conf = cluster.client_conf()
         with cluster.client() as client:
             name = submit_file(
@@ -77,42 +109,54 @@ def run_squall(data: Path, work: Path, words: int) -> float:
                 inactive=True,
             )
             wait_for(lambda: all_ready(conf, name), 300, "every task ready")
-            start = time.perf_counter()
-            client.activate(name)
+            expected: Counter[str] = Counter()
+            for number, texts in enumerate(passes):
+                expected += python_count(texts)
+                words = expected.total()
+                start = time.perf_counter()
+                if number == 0:
+                    client.activate(name)
+                else:
+                    write(data, texts, mode="a")
+                wait_for(
+                    lambda w=words: (totals(out) or {}) and totals(out).total() == w,
+                    1800,
+                    "every word counted",
+                    interval=0.05,
+                )
+                seconds.append(time.perf_counter() - start)
+                assert totals(out) == expected, "squall's counts differ from a plain count"
+    return seconds
 
-        def counted() -> bool:
-            total = 0
-            for path in out.glob("totals-*.json"):
-                try:
-                    total += sum(json.loads(path.read_text()).values())
-                except ValueError:
-                    return False
-            return total == words
 
-        wait_for(counted, 1800, "every word counted", interval=0.2)
-        return time.perf_counter() - start
-
-
-def run_structured_streaming(data: Path, work: Path, words: int) -> tuple[float, float]:
-    """Seconds for the query on a fresh session (cold) and again on a warm one."""
+def run_structured_streaming(work: Path, texts: list[str]) -> list[float]:
+    """Seconds for the query's first run on a session and for a second run."""
     from pyspark.sql import SparkSession
 
+    data = work / "data"
+    write(data, texts)
+    expected = python_count(texts)
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("bench-structured-streaming")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "512m")
         .getOrCreate()
     )
     try:
+        import pyarrow as pa
+
+        # the same warm-up squall's workers run before they report ready (worker/spark.py)
+        spark.createDataFrame(pa.table({"x": [1, 2, 2]})).groupBy("x").count().collect()
         times = []
-        for run in ("cold", "warm"):
+        for run in ["first"] + [f"warm{i}" for i in range(WARM_RUNS)]:
             start = time.perf_counter()
             _count_words(spark, data, work / f"checkpoint-{run}", run)
             times.append(time.perf_counter() - start)
-            total = spark.sql(f"select sum(`count`) from {run}").collect()[0][0]
-            assert total == words, (total, words)
-        return times[0], times[1]
+            got = {r["word"]: r["count"] for r in spark.sql(f"select * from {run}").collect()}
+            assert got == expected, "Structured Streaming's counts differ from a plain count"
+        return times
     finally:
         spark.stop()
 
@@ -122,7 +166,7 @@ def _count_words(spark, data: Path, checkpoint: Path, name: str) -> None:
 
     lines = spark.readStream.text(str(data))
     counts = (
-        lines.select(F.explode(F.split(F.lower("value"), "[^a-z0-9']+")).alias("word"))
+        lines.select(F.explode(F.split(F.lower("value"), SPLIT.pattern)).alias("word"))
         .where(F.col("word") != "")
         .groupBy("word")
         .count()
@@ -140,19 +184,29 @@ def _count_words(spark, data: Path, checkpoint: Path, name: str) -> None:
 
 def main() -> None:
     lines = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    workers = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    passes = [make_text(lines, seed) for seed in range(1, WARM_RUNS + 2)]
+    words = 10 * (lines // PARTITIONS) * PARTITIONS
     with tempfile.TemporaryDirectory(prefix="squall-bench-") as tmp:
-        work = Path(tmp)
-        words = make_input(work / "data", lines)
-        squall_s = run_squall(work / "data", work / "squall", words)
-        cold_s, warm_s = run_structured_streaming(work / "data", work / "spark", words)
+        squall_s = run_squall(Path(tmp) / "squall", passes, workers)
+        spark_s = run_structured_streaming(Path(tmp) / "spark", passes[0])
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"words: {words} in {lines} lines, {PARTITIONS} partitions")
-    print(f"squall word count:            {squall_s:7.1f} s  {words / squall_s:10.0f} words/s")
-    for label, secs in (("cold", cold_s), ("warm", warm_s)):
-        print(
-            f"Structured Streaming, {label}:   {secs:7.1f} s  {words / secs:10.0f} words/s"
-            f"   ratio squall / it: {secs / squall_s:.2f}"
-        )
+    print(
+        f"words per pass: {words} in {lines} lines, {PARTITIONS} partitions; "
+        f"squall workers: {workers}"
+    )
+    report("first", squall_s[0], spark_s[0], words)
+    report("warm", statistics.median(squall_s[1:]), statistics.median(spark_s[1:]), words)
+    for name, runs in (("squall", squall_s[1:]), ("Structured Streaming", spark_s[1:])):
+        print(f"       {name} warm runs: {', '.join(f'{s:.1f}' for s in runs)} s")
+
+
+def report(label: str, squall_s: float, spark_s: float, words: int) -> None:
+    print(
+        f"{label:>5}: squall {squall_s:6.1f} s {words / squall_s:9.0f} words/s | "
+        f"Structured Streaming {spark_s:6.1f} s {words / spark_s:9.0f} words/s | "
+        f"ratio {spark_s / squall_s:.2f}"
+    )
 
 
 if __name__ == "__main__":

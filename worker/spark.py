@@ -95,7 +95,9 @@ class SparkHolder:
         self.handoff_dir.mkdir(parents=True, exist_ok=True)
         path = self.handoff_dir / f"batch-{next(self._files)}.parquet"
         try:
-            pq.write_table(table, path, compression="none")
+            # row groups a core each: Spark splits a Parquet scan by row group, no finer
+            groups = -(-table.num_rows // session.sparkContext.defaultParallelism)
+            pq.write_table(table, path, compression="none", row_group_size=max(groups, 1))
         except pa.ArrowException:  # a type Parquet cannot store
             path.unlink(missing_ok=True)
             yield session.createDataFrame(table)
