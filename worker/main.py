@@ -162,36 +162,50 @@ class Worker:
 
     def _deliver(self, message: Delivery) -> None:
         if isinstance(message, BatchDelivery):
-            m = message
-            target, component, task, stream, roots, ids = (
-                m.target,
-                m.component,
-                m.task,
-                m.stream,
-                m.roots,
-                m.ids,
+            self._deliver_batch(message)
+            return
+        target, component, task, stream, values, roots, ids = message
+        found = self._receiver(target, component, stream)
+        if found is not None:
+            executor, fields = found
+            ids_map = dict(zip(roots, ids, strict=False))
+            executor.inbox.put(Tuple(component, task, stream, fields, tuple(values), ids_map))
+
+    def _deliver_batch(self, batch: BatchDelivery) -> None:
+        if batch.stream in SYSTEM_STREAMS:
+            log.warning("batch on system stream %s; dropped", batch.stream)
+            return
+        found = self._receiver(batch.target, batch.component, batch.stream)
+        if found is None:
+            return
+        executor, fields = found
+        if tuple(batch.table.column_names) != fields:
+            log.warning(
+                "batch on %s/%s with columns %s; dropped",
+                batch.component,
+                batch.stream,
+                batch.table.column_names,
             )
-        else:
-            target, component, task, stream, values, roots, ids = message
+            return
+        ids_map = dict(zip(batch.roots, batch.ids, strict=False))
+        executor.inbox.put(
+            Batch(batch.component, batch.task, batch.stream, fields, batch.table, ids_map)
+        )
+
+    def _receiver(
+        self, target: int, component: str, stream: str
+    ) -> tuple[Executor, tuple[str, ...]] | None:
+        """The executor of `target` and the stream's fields, or None (logged) for a delivery
+        this worker cannot take: a task it does not run, a stream the topology lacks."""
         executor = self.executors.get(target)
         if executor is None:
             log.warning("tuple for task %s, which this worker does not run; dropped", target)
-            return
+            return None
         try:
-            fields = self._fields_of(component, stream)
+            return executor, self._fields_of(component, stream)
         except KeyError:
             log.warning("tuple on unknown stream %s/%s; dropped", component, stream)
-            return
-        ids_map = dict(zip(roots, ids, strict=False)) if roots else {}
-        if stream in SYSTEM_STREAMS and not isinstance(message, list):
-            log.warning("batch on system stream %s; dropped", stream)
-        elif not isinstance(message, BatchDelivery):
-            executor.inbox.put(Tuple(component, task, stream, fields, tuple(values), ids_map))
-        elif tuple(message.table.column_names) != fields:
-            columns = message.table.column_names
-            log.warning("batch on %s/%s with columns %s; dropped", component, stream, columns)
-        else:
-            executor.inbox.put(Batch(component, task, stream, fields, message.table, ids_map))
+            return None
 
     # --- watches ---
 
