@@ -103,9 +103,29 @@ class SparkHolder:
             yield session.createDataFrame(table)
             return
         try:
-            yield session.read.parquet(str(path))
+            yield _reader(session, table.schema).parquet(str(path))
         finally:
             path.unlink(missing_ok=True)
+
+
+_PLAIN_TYPES = {
+    pa.string(): "string",
+    pa.large_string(): "string",
+    pa.int64(): "bigint",
+    pa.int32(): "int",
+    pa.float64(): "double",
+    pa.bool_(): "boolean",
+}
+
+
+def _reader(session: Any, schema: pa.Schema) -> Any:
+    """A Parquet reader told the batch's schema when its types are plain ones, so Spark skips
+    reading the file footer to infer it (a tenth of a second per micro-batch)."""
+    types = [_PLAIN_TYPES.get(f.type) for f in schema]
+    if None in types:
+        return session.read
+    ddl = ", ".join(f"`{f.name}` {t}" for f, t in zip(schema, types, strict=True))
+    return session.read.schema(ddl)
 
 
 def _table_of(fields: Sequence[str], items: Sequence[Tuple | Batch]) -> pa.Table:
