@@ -163,7 +163,7 @@ class PartitionedFileSpout(Spout):
         lines = list(itertools.islice(part.file, self.batch_lines))
         if len(lines) < self.batch_lines:  # at the end of the file, for now or for good
             part.exhausted = not self.follow
-            part.retry_at = now + 0.1
+            part.retry_at = now + 0.02
         if not self.follow:
             return [line.rstrip("\n") for line in lines]
         if part.fragment and lines:

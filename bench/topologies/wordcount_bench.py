@@ -46,7 +46,7 @@ class WordCountBench(Topology):
     config = {
         "topology.workers": int(os.environ.get("SQUALL_BENCH_WORKERS", "1")),
         "topology.batch.size": 1_000_000,
-        "topology.batch.timeout.ms": 200,
+        "topology.batch.timeout.ms": 50,  # start a job soon after data appears
     }
     lines = PartitionedFileSpout.spec(
         par=2,
