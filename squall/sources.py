@@ -184,7 +184,10 @@ class PartitionedFileSpout(Spout):
     def ack(self, msg_id: tuple[str, int]) -> None:
         name, first = msg_id
         part = self.owned[name]
-        part.acked[first] = len(part.in_flight.pop(first))
+        lines = part.in_flight.pop(first, None)
+        if lines is None:
+            return  # a verdict for a batch already acked: nothing more to commit
+        part.acked[first] = len(lines)
         while part.committed in part.acked:
             part.committed += part.acked.pop(part.committed)
 

@@ -74,6 +74,7 @@ def test_batches_commit_only_behind_acks_and_replay_whole(zk, tmp_path):
     s.next_tuple()
     assert rec.batches[-1] == (("p0", 0), rec.batches[0][1])  # the same lines, same offsets
     s.ack(("p0", 0))
+    s.ack(("p0", 0))  # a second verdict for the same batch changes nothing
     s.next_tuple()
     assert committed(zk, "g1", "p0") == 20
     s.cleanup()
