@@ -56,6 +56,11 @@ class Batch:
             yield Tuple(*head, values, self.ids)
 
 
+def tuples_of(item: Tuple | Batch) -> Iterator[Tuple]:
+    """The tuples a bolt sees of an input, whether it came alone or in a batch."""
+    return item.tuples() if isinstance(item, Batch) else iter((item,))
+
+
 @dataclass(frozen=True)
 class TaskContext:
     """What a task knows about its place in the running topology. `zk` is the worker's

@@ -18,7 +18,16 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from squall.components import Batch, Bolt, Component, SparkBolt, Spout, TaskContext, Tuple
+from squall.components import (
+    Batch,
+    Bolt,
+    Component,
+    SparkBolt,
+    Spout,
+    TaskContext,
+    Tuple,
+    tuples_of,
+)
 from squall.thrift_api import DEFAULT_STREAM
 
 from .acking import (
@@ -363,7 +372,7 @@ class BoltExecutor(Executor):
 
     def _process(self, item: Input) -> None:
         """A batch is processed row by row and acked whole: one failing row fails it."""
-        for tup in item.tuples() if isinstance(item, Batch) else (item,):
+        for tup in tuples_of(item):
             self.component.process(tup)
 
 

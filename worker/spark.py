@@ -17,14 +17,14 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from squall.components import Batch, Tuple
+from squall.components import Batch, Tuple, tuples_of
 
 from .batches import BatchError, concat, rows_table
 
@@ -86,26 +86,34 @@ class SparkHolder:
         try:
             table = _table_of(fields, items)
         except BatchError:
-            every = [t.values for item in items for t in _tuples(item)]
-            yield session.createDataFrame([list(v) for v in every], schema=list(fields))
+            rows = [list(t.values) for item in items for t in tuples_of(item)]
+            yield session.createDataFrame(rows, schema=list(fields))
             return
-        if self.handoff_dir is None:
-            yield session.createDataFrame(table)
-            return
-        self.handoff_dir.mkdir(parents=True, exist_ok=True)
-        path = self.handoff_dir / f"batch-{next(self._files)}.parquet"
-        try:
-            # row groups a core each: Spark splits a Parquet scan by row group, no finer
-            groups = -(-table.num_rows // session.sparkContext.defaultParallelism)
-            pq.write_table(table, path, compression="none", row_group_size=max(groups, 1))
-        except pa.ArrowException:  # a type Parquet cannot store
-            path.unlink(missing_ok=True)
+        path = self._write(table, session)
+        if path is None:
             yield session.createDataFrame(table)
             return
         try:
             yield _reader(session, table.schema).parquet(str(path))
         finally:
             path.unlink(missing_ok=True)
+
+    def _write(self, table: pa.Table, session: Any) -> Path | None:
+        """The Parquet file of `table` for the Parquet handoff; None under the Arrow handoff
+        or for a type Parquet cannot store."""
+        if self.handoff_dir is None:
+            return None
+        self.handoff_dir.mkdir(parents=True, exist_ok=True)
+        path = self.handoff_dir / f"batch-{next(self._files)}.parquet"
+        # row groups a core each: Spark splits a Parquet scan by row group, no finer
+        cores = session.sparkContext.defaultParallelism
+        groups = max(-(-table.num_rows // cores), 1)
+        try:
+            pq.write_table(table, path, compression="none", row_group_size=groups)
+        except pa.ArrowException:
+            path.unlink(missing_ok=True)
+            return None
+        return path
 
 
 _PLAIN_TYPES = {
@@ -136,10 +144,6 @@ def _table_of(fields: Sequence[str], items: Sequence[Tuple | Batch]) -> pa.Table
     if single:
         tables.append(rows_table(fields, single))
     return concat(tables)
-
-
-def _tuples(item: Tuple | Batch) -> Iterable[Tuple]:
-    return item.tuples() if isinstance(item, Batch) else (item,)
 
 
 def result_table(df: Any) -> pa.Table:
