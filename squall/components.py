@@ -49,6 +49,14 @@ class Batch:
     def __len__(self) -> int:
         return self.table.num_rows
 
+    @classmethod
+    def of(cls, tup: Tuple) -> Batch:
+        """A single tuple as a one-row batch."""
+        import pyarrow as pa
+
+        table = pa.table({f: [v] for f, v in zip(tup.fields, tup.values, strict=True)})
+        return cls(tup.source_component, tup.source_task, tup.stream, tup.fields, table, tup.ids)
+
     def tuples(self) -> Iterator[Tuple]:
         columns = [self.table.column(i).to_pylist() for i in range(len(self.fields))]
         head = (self.source_component, self.source_task, self.stream, self.fields)
@@ -187,12 +195,30 @@ class Spout(Component):
 
 
 class Bolt(Component):
-    """A plain-Python processing step: `process` is called once per input tuple."""
+    """A plain-Python processing step: `process` is called once per input tuple.
+
+    A bolt that overrides `process_table` gets each batch whole, to work on its columns with
+    pyarrow.compute (the vectorized path, for volume); a single tuple then comes as a
+    one-row Batch unless the bolt defines `process` too. Either way what is emitted
+    meanwhile is anchored to that input, which is acked when the call returns and failed
+    when it raises."""
 
     kind: ClassVar[str] = "bolt"
 
-    def process(self, tup: Tuple) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def process(self, tup: Tuple) -> None:
+        """One input tuple; by default, for a bolt that only defines `process_table`, a
+        one-row Batch of it."""
+        if type(self).process_table is Bolt.process_table:
+            raise NotImplementedError(
+                f"{type(self).__name__} defines neither process nor process_table"
+            )
+        self.process_table(Batch.of(tup))
+
+    def process_table(self, batch: Batch) -> None:
+        """A batch of input tuples, `batch.table` (columns: the input stream's fields); by
+        default each row goes to `process`."""
+        for tup in batch.tuples():
+            self.process(tup)
 
     def idle(self) -> None:
         """Called whenever the bolt has drained its input, before the last tuple counts as

@@ -26,7 +26,6 @@ from squall.components import (
     Spout,
     TaskContext,
     Tuple,
-    tuples_of,
 )
 from squall.thrift_api import DEFAULT_STREAM
 
@@ -371,9 +370,11 @@ class BoltExecutor(Executor):
             self.stats.executed += rows(item)
 
     def _process(self, item: Input) -> None:
-        """A batch is processed row by row and acked whole: one failing row fails it."""
-        for tup in tuples_of(item):
-            self.component.process(tup)
+        """A batch is acked whole: one failing row fails it."""
+        if isinstance(item, Batch):
+            self.component.process_table(item)
+        else:
+            self.component.process(item)
 
 
 class SparkBoltExecutor(BoltExecutor):

@@ -4,6 +4,7 @@ the acker completes a tree exactly when its last tuple is acked, never before.""
 import queue
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from squall import Bolt, Spout
 from squall.components import Batch, TaskContext, Tuple
@@ -232,3 +233,40 @@ def test_emit_batch_checks_the_declared_fields():
     ex.emit_batch(pa.table({"anything": ["x", "y"]}), "default", None, None)  # by position
     [d] = io.sent
     assert d.table.column_names == ["line"] and ex.stats.emitted["default"] == 2
+
+
+class Lengths(Bolt):
+    """Vectorized: defines process_table only."""
+
+    outputs = ["n"]
+
+    def process_table(self, batch):
+        self.emit_batch({"n": pc.utf8_length(batch.table.column("line"))})
+
+
+def test_a_vectorized_bolt_gets_batches_whole_and_single_tuples_as_one_row_batches():
+    io = FakeIO({("mid", "default"): [3]})
+    mid = BoltExecutor(Lengths(), ctx("mid", 2), {"default": ("n",)}, CONF, io)
+    batch = Batch("src", 1, "default", ("line",), pa.table({"line": ["a", "bcd"]}))
+    single = Tuple("src", 1, "default", ("line",), ("xy",))
+    for item in (batch, single):
+        mid._anchor([item])
+        assert mid._call("process", mid._process, item)
+    assert [d.table.column("n").to_pylist() for d in io.sent] == [[1, 3], [2]]
+
+
+def test_a_plain_bolt_gets_a_batch_row_by_row_and_a_bolt_without_either_method_fails():
+    seen = []
+
+    class Rows(Bolt):
+        def process(self, tup):
+            seen.append(tup["line"])
+
+    Rows().process_table(Batch("src", 1, "default", ("line",), pa.table({"line": ["a", "b"]})))
+    assert seen == ["a", "b"]
+    try:
+        Echo().process(Tuple("src", 1, "default", ("line",), ("a",)))
+    except NotImplementedError as exc:
+        assert "Echo" in str(exc)
+    else:
+        raise AssertionError("a bolt without process or process_table accepted a tuple")
