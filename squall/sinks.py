@@ -1,21 +1,33 @@
 """Sinks whose output stays exact under replays.
 
 At-least-once delivery means a replayed tuple can reach a sink twice. IdempotentFileSink
-writes every tuple as a JSON line keyed by `key_fields` and `read` keeps one record per key,
-so a replay rewrites its key instead of adding to it. For that to make results exact, each
-key's value must be computed from one copy of its input: a replayed tuple and its slow
-original can meet in the same micro-batch, so a SparkBolt deduplicates its batch by input
-identity (`df.dropDuplicates([...])`) before aggregating. A line is flushed to the operating
-system before the tuple is acked, so a worker killed with SIGKILL loses no acked output.
+writes every row keyed by `key_fields`, and `read` / `table` keep one row per key, so a
+replay rewrites its key instead of adding to it. For that to make results exact, each key's
+value must be computed from one copy of its input: a replayed tuple and its slow original
+can meet in the same micro-batch, so a SparkBolt deduplicates its batch by input identity
+before aggregating (examples/wordcount.py shows a cheap way for batches).
+
+Single tuples go to a JSON-lines file, one line each, flushed to the operating system before
+the tuple is acked. A batch goes whole to an Arrow IPC file of its own, written under a
+temporary name and renamed into place before the batch is acked, so a reader never sees half
+a batch and a worker killed with SIGKILL loses no acked output.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from squall.components import Bolt, TaskContext, Tuple
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from squall.components import Batch, Bolt, TaskContext, Tuple
+
+_KEYS = b"squall.key_fields"
 
 
 class IdempotentFileSink(Bolt):
@@ -24,34 +36,85 @@ class IdempotentFileSink(Bolt):
         self.key_fields = list(key_fields)
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
-        directory = Path(context.output_dir)
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{context.component_id}-{context.task_id}.jsonl"
-        self.file = path.open("a+", encoding="utf-8")
-        self.file.seek(0, 2)
-        if self.file.tell():  # a killed predecessor may have left half a line
-            self.file.seek(self.file.tell() - 1)
-            if self.file.read(1) != "\n":
-                self.file.write("\n")
+        self.directory = Path(context.output_dir)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        # a restarted task must not reuse its predecessor's batch file names
+        self.prefix = f"{context.component_id}-{context.task_id}-{time.time_ns()}"
+        self.batches = itertools.count()
+        self.lines = self.directory / f"{context.component_id}-{context.task_id}.jsonl"
+        self.file: IO[str] | None = None  # opened for the first single tuple
 
     def process(self, tup: Tuple) -> None:
         row = dict(zip(tup.fields, tup.values, strict=True))
-        key = [row[f] for f in self.key_fields]
-        self.file.write(json.dumps({"key": key, "row": row}, sort_keys=True) + "\n")
+        record = {"fields": self.key_fields, "key": [row[f] for f in self.key_fields], "row": row}
+        if self.file is None:
+            self.file = self._open_lines()
+        self.file.write(json.dumps(record, sort_keys=True) + "\n")
         self.file.flush()
 
+    def _open_lines(self) -> IO[str]:
+        file = self.lines.open("a+", encoding="utf-8")
+        file.seek(0, 2)
+        if file.tell():  # a killed predecessor may have left half a line
+            file.seek(file.tell() - 1)
+            if file.read(1) != "\n":
+                file.write("\n")
+        return file
+
+    def process_table(self, batch: Batch) -> None:
+        missing = set(self.key_fields) - set(batch.fields)
+        if missing:
+            raise ValueError(f"key fields {sorted(missing)} are not among {list(batch.fields)}")
+        table = batch.table.replace_schema_metadata({_KEYS: json.dumps(self.key_fields)})
+        final = self.directory / f"{self.prefix}-{next(self.batches):09d}.arrow"
+        partial = final.with_name(f".{final.name}.partial")
+        with pa.OSFile(str(partial), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        os.replace(partial, final)
+
     def cleanup(self) -> None:
-        self.file.close()
+        if self.file is not None:
+            self.file.close()
+
+    @staticmethod
+    def table(directory: str | Path, component: str) -> pa.Table:
+        """Every task's output as one table with one row per key. Rows of one key written
+        more than once are copies of the same value; the last written is kept."""
+        return _load(Path(directory), component)[0]
 
     @staticmethod
     def read(directory: str | Path, component: str) -> dict[tuple, dict[str, Any]]:
-        """One row per key over every task's file (the last write of a key wins)."""
-        rows: dict[tuple, dict[str, Any]] = {}
-        for path in sorted(Path(directory).glob(f"{component}-*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue  # a torn line, never acked: its tuple was replayed
-                rows[tuple(record["key"])] = record["row"]
-        return rows
+        """`table` as a dict from key (values in key_fields order) to row."""
+        table, keys = _load(Path(directory), component)
+        return {tuple(row[k] for k in keys): row for row in table.to_pylist()}
+
+
+def _load(directory: Path, component: str) -> tuple[pa.Table, list[str]]:
+    tables, keys = [], []
+    for path in sorted(directory.glob(f"{component}-*.arrow")):
+        with pa.memory_map(str(path)) as source:
+            table = ipc.open_file(source).read_all()
+        keys = json.loads(table.schema.metadata[_KEYS])
+        tables.append(table.replace_schema_metadata(None))
+    rows = []
+    for path in sorted(directory.glob(f"{component}-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a torn line, never acked: its tuple was replayed
+            keys = record["fields"]
+            rows.append(record["row"])
+    if rows:
+        tables.append(pa.Table.from_pylist(rows))
+    if not tables:
+        return pa.table({}), keys
+    table = pa.concat_tables(tables, promote_options="permissive")
+    values = [c for c in table.column_names if c not in keys]
+    grouped = table.group_by(keys, use_threads=False)
+    if not values:
+        return grouped.aggregate([]), keys
+    last = grouped.aggregate([(c, "last") for c in values])
+    # name the aggregates back by name: pyarrow before 15 put them before the keys
+    names = [n if n in keys else n.removesuffix("_last") for n in last.column_names]
+    return last.rename_columns(names).select(table.column_names), keys
