@@ -1,32 +1,32 @@
-"""Words per second: squall's word count against Spark Structured Streaming, same data,
+"""Words per second: examples/wordcount.py against Spark Structured Streaming, same data,
 same run, same machine.
 
-Both count the words of generated text in PARTITIONS files, with the same Spark expression
-(lower, split on [^a-z0-9']+, drop empty, group by word, count), and both results are checked
-against a plain Python count. Two passes each:
+Both count the words of generated text in PARTITIONS files (lower-cased, split on runs of
+characters other than letters, digits and apostrophes), and both results are checked word by
+word against a plain Python count. squall runs the example as it is in the repository (split
+in pyarrow, counts per line batch and word in a Spark job per micro-batch, an idempotent
+sink), with one worker. Structured Streaming runs the whole count in Spark: local[2],
+trigger availableNow, memory sink, complete mode, 2 shuffle partitions. Two passes each:
 
 - first: squall's first pass over the data, timed from activation (workers up, every task
-  ready, SparkSessions started and warmed by one tiny job) until every word is counted;
+  ready, SparkSessions started and warmed by one tiny job) until every word is in the sink;
   Structured Streaming's first query on a session warmed by the same tiny job, timed from
-  query start to termination (trigger availableNow, memory sink, complete mode, local[2]).
-  Both include compiling the query and warming the JVM's JIT on it.
-- warm: squall counts another, equally large chunk appended to the same partition files
-  by the running topology; Structured Streaming runs the query again on its session. This
-  is repeated WARM_RUNS times and the median is reported (the spread is printed too: on a
-  shared 2-core machine single runs vary by 20-30%).
-
-Acking is on in squall (one tracked batch of 10,000 lines per spout emit).
+  query start to termination. Both include compiling the query and warming the JVM's JIT.
+- warm: squall counts another, equally large chunk appended to the same partition files by
+  the running topology (the example's follow mode); Structured Streaming runs the query
+  again on its session. This is repeated WARM_RUNS times and the median is reported (the
+  spread is printed too: on a shared 2-core machine single runs vary by 20-30%).
 
 Run: .venv/bin/python bench/throughput.py [lines per pass] [squall workers]
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import importlib.util
 import os
 import platform
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -34,11 +34,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).parent
+EXAMPLE = Path(__file__).parents[1] / "examples" / "wordcount.py"
 PARTITIONS = 4
 WARM_RUNS = 3
 VOCABULARY = [f"w{i}" for i in range(500)]
-SPLIT = re.compile("[^a-z0-9']+")
+
+
+def example_module():
+    spec = importlib.util.spec_from_file_location("wordcount_example", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def make_text(lines: int, seed: int) -> list[str]:
@@ -49,10 +55,6 @@ def make_text(lines: int, seed: int) -> list[str]:
         "".join(" ".join(rng.choices(VOCABULARY, k=10)) + "\n" for _ in range(per))
         for _ in range(PARTITIONS)
     ]
-
-
-def python_count(texts: list[str]) -> Counter[str]:
-    return Counter(w for text in texts for w in SPLIT.split(text.lower()) if w)
 
 
 def write(directory: Path, texts: list[str], mode: str = "w") -> None:
@@ -79,14 +81,23 @@ def all_ready(conf: dict, name: str) -> bool:
         zk.close()
 
 
-def totals(out: Path) -> Counter[str] | None:
-    got: Counter[str] = Counter()
-    for path in out.glob("totals-*.json"):
-        try:
-            got.update(json.loads(path.read_text()))
-        except ValueError:
-            return None  # being rewritten
-    return got
+class SinkTotals:
+    """The example's totals, read again only when the sink has written a file (a poll every
+    50 ms must not take a core from the run it measures)."""
+
+    def __init__(self, wordcount, out: Path) -> None:
+        self.wordcount, self.out = wordcount, out
+        self.files: list[tuple[Path, int]] = []
+        self.totals: Counter[str] = Counter()
+
+    def words(self) -> int:
+        files = []
+        for path in sorted(self.out.glob("sink-*")):
+            with contextlib.suppress(FileNotFoundError):
+                files.append((path, path.stat().st_mtime_ns))
+        if files != self.files:
+            self.files, self.totals = files, self.wordcount.totals(self.out)
+        return self.totals.total()
 
 
 def run_squall(work: Path, passes: list[list[str]], workers: int) -> list[float]:
@@ -95,37 +106,34 @@ def run_squall(work: Path, passes: list[list[str]], workers: int) -> list[float]
 
     data, out = work / "data", work / "out"
     write(data, passes[0])
-    os.environ["SQUALL_BENCH_INPUT"] = str(data)
-    os.environ["SQUALL_BENCH_WORKERS"] = str(workers)
+    os.environ["SQUALL_WORDCOUNT_INPUT"] = str(data)  # read by the example at submit
+    os.environ["SQUALL_WORDCOUNT_FOLLOW"] = "1"
+    wordcount = example_module()
+    sink = SinkTotals(wordcount, out)
     seconds = []
     with LocalCluster(work / "cluster", supervisors=1) as cluster:
         conf = cluster.client_conf()
         with cluster.client() as client:
             name = submit_file(
                 client,
-                HERE / "topologies" / "wordcount_bench.py",
+                EXAMPLE,
                 conf,
-                overrides={"topology.output.dir": str(out)},
+                overrides={"topology.output.dir": str(out), "topology.workers": workers},
                 inactive=True,
             )
             wait_for(lambda: all_ready(conf, name), 300, "every task ready")
             expected: Counter[str] = Counter()
             for number, texts in enumerate(passes):
-                expected += python_count(texts)
+                expected += wordcount.plain_count(texts)
                 words = expected.total()
                 start = time.perf_counter()
                 if number == 0:
                     client.activate(name)
                 else:
                     write(data, texts, mode="a")
-                wait_for(
-                    lambda w=words: (totals(out) or {}) and totals(out).total() == w,
-                    1800,
-                    "every word counted",
-                    interval=0.05,
-                )
+                wait_for(lambda w=words: sink.words() == w, 1800, "every word counted", 0.05)
                 seconds.append(time.perf_counter() - start)
-                assert totals(out) == expected, "squall's counts differ from a plain count"
+                assert wordcount.totals(out) == expected, "squall's counts differ"
     return seconds
 
 
@@ -135,7 +143,8 @@ def run_structured_streaming(work: Path, texts: list[str]) -> list[float]:
 
     data = work / "data"
     write(data, texts)
-    expected = python_count(texts)
+    wordcount = example_module()
+    expected = wordcount.plain_count(texts)
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("bench-structured-streaming")
@@ -152,7 +161,7 @@ def run_structured_streaming(work: Path, texts: list[str]) -> list[float]:
         times = []
         for run in ["first"] + [f"warm{i}" for i in range(WARM_RUNS)]:
             start = time.perf_counter()
-            _count_words(spark, data, work / f"checkpoint-{run}", run)
+            _count_words(spark, data, work / f"checkpoint-{run}", run, wordcount.SEPARATORS)
             times.append(time.perf_counter() - start)
             got = {r["word"]: r["count"] for r in spark.sql(f"select * from {run}").collect()}
             assert got == expected, "Structured Streaming's counts differ from a plain count"
@@ -161,12 +170,12 @@ def run_structured_streaming(work: Path, texts: list[str]) -> list[float]:
         spark.stop()
 
 
-def _count_words(spark, data: Path, checkpoint: Path, name: str) -> None:
+def _count_words(spark, data: Path, checkpoint: Path, name: str, separators: str) -> None:
     from pyspark.sql import functions as F
 
     lines = spark.readStream.text(str(data))
     counts = (
-        lines.select(F.explode(F.split(F.lower("value"), SPLIT.pattern)).alias("word"))
+        lines.select(F.explode(F.split(F.lower("value"), separators)).alias("word"))
         .where(F.col("word") != "")
         .groupBy("word")
         .count()

@@ -1,7 +1,7 @@
 """Submit -> tasks heartbeat -> exact word counts (Spark) -> kill -> every node removed."""
 
 import os
-from collections import Counter
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
@@ -32,19 +32,25 @@ def test_wordcount_runs_counts_exactly_and_is_removed_on_kill(cluster, tmp_path)
         assert tid and tid.startswith("wordcount-")
         info = client.getClusterInfo()
         [summary] = [t for t in info.topologies if t.id == tid]
-        assert summary.status == "ACTIVE" and summary.num_tasks == 9  # 6 + 3 ackers
+        assert summary.status == "ACTIVE" and summary.num_tasks == 10  # 7 + 3 ackers
 
     # every task heartbeats
     wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
     wait_until_quiet(conf, tid, 240)
 
     wc = wordcount_module()
-    lines = wc.TEXT.read_text().splitlines()
-    assert wc.totals(out) == Counter(w for line in lines for w in wc.words_of(line))
+    texts = [p.read_text() for p in sorted(Path(wc.INPUT).iterdir())]
+    assert wc.totals(out) == wc.plain_count(texts)
 
     with cluster.client() as client:
         info = client.getTopologyInfo(tid)
-        assert {e.component_id for e in info.executors} == {"__acker", "count", "lines", "sink"}
+        assert {e.component_id for e in info.executors} == {
+            "__acker",
+            "lines",
+            "split",
+            "count",
+            "sink",
+        }
         assert all(e.host == "127.0.0.1" and e.port > 0 for e in info.executors)
         client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
 
