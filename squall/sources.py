@@ -16,20 +16,30 @@ offsets, so a sink keyed by offset stays exact.
 By default a partition ends at its end of file. With `follow=True` the files are append-only
 logs, as Kafka's partitions are: the spout keeps reading what is appended, and emits a line
 only once its newline is written.
+
+A batch is the same lines whoever reads it, also after a crash, so a sink can key its
+output by batch (examples/wordcount.py does). A batch is `batch_lines` lines from where the
+previous one ended; only in follow mode can one end early, at the end of a file that is
+still growing, and where it ended is then stored before it is emitted (squall's addition to
+the layout), for a successor to cut its replay at the same line:
+
+    /consumers/[group]/cuts/[source]/[partition]   JSON list of early ends past the offset
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+import pyarrow as pa
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from squall.components import Spout, TaskContext
+from squall.line_reader import LineReader
 from squall.validation import name_problem
 
 
@@ -43,15 +53,21 @@ def partition_range(partitions: list[str], index: int, count: int) -> list[str]:
 @dataclass
 class _Partition:
     name: str
-    file: IO[str]
+    reader: LineReader
     next_offset: int
     committed: int
     written: int  # last offset stored in ZooKeeper
+    cuts: list[int]  # follow mode: early batch ends past `committed`, as stored
     acked: dict[int, int] = field(default_factory=dict)  # first offset -> lines, acked
-    in_flight: dict[int, list[str]] = field(default_factory=dict)  # first offset -> lines
+    in_flight: dict[int, pa.Array] = field(default_factory=dict)  # first offset -> lines
     exhausted: bool = False
-    fragment: str = ""  # follow mode: the start of a line whose newline is not written yet
     retry_at: float = 0.0  # follow mode: when to look for appended lines again
+
+    def batch_end(self, batch_lines: int) -> int:
+        """Where the batch starting at next_offset ends: batch_lines on, or earlier at a
+        stored cut."""
+        end = self.next_offset + batch_lines
+        return min([c for c in self.cuts if c > self.next_offset] + [end])
 
 
 class PartitionedFileSpout(Spout):
@@ -124,16 +140,29 @@ class PartitionedFileSpout(Spout):
             self.owned[name] = self._open(name)
 
     def _open(self, name: str) -> _Partition:
-        path = self.layout.consumer_offset(self.group, self.source, name)
         try:
-            offset = int(self.zk.get(path)[0] or b"0")
+            offset = int(self.zk.get(self._path("offsets", name))[0] or b"0")
         except NoNodeError:
             offset = 0
-        f = (self.path / name).open(encoding="utf-8")
-        for _ in range(offset):
-            if not f.readline():
-                break
-        return _Partition(name, f, offset, offset, offset)
+        try:
+            cuts = [c for c in json.loads(self.zk.get(self._path("cuts", name))[0]) if c > offset]
+        except NoNodeError:
+            cuts = []
+        reader = LineReader(self.path / name, self.follow)
+        reader.skip(offset)
+        return _Partition(name, reader, offset, offset, offset, cuts)
+
+    def _path(self, kind: str, name: str) -> str:
+        if kind == "offsets":
+            return self.layout.consumer_offset(self.group, self.source, name)
+        return self.layout.consumer_cuts(self.group, self.source, name)
+
+    def _store(self, kind: str, name: str, value: bytes) -> None:
+        path = self._path(kind, name)
+        try:
+            self.zk.set(path, value)
+        except NoNodeError:
+            self.zk.create(path, value, makepath=True)
 
     # --- emitting ---
 
@@ -151,7 +180,7 @@ class PartitionedFileSpout(Spout):
         part = readers[self.turn % len(readers)]
         self.turn += 1
         lines = self._read(part, now)
-        if not lines:
+        if not len(lines):
             return False
         first = part.next_offset
         part.next_offset += len(lines)
@@ -159,24 +188,21 @@ class PartitionedFileSpout(Spout):
         self._emit(part.name, first, lines)
         return True
 
-    def _read(self, part: _Partition, now: float) -> list[str]:
-        lines = list(itertools.islice(part.file, self.batch_lines))
-        if len(lines) < self.batch_lines:  # at the end of the file, for now or for good
+    def _read(self, part: _Partition, now: float) -> pa.Array:
+        wanted = part.batch_end(self.batch_lines) - part.next_offset
+        lines = part.reader.read(wanted)
+        if len(lines) < wanted and part.reader.at_end:  # for now, or for good
             part.exhausted = not self.follow
             part.retry_at = now + 0.02
-        if not self.follow:
-            return [line.rstrip("\n") for line in lines]
-        if part.fragment and lines:
-            lines[0] = part.fragment + lines[0]
-            part.fragment = ""
-        if lines and not lines[-1].endswith("\n"):
-            part.fragment = lines.pop()
-        return [line[:-1] for line in lines]
+            if self.follow and len(lines):
+                part.cuts.append(part.next_offset + len(lines))
+                self._store("cuts", part.name, json.dumps(part.cuts).encode())
+        return lines
 
-    def _emit(self, name: str, first: int, lines: list[str]) -> None:
+    def _emit(self, name: str, first: int, lines: pa.Array) -> None:
         columns = {
-            "partition": [name] * len(lines),
-            "offset": list(range(first, first + len(lines))),
+            "partition": pa.repeat(pa.scalar(name), len(lines)),
+            "offset": pa.array(range(first, first + len(lines)), pa.int64()),
             "line": lines,
         }
         self.emit_batch(columns, msg_id=(name, first))
@@ -203,18 +229,16 @@ class PartitionedFileSpout(Spout):
         self.last_commit = now
         for part in self.owned.values():
             if part.committed != part.written:
-                path = self.layout.consumer_offset(self.group, self.source, part.name)
-                value = str(part.committed).encode()
-                try:
-                    self.zk.set(path, value)
-                except NoNodeError:
-                    self.zk.create(path, value, makepath=True)
+                self._store("offsets", part.name, str(part.committed).encode())
                 part.written = part.committed
+                if part.cuts and part.cuts[0] <= part.committed:
+                    part.cuts = [c for c in part.cuts if c > part.committed]
+                    self._store("cuts", part.name, json.dumps(part.cuts).encode())
 
     def cleanup(self) -> None:
         self._commit(force=True)
         for part in self.owned.values():
-            part.file.close()
+            part.reader.close()
             owner = self.layout.consumer_owner(self.group, self.source, part.name)
             with contextlib.suppress(NoNodeError):
                 self.zk.delete(owner)

@@ -81,6 +81,9 @@ class ZkLayout:
     def consumer_owner(self, group: str, source: str, partition: str) -> str:
         return self._p("consumers", group, "owners", source, partition)
 
+    def consumer_cuts(self, group: str, source: str, partition: str) -> str:
+        return self._p("consumers", group, "cuts", source, partition)
+
     def topology_paths(self, topology_id: str) -> list[str]:
         """Every node a topology owns, for removal."""
         return [

@@ -4,6 +4,7 @@ ownership handed over, and follow mode on growing files."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -36,7 +37,7 @@ class Recorder:
         raise AssertionError("PartitionedFileSpout emits batches only")
 
     def emit_batch(self, columns, stream, direct_task, msg_id):
-        self.batches.append((msg_id, columns))
+        self.batches.append((msg_id, {k: list(v.to_pylist()) for k, v in columns.items()}))
 
 
 def spout(zk, path, group, task=1, tasks=(1,), **kwargs) -> tuple[PartitionedFileSpout, Recorder]:
@@ -114,3 +115,30 @@ def test_follow_reads_appended_lines_and_waits_for_the_newline(zk, tmp_path):
     assert [c["line"] for _, c in rec.batches][1:] == [["three", "four"]]
     assert rec.batches[1][1]["offset"] == [2, 3]
     s.cleanup()
+
+
+def test_a_batch_cut_short_by_a_growing_file_is_cut_the_same_after_a_crash(zk, tmp_path):
+    """The successor of a spout that died with nothing committed replays the same batches,
+    so a sink keyed by batch does not count the lines of two overlapping ones."""
+    log = tmp_path / "p0"
+    log.write_text("".join(f"{i}\n" for i in range(5)))
+    s, rec = spout(zk, tmp_path, "g4", follow=True, batch_lines=10)
+    drain(s)
+    with log.open("a") as f:
+        f.write("".join(f"{i}\n" for i in range(5, 30)))
+    drain(s)
+    first_run = [(m, c["line"]) for m, c in rec.batches]
+    assert [m for m, _ in first_run] == [("p0", 0), ("p0", 5), ("p0", 15), ("p0", 25)]
+    # SIGKILL: no cleanup, no commit; the owner node goes with the session
+    zk.delete(ZkLayout("/it").consumer_owner("g4", "files", "p0"))
+    s2, rec2 = spout(zk, tmp_path, "g4", follow=True, batch_lines=10)
+    drain(s2)
+    assert [(m, c["line"]) for m, c in rec2.batches] == first_run
+    # once committed past them, the stored cuts are dropped
+    for msg_id, _ in rec2.batches[:2]:
+        s2.ack(msg_id)
+    s2.next_tuple()
+    assert committed(zk, "g4", "p0") == 15
+    cuts = zk.get(ZkLayout("/it").consumer_cuts("g4", "files", "p0"))[0]
+    assert json.loads(cuts) == [30]  # 5 was passed; 15 and 25 ended full batches
+    s2.cleanup()
