@@ -1,16 +1,16 @@
-"""Sinks whose output stays exact under replays.
-
-At-least-once delivery means a replayed tuple can reach a sink twice. IdempotentFileSink
-writes every row keyed by `key_fields`, and `read` / `table` keep one row per key, so a
-replay rewrites its key instead of adding to it. For that to make results exact, each key's
-value must be computed from one copy of its input: a replayed tuple and its slow original
-can meet in the same micro-batch, so a SparkBolt deduplicates its batch by input identity
-before aggregating (examples/wordcount.py shows a cheap way for batches).
+"""File sinks whose output survives a worker killed with SIGKILL.
 
 Single tuples go to a JSON-lines file, one line each, flushed to the operating system before
 the tuple is acked. A batch goes whole to an Arrow IPC file of its own, written under a
-temporary name and renamed into place before the batch is acked, so a reader never sees half
-a batch and a worker killed with SIGKILL loses no acked output.
+temporary name and renamed into place before the batch is acked, so a reader never sees
+half a batch and no acked output is lost.
+
+FileSink keeps every row it is given: under at-least-once delivery a replayed tuple is
+there twice. IdempotentFileSink keeps one row per key (`key_fields`), so a replay rewrites
+its key instead of adding to it. For that to make results exact, each key's value must be
+computed from one copy of its input: a replayed tuple and its slow original can meet in the
+same micro-batch, so a SparkBolt tells them apart by input identity before aggregating
+(examples/exact_wordcount.py shows a cheap way for batches).
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ from squall.components import Batch, Bolt, TaskContext, Tuple
 _KEYS = b"squall.key_fields"
 
 
-class IdempotentFileSink(Bolt):
-    def __init__(self, key_fields: list[str], **kwargs: Any) -> None:
-        super().__init__(key_fields=key_fields, **kwargs)
-        self.key_fields = list(key_fields)
+class FileSink(Bolt):
+    key_fields: tuple[str, ...] | list[str] = ()
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
         self.directory = Path(context.output_dir)
@@ -46,7 +44,7 @@ class IdempotentFileSink(Bolt):
 
     def process(self, tup: Tuple) -> None:
         row = dict(zip(tup.fields, tup.values, strict=True))
-        record = {"fields": self.key_fields, "key": [row[f] for f in self.key_fields], "row": row}
+        record = {"fields": list(self.key_fields), "row": row}
         if self.file is None:
             self.file = self._open_lines()
         self.file.write(json.dumps(record, sort_keys=True) + "\n")
@@ -65,7 +63,7 @@ class IdempotentFileSink(Bolt):
         missing = set(self.key_fields) - set(batch.fields)
         if missing:
             raise ValueError(f"key fields {sorted(missing)} are not among {list(batch.fields)}")
-        table = batch.table.replace_schema_metadata({_KEYS: json.dumps(self.key_fields)})
+        table = batch.table.replace_schema_metadata({_KEYS: json.dumps(list(self.key_fields))})
         final = self.directory / f"{self.prefix}-{next(self.batches):09d}.arrow"
         partial = final.with_name(f".{final.name}.partial")
         with pa.OSFile(str(partial), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
@@ -78,13 +76,21 @@ class IdempotentFileSink(Bolt):
 
     @staticmethod
     def table(directory: str | Path, component: str) -> pa.Table:
-        """Every task's output as one table with one row per key. Rows of one key written
-        more than once are copies of the same value; the last written is kept."""
+        """Every task's output as one table: for an IdempotentFileSink one row per key (rows
+        of one key written more than once are copies of one value; the last is kept)."""
         return _load(Path(directory), component)[0]
+
+
+class IdempotentFileSink(FileSink):
+    def __init__(self, key_fields: list[str], **kwargs: Any) -> None:
+        super().__init__(key_fields=key_fields, **kwargs)
+        if not key_fields:
+            raise ValueError("IdempotentFileSink needs key_fields")
+        self.key_fields = list(key_fields)
 
     @staticmethod
     def read(directory: str | Path, component: str) -> dict[tuple, dict[str, Any]]:
-        """`table` as a dict from key (values in key_fields order) to row."""
+        """The output as a dict from key (values in key_fields order) to row."""
         table, keys = _load(Path(directory), component)
         return {tuple(row[k] for k in keys): row for row in table.to_pylist()}
 
@@ -110,6 +116,8 @@ def _load(directory: Path, component: str) -> tuple[pa.Table, list[str]]:
     if not tables:
         return pa.table({}), keys
     table = pa.concat_tables(tables, promote_options="permissive")
+    if not keys:
+        return table, keys
     values = [c for c in table.column_names if c not in keys]
     grouped = table.group_by(keys, use_threads=False)
     if not values:

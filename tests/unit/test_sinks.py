@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from squall.components import Batch, TaskContext, Tuple
-from squall.sinks import IdempotentFileSink
+from squall.sinks import FileSink, IdempotentFileSink
 
 FIELDS = ("batch", "word", "count")
 
@@ -78,3 +78,15 @@ def test_a_restarted_task_keeps_what_its_predecessor_wrote(tmp_path):
         (3, "z"),
         (4, "w"),
     ]
+
+
+def test_a_file_sink_without_keys_keeps_every_row(tmp_path):
+    s = FileSink()
+    s.initialize({}, TaskContext("t", "out", 1, (1,), str(tmp_path)))
+    s.process_table(batch([(1, "x", 2)]))
+    s.process_table(batch([(1, "x", 2)]))
+    s.process(Tuple("count", 3, "default", FIELDS, (1, "x", 2)))
+    s.cleanup()
+    assert FileSink.table(tmp_path, "out").column("count").to_pylist() == [2, 2, 2]
+    with pytest.raises(ValueError, match="key_fields"):
+        IdempotentFileSink(key_fields=[])
