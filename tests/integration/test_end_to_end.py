@@ -81,3 +81,25 @@ def _is_running(pid_file) -> bool:
     except (OSError, ValueError):
         return False
     return True
+
+
+def test_exact_wordcount_counts_exactly(cluster, tmp_path):
+    """The exact variant (per-batch keys into an idempotent sink) on the same text."""
+    conf = cluster.client_conf()
+    out = tmp_path / "out"
+    with cluster.client() as client:
+        name = submit_file(
+            client,
+            EXAMPLES / "exact_wordcount.py",
+            conf,
+            overrides={"topology.output.dir": str(out), "topology.workers": 2},
+        )
+        tid = topology_id(client, name)
+    wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
+    wait_until_quiet(conf, tid, 240)
+    wc = wordcount_module()
+    texts = [p.read_text() for p in sorted(Path(wc.INPUT).iterdir())]
+    assert wc.totals(out) == wc.plain_count(texts)
+    assert list(out.glob("sink-*.arrow")) and not list(out.glob("*.jsonl"))
+    with cluster.client() as client:
+        client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
