@@ -46,7 +46,7 @@ WARM_RUNS = 3
 
 
 def vocabulary(size: int) -> tuple[list[str], list[float] | None]:
-    """500 words drawn uniformly (the figures before 2026-11-23 used this), or `size` words
+    """500 words drawn uniformly (as every figure before the Zipf runs), or `size` words
     drawn by Zipf's law like the words of natural text (a few frequent, a long tail)."""
     words = [f"w{i}" for i in range(size)]
     if size == 500:

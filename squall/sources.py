@@ -18,10 +18,10 @@ logs, as Kafka's partitions are: the spout keeps reading what is appended, and e
 only once its newline is written.
 
 A batch is the same lines whoever reads it, also after a crash, so a sink can key its
-output by batch (examples/wordcount.py does). A batch is `batch_lines` lines from where the
-previous one ended; only in follow mode can one end early, at the end of a file that is
-still growing, and where it ended is then stored before it is emitted (squall's addition to
-the layout), for a successor to cut its replay at the same line:
+output by batch (examples/exact_wordcount.py does). A batch is the `batch_lines` lines
+after the previous one. Only in follow mode can one end early, at the end of a file that is
+still growing; where it ended is then stored before it is emitted (squall's addition to the
+layout), for a successor to cut its replay at the same line:
 
     /consumers/[group]/cuts/[source]/[partition]   JSON list of early ends past the offset
 """
