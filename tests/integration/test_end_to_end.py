@@ -21,22 +21,25 @@ def wordcount_module():
     return module
 
 
-def test_wordcount_runs_counts_exactly_and_is_removed_on_kill(cluster, tmp_path):
+def run_until_done(cluster, example: str, out, **overrides) -> tuple[str, str]:
+    """Submit an example topology and wait until every task beats and its input is done."""
     conf = cluster.client_conf()
-    out = tmp_path / "out"
     with cluster.client() as client:
-        name = submit_file(
-            client, EXAMPLES / "wordcount.py", conf, overrides={"topology.output.dir": str(out)}
-        )
+        overrides = {"topology.output.dir": str(out), **overrides}
+        name = submit_file(client, EXAMPLES / example, conf, overrides=overrides)
         tid = topology_id(client, name)
-        assert tid and tid.startswith("wordcount-")
-        info = client.getClusterInfo()
-        [summary] = [t for t in info.topologies if t.id == tid]
-        assert summary.status == "ACTIVE" and summary.num_tasks == 10  # 7 + 3 ackers
-
-    # every task heartbeats
     wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
     wait_until_quiet(conf, tid, 240)
+    return name, tid
+
+
+def test_wordcount_runs_counts_exactly_and_is_removed_on_kill(cluster, tmp_path):
+    out = tmp_path / "out"
+    name, tid = run_until_done(cluster, "wordcount.py", out)
+    assert tid and tid.startswith("wordcount-")
+    with cluster.client() as client:
+        [summary] = [t for t in client.getClusterInfo().topologies if t.id == tid]
+        assert summary.status == "ACTIVE" and summary.num_tasks == 10  # 7 + 3 ackers
 
     wc = wordcount_module()
     texts = [p.read_text() for p in sorted(Path(wc.INPUT).iterdir())]
@@ -85,18 +88,8 @@ def _is_running(pid_file) -> bool:
 
 def test_exact_wordcount_counts_exactly(cluster, tmp_path):
     """The exact variant (per-batch keys into an idempotent sink) on the same text."""
-    conf = cluster.client_conf()
     out = tmp_path / "out"
-    with cluster.client() as client:
-        name = submit_file(
-            client,
-            EXAMPLES / "exact_wordcount.py",
-            conf,
-            overrides={"topology.output.dir": str(out), "topology.workers": 2},
-        )
-        tid = topology_id(client, name)
-    wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
-    wait_until_quiet(conf, tid, 240)
+    name, _ = run_until_done(cluster, "exact_wordcount.py", out, **{"topology.workers": 2})
     wc = wordcount_module()
     texts = [p.read_text() for p in sorted(Path(wc.INPUT).iterdir())]
     assert wc.totals(out) == wc.plain_count(texts)
