@@ -29,7 +29,7 @@ class LineReader:
         self.follow = follow
         self.file = path.open("rb")
         self.lines = pa.array([], pa.string())  # complete lines read, not yet returned
-        self.fragment = b""  # the start of a line whose newline has not been read
+        self.fragment: list[bytes] = []  # the start of a line whose newline is not read yet
         self.at_end = False  # the last read from the file found nothing more
         self.warned = False
 
@@ -41,7 +41,7 @@ class LineReader:
             if not block:
                 self.at_end = True
                 if self.fragment and not self.follow:
-                    last, self.fragment = self.fragment, b""
+                    last, self.fragment = b"".join(self.fragment), []
                     self._add(last + b"\n")
                 break
             self._add(block)
@@ -63,13 +63,13 @@ class LineReader:
         self.file.close()
 
     def _add(self, block: bytes) -> None:
-        data = self.fragment + block
-        end = data.rfind(b"\n")
-        if end < 0:
-            self.fragment = data
+        end = block.rfind(b"\n")
+        if end < 0:  # a line longer than a block: kept in pieces, joined once
+            self.fragment.append(block)
             return
-        self.fragment = data[end + 1 :]
-        whole = pa.array([data[:end]], pa.binary())
+        data = b"".join([*self.fragment, block[:end]])
+        self.fragment = [block[end + 1 :]] if end + 1 < len(block) else []
+        whole = pa.array([data], pa.binary())
         lines = pc.list_flatten(pc.split_pattern(whole, "\n"))
         try:
             lines = lines.cast(pa.string())
@@ -77,7 +77,7 @@ class LineReader:
             if not self.warned:
                 log.warning("%s: invalid UTF-8, replaced with U+FFFD", self.path)
                 self.warned = True
-            text = data[:end].decode("utf-8", "replace")
+            text = data.decode("utf-8", "replace")
             lines = pc.list_flatten(pc.split_pattern(pa.array([text]), "\n"))
         if pc.any(pc.ends_with(lines, "\r")).as_py():
             lines = pc.replace_substring_regex(lines, "\r$", "")
