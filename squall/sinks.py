@@ -1,9 +1,10 @@
 """File sinks whose output survives a worker killed with SIGKILL.
 
-Single tuples go to a JSON-lines file, one line each, flushed to the operating system before
-the tuple is acked. A batch goes whole to an Arrow IPC file of its own, written under a
-temporary name and renamed into place before the batch is acked, so a reader never sees
-half a batch and no acked output is lost.
+Single tuples go to a JSON-lines file, one line each, and batches to an Arrow IPC stream
+file, one record batch each; both are appended to and handed to the operating system before
+the input is acked, so no acked output is lost. A task (each start of it) has one file of
+each kind, not one per batch. A reader stops at a torn last line or record batch: it was
+never acked, and its input was replayed.
 
 FileSink keeps every row it is given: under at-least-once delivery a replayed tuple is
 there twice. IdempotentFileSink keeps one row per key (`key_fields`), so a replay rewrites
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -36,9 +36,12 @@ class FileSink(Bolt):
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
         self.directory = Path(context.output_dir)
         self.directory.mkdir(parents=True, exist_ok=True)
-        # a restarted task must not reuse its predecessor's batch file names
+        # a restarted task must not append to its predecessor's (maybe torn) stream
         self.prefix = f"{context.component_id}-{context.task_id}-{time.time_ns()}"
-        self.batches = itertools.count()
+        self.streams = itertools.count()
+        self.writer: ipc.RecordBatchStreamWriter | None = None  # opened for the first batch
+        self.sink: pa.NativeFile | None = None
+        self.schema: pa.Schema | None = None
         self.lines = self.directory / f"{context.component_id}-{context.task_id}.jsonl"
         self.file: IO[str] | None = None  # opened for the first single tuple
 
@@ -64,13 +67,22 @@ class FileSink(Bolt):
         if missing:
             raise ValueError(f"key fields {sorted(missing)} are not among {list(batch.fields)}")
         table = batch.table.replace_schema_metadata({_KEYS: json.dumps(list(self.key_fields))})
-        final = self.directory / f"{self.prefix}-{next(self.batches):09d}.arrow"
-        partial = final.with_name(f".{final.name}.partial")
-        with pa.OSFile(str(partial), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        os.replace(partial, final)
+        if self.writer is None or table.schema != self.schema:
+            self._close_stream()  # a stream holds one schema: other types start another
+            path = self.directory / f"{self.prefix}-{next(self.streams):04d}.arrows"
+            self.sink = pa.OSFile(str(path), "wb")  # unbuffered: each write reaches the OS
+            self.writer = ipc.new_stream(self.sink, table.schema)
+            self.schema = table.schema
+        self.writer.write_table(table)
+
+    def _close_stream(self) -> None:
+        if self.writer is not None and self.sink is not None:
+            self.writer.close()
+            self.sink.close()
+        self.writer = self.sink = None
 
     def cleanup(self) -> None:
+        self._close_stream()
         if self.file is not None:
             self.file.close()
 
@@ -97,11 +109,11 @@ class IdempotentFileSink(FileSink):
 
 def _load(directory: Path, component: str) -> tuple[pa.Table, list[str]]:
     tables, keys = [], []
-    for path in sorted(directory.glob(f"{component}-*.arrow")):
-        with pa.memory_map(str(path)) as source:
-            table = ipc.open_file(source).read_all()
-        keys = json.loads(table.schema.metadata[_KEYS])
-        tables.append(table.replace_schema_metadata(None))
+    for path in sorted(directory.glob(f"{component}-*.arrows")):
+        schema, batches = _read_stream(path)
+        if schema is not None:
+            keys = json.loads(schema.metadata[_KEYS])
+            tables.append(pa.Table.from_batches(batches, schema).replace_schema_metadata(None))
     rows = []
     for path in sorted(directory.glob(f"{component}-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -126,3 +138,21 @@ def _load(directory: Path, component: str) -> tuple[pa.Table, list[str]]:
     # name the aggregates back by name: pyarrow before 15 put them before the keys
     names = [n if n in keys else n.removesuffix("_last") for n in last.column_names]
     return last.rename_columns(names).select(table.column_names), keys
+
+
+def _read_stream(path: Path) -> tuple[pa.Schema | None, list[pa.RecordBatch]]:
+    """The whole record batches of a stream file, up to a torn one at its end."""
+    batches: list[pa.RecordBatch] = []
+    with pa.memory_map(str(path)) as source:
+        try:
+            reader = ipc.open_stream(source)
+        except (pa.ArrowInvalid, OSError):
+            return None, batches  # killed before its schema was written
+        while True:
+            try:
+                batches.append(reader.read_next_batch())
+            except StopIteration:
+                break
+            except (pa.ArrowInvalid, OSError):
+                break  # a torn last batch, never acked
+        return reader.schema, batches

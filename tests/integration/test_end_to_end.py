@@ -93,6 +93,6 @@ def test_exact_wordcount_counts_exactly(cluster, tmp_path):
     wc = wordcount_module()
     texts = [p.read_text() for p in sorted(Path(wc.INPUT).iterdir())]
     assert wc.totals(out) == wc.plain_count(texts)
-    assert list(out.glob("sink-*.arrow")) and not list(out.glob("*.jsonl"))
+    assert list(out.glob("sink-*.arrows")) and not list(out.glob("*.jsonl"))
     with cluster.client() as client:
         client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))

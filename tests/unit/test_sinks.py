@@ -42,16 +42,32 @@ def test_batches_and_tuples_are_read_back_one_row_per_key(tmp_path):
     assert table.column_names == list(FIELDS) and table.num_rows == 4
 
 
-def test_only_batches_make_no_json_file_and_half_written_files_are_ignored(tmp_path):
+def test_batches_share_one_stream_file_and_a_torn_last_batch_is_ignored(tmp_path):
     s = sink(tmp_path)
     s.process_table(batch([(1, "x", 2)]))
-    s.cleanup()
-    (tmp_path / ".sink-1-0-000000001.arrow.partial").write_bytes(b"ARROW1 torn")
+    s.process_table(batch([(2, "y", 3)]))
+    [stream] = list(tmp_path.glob("sink-1-*.arrows"))
     assert not list(tmp_path.glob("*.jsonl"))
+    whole = stream.read_bytes()
+    s.process_table(batch([(3, "z", 4)]))  # a worker killed while writing this one
+    stream.write_bytes(stream.read_bytes()[: len(whole) + 40])
     assert IdempotentFileSink.read(tmp_path, "sink") == {
-        (1, "x"): {"batch": 1, "word": "x", "count": 2}
+        (1, "x"): {"batch": 1, "word": "x", "count": 2},
+        (2, "y"): {"batch": 2, "word": "y", "count": 3},
     }
+    (tmp_path / "sink-2-0-0000.arrows").write_bytes(b"")  # killed before its schema
+    assert len(IdempotentFileSink.read(tmp_path, "sink")) == 2
     assert IdempotentFileSink.read(tmp_path / "nothing", "sink") == {}
+
+
+def test_a_batch_of_other_types_starts_another_stream(tmp_path):
+    s = sink(tmp_path)
+    s.process_table(batch([(1, "x", 2)]))
+    table = pa.table({"batch": [9], "word": ["y"], "count": [1.5]})
+    s.process_table(Batch("count", 3, "default", FIELDS, table))
+    s.cleanup()
+    assert len(list(tmp_path.glob("sink-1-*.arrows"))) == 2
+    assert len(IdempotentFileSink.read(tmp_path, "sink")) == 2
 
 
 def test_a_batch_without_the_key_fields_is_refused(tmp_path):
@@ -59,7 +75,7 @@ def test_a_batch_without_the_key_fields_is_refused(tmp_path):
     table = pa.table({"word": ["x"], "count": [1]})
     with pytest.raises(ValueError, match="batch"):
         s.process_table(Batch("count", 3, "default", ("word", "count"), table))
-    assert not list(tmp_path.glob("*.arrow"))
+    assert not list(tmp_path.glob("*.arrows"))
 
 
 def test_a_restarted_task_keeps_what_its_predecessor_wrote(tmp_path):
