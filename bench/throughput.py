@@ -109,13 +109,15 @@ class SinkWords:
         self.words = 0
 
     def count(self) -> int:
+        import pyarrow.compute as pc
+
         from squall.sinks import FileSink
 
         sizes = {path: path.stat().st_size for path in self.out.glob("sink-*.arrows")}
         if sizes != self.sizes:
             self.sizes = sizes
             table = FileSink.table(self.out, "sink")
-            self.words = sum(table.column("count").to_pylist()) if table.num_rows else 0
+            self.words = pc.sum(table.column("count")).as_py() if table.num_rows else 0
         return self.words
 
 

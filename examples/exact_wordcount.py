@@ -5,7 +5,7 @@ split as examples/wordcount.py, counted per line batch, into an idempotent sink.
     python examples/exact_wordcount.py verify out
 
 - `split` tags every word with the 64-bit id of its line batch (partition and first offset)
-  and with a random `copy` number, one per emission. Line batches are 100,000 lines, as in
+  and with a random `copy` number, one per emission. The line batches are those of
   examples/wordcount.py.
 - `count` is a SparkBolt: a Spark job per micro-batch counts words per (batch, copy, word).
 - `sink` (IdempotentFileSink) keeps one count per (batch, word).
@@ -29,11 +29,10 @@ import sys
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from wordcount import FOLLOW, INPUT, split_words, totals, verify
+from wordcount import WordCount, line_batches, split_words, totals, verify
 
 from squall import Bolt, Grouping, SparkBolt, Topology
 from squall.sinks import IdempotentFileSink
-from squall.sources import PartitionedFileSpout
 
 
 def batch_id(partition: str, first_offset: int) -> int:
@@ -71,16 +70,10 @@ class CountBatchWords(SparkBolt):
 
 class ExactWordCount(Topology):
     name = "exact-wordcount"
-    config = {
-        "topology.workers": 3,
-        "topology.batch.size": 20_000_000,  # words a Spark job takes at most
-        "topology.batch.timeout.ms": 50,
-        "topology.max.spout.pending": 20,  # line batches in flight per spout task
-    }
+    # as WordCount, but a Spark job takes words here, not partial counts
+    config = {**WordCount.config, "topology.batch.size": 20_000_000}
 
-    lines = PartitionedFileSpout.spec(
-        par=2, path=INPUT, group="exact-wordcount", batch_lines=100_000, follow=FOLLOW
-    )
+    lines = line_batches("exact-wordcount")
     split = TagWords.spec(inputs={lines: Grouping.shuffle}, par=2)
     count = CountBatchWords.spec(inputs={split: Grouping.shuffle}, par=1)
     sink = IdempotentFileSink.spec(

@@ -79,6 +79,13 @@ class CountWords(SparkBolt):
         return df.groupBy("word").agg(F.sum("count").alias("count"))
 
 
+def line_batches(group: str):
+    """The text's lines, 100,000 a tracked batch, read by two spout tasks as consumer `group`."""
+    return PartitionedFileSpout.spec(
+        par=2, path=INPUT, group=group, batch_lines=100_000, follow=FOLLOW
+    )
+
+
 class WordCount(Topology):
     name = "wordcount"
     config = {
@@ -88,9 +95,7 @@ class WordCount(Topology):
         "topology.max.spout.pending": 20,  # line batches in flight per spout task
     }
 
-    lines = PartitionedFileSpout.spec(
-        par=2, path=INPUT, group="wordcount", batch_lines=100_000, follow=FOLLOW
-    )
+    lines = line_batches("wordcount")
     split = SplitWords.spec(inputs={lines: Grouping.shuffle}, par=2)
     count = CountWords.spec(inputs={split: Grouping.shuffle}, par=1)
     sink = FileSink.spec(inputs={count: Grouping.fields("word")}, par=2)
