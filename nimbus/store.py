@@ -98,16 +98,26 @@ class Store:
         sqlite = url.startswith("sqlite")
         # SQLite: several nimbus processes share the file; wait for its lock, don't fail.
         self.engine = create_engine(url, connect_args={"timeout": 30} if sqlite else {})
-        try:
-            metadata.create_all(self.engine)
-        except DBAPIError:  # another nimbus created the tables at the same moment
-            metadata.create_all(self.engine)
+        self._create_tables()
         self.source = source
         self.host = socket.gethostname()
         try:
             self.username = getpass.getuser()
         except (KeyError, OSError):
             self.username = "unknown"
+
+    def _create_tables(self, attempts: int = 5) -> None:
+        """Create what is missing. Nimbuses started together race here: SQLAlchemy creates
+        one table at a time, so each table can be the one another process created between
+        our check and our CREATE; every try gets further, and the last error is real."""
+        for attempt in range(attempts):
+            try:
+                metadata.create_all(self.engine)
+                return
+            except DBAPIError:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     # --- topologies ---
 
