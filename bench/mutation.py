@@ -16,8 +16,8 @@ Correctness before speed:
   so that holds too); at the end every file is checked byte-identical to its original. A
   target with uncommitted changes is refused, so after a `kill -9` `git checkout -- FILE` is
   a safe repair.
-- Tests run with PYTHONDONTWRITEBYTECODE=1 and the mutant's mtime set away from the
-  original's, so no stale .pyc of another version is ever imported.
+- Tests run with PYTHONDONTWRITEBYTECODE=1, and the target's .pyc is removed before each
+  mutant, so no stale .pyc of another version is ever imported.
 - Hypothesis runs with a fixed seed so a score is repeatable.
 
 Run: .venv/bin/python bench/mutation.py [MODULE...] [--max-per-module N] [--list] [--markdown]
@@ -329,8 +329,7 @@ class Outcome:
 
 
 class Restorer:
-    """Holds every target's original bytes and mtime; `mutated` writes a mutant and always
-    puts the original back."""
+    """Holds every target's original bytes and mtime, to write mutants over and put back."""
 
     def __init__(self, paths: list[Path]) -> None:
         self.originals = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in paths}
@@ -341,8 +340,11 @@ class Restorer:
         os.utime(path, ns=(mtime, mtime))
 
     def write(self, path: Path, data: bytes) -> None:
-        """Write a mutant with an mtime 2 s past the original's: no stale .pyc matches it."""
+        """Write a mutant, with an mtime apart from the original's, and drop the file's .pyc:
+        a .pyc is trusted on (mtime in seconds, size), which two mutants can share."""
         mtime = self.originals[path][1] + 2_000_000_000
+        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            cached.unlink(missing_ok=True)
         path.write_bytes(data)
         os.utime(path, ns=(mtime, mtime))
 

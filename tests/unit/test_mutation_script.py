@@ -123,11 +123,15 @@ def test_the_original_is_restored_when_the_test_run_raises(tmp_path, monkeypatch
     assert restorer.changed() == []
 
 
-def test_a_mutant_gets_an_mtime_apart_from_the_original(tmp_path):
+def test_a_mutant_gets_an_mtime_apart_from_the_original_and_no_stale_pyc(tmp_path):
     target = tmp_path / "target.py"
     target.write_bytes(SOURCE)
+    cached = tmp_path / "__pycache__" / "target.cpython-311.pyc"
+    cached.parent.mkdir()
+    cached.write_bytes(b"stale")
     restorer = mutation.Restorer([target])
     restorer.write(target, SOURCE.replace(b"a < b", b"a > b"))
+    assert not cached.exists()
     assert restorer.changed() == [target]
     assert target.stat().st_mtime_ns != restorer.originals[target][1]
     restorer.restore(target)
