@@ -11,6 +11,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from squall.components import TaskContext
+from squall.coordination import ZkCoordination
 from squall.sources import PartitionedFileSpout
 from squall.zk_layout import ZkLayout
 from squall.zkserver import ZooKeeperServer
@@ -43,7 +44,8 @@ class Recorder:
 def spout(zk, path, group, task=1, tasks=(1,), **kwargs) -> tuple[PartitionedFileSpout, Recorder]:
     s = PartitionedFileSpout(str(path), group, commit_secs=0, **kwargs)
     s.collector = recorder = Recorder()
-    s.initialize({}, TaskContext("t", "lines", task, tasks, "/tmp", zk=zk, zk_root="/it"))
+    coordination = ZkCoordination(zk, ZkLayout("/it"), task)
+    s.initialize({}, TaskContext("t", "lines", task, tasks, "/tmp", coordination))
     return s, recorder
 
 
