@@ -25,7 +25,7 @@ class InMemoryRegistry:
 
     lock: threading.RLock = field(default_factory=threading.RLock)
     owners: dict[Key, tuple[int, str]] = field(default_factory=dict)  # -> (session, token)
-    watchers: dict[Key, list[Callable[[], None]]] = field(default_factory=dict)
+    watchers: dict[Key, list[Callable[[], None]]] = field(default_factory=dict)  # owners.
     offsets: dict[Key, tuple[int, int]] = field(default_factory=dict)  # -> (offset, version)
     cuts: dict[Key, tuple[tuple[int, ...], int]] = field(default_factory=dict)
     sessions: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -46,6 +46,7 @@ class InMemoryCoordination:
         self.registry = registry or InMemoryRegistry()
         self.session = next(self.registry.sessions)
         self.connected = True
+        self.expired = False
         self._owners: list[InMemoryPartitionOwner] = []
         self._tokens = itertools.count(1)
 
@@ -57,25 +58,37 @@ class InMemoryCoordination:
     def offsets(self, group: str, source: str, partition: str) -> InMemoryOffsetStore:
         return InMemoryOffsetStore(self.registry, (group, source, partition))
 
-    # --- a session's fate, by hand ---
+    # --- a session's fate, by hand, as kazoo reports it ---
 
     def suspend(self) -> None:
+        """The connection drops; the session lives on at the server for now. Its watches
+        are gone, as kazoo drops them with the connection (set again on reconnection)."""
         self.connected = False
+        with self.registry.lock:
+            for watchers in self.registry.watchers.values():
+                watchers[:] = [w for w in watchers if w.__self__ not in self._owners]
         self._tell(o.Suspended())
 
     def reconnect(self) -> None:
+        """The connection is back: within the session, or, if it expired meanwhile, with
+        SessionLost first and then a new session."""
         self.connected = True
+        if self.expired:
+            self.expired = False
+            self._tell(o.SessionLost())
         self._tell(o.Reconnected())
 
     def expire(self) -> None:
-        """The session expires: its owner nodes go (their watchers fire) and its owners hear
-        SessionLost once they reconnect, as a kazoo client does."""
+        """The server expires the session: its owner nodes go (their watchers fire). A
+        connected client hears it at once and reconnects; a suspended one on reconnecting."""
         with self.registry.lock:
             mine = [k for k, (s, _) in self.registry.owners.items() if s == self.session]
             self.session = next(self.registry.sessions)
         for key in mine:
             self.registry.delete_owner(key)
-        self._tell(o.SessionLost())
+        self.expired = True
+        if self.connected:
+            self.reconnect()
 
     def _tell(self, event: o.Event) -> None:
         for owner in list(self._owners):
