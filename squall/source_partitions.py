@@ -18,7 +18,7 @@ from typing import Any
 
 from squall.coordination import SourceCoordination
 from squall.recipes import ownership as o
-from squall.recipes.offset_store import OffsetStore, PositionFenced
+from squall.recipes.offset_store import OffsetStore, PositionNotStored
 from squall.recipes.offsets import OffsetTracker
 from squall.recipes.owner import PartitionOwner
 
@@ -172,7 +172,8 @@ class SourcePartitions:
 
     def _store(self, part: _Partition) -> bool:
         """Write what of the tracker's position differs from what is stored (the offset
-        first: cuts behind it are ignored on load); False if fenced, and ownership is told."""
+        first: cuts behind it are ignored on load). False if it could not (fenced, or the
+        connection is down): ownership is told, and reading restarts from what is stored."""
         assert part.tracker is not None
         position = part.tracker.position()
         try:
@@ -182,7 +183,7 @@ class SourcePartitions:
             if position.cuts != part.stored_cuts:
                 part.store.save_cuts(position.cuts)
                 part.stored_cuts = position.cuts
-        except PositionFenced:
+        except PositionNotStored:
             part.owner.handle(o.Fenced())
             return False
         return True

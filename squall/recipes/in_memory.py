@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from squall.recipes import ownership as o
-from squall.recipes.offset_store import PositionFenced
+from squall.recipes.offset_store import PositionNotStored
 from squall.recipes.offsets import Position
 from squall.recipes.owner import PartitionOwner
 
@@ -56,7 +56,7 @@ class InMemoryCoordination:
         return owner
 
     def offsets(self, group: str, source: str, partition: str) -> InMemoryOffsetStore:
-        return InMemoryOffsetStore(self.registry, (group, source, partition))
+        return InMemoryOffsetStore(self, (group, source, partition))
 
     # --- a session's fate, by hand, as kazoo reports it ---
 
@@ -135,8 +135,8 @@ class InMemoryPartitionOwner(PartitionOwner):
 
 
 class InMemoryOffsetStore:
-    def __init__(self, registry: InMemoryRegistry, key: Key) -> None:
-        self.registry, self.key = registry, key
+    def __init__(self, coordination: InMemoryCoordination, key: Key) -> None:
+        self.coordination, self.registry, self.key = coordination, coordination.registry, key
         self.versions: dict[str, int | None] = {"offset": None, "cuts": None}
 
     def load(self) -> Position:
@@ -146,10 +146,12 @@ class InMemoryOffsetStore:
         return Position(offset, cuts)
 
     def _write(self, table: dict, kind: str, value: object) -> None:
+        if not self.coordination.connected:
+            raise PositionNotStored(f"{kind} of {self.key}: not connected")
         with self.registry.lock:
             stored = table.get(self.key)
             if (stored[1] if stored else None) != self.versions[kind]:
-                raise PositionFenced(f"{kind} of {self.key}")
+                raise PositionNotStored(f"{kind} of {self.key}")
             version = 0 if stored is None else stored[1] + 1
             table[self.key] = (value, version)
             self.versions[kind] = version

@@ -3,7 +3,8 @@ consumer layout.
 
 Writes are conditional on the node's version as last read or written, so an owner that lost
 the partition without noticing cannot overwrite its successor's offset: the write fails with
-`PositionFenced` and the owner stops reading.
+`PositionNotStored` and the owner stops reading. A write while the connection is down fails
+the same way rather than wait for the connection: whether the session survives is unknown.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import KazooException, NoNodeError
 
 from squall.recipes.offsets import Position
 
 
-class PositionFenced(Exception):
-    """Someone else wrote the position since we last read it."""
+class PositionNotStored(Exception):
+    """Someone else wrote the position since we last read it, or the connection is down."""
 
 
 class OffsetStore(Protocol):
@@ -51,14 +52,16 @@ class ZkOffsetStore:
 
     def _write(self, kind: str, data: bytes) -> None:
         path, version = self.paths[kind], self.versions.get(kind)
+        if self.zk.state != KazooState.CONNECTED:
+            raise PositionNotStored(f"{path}: not connected")
         try:
             if version is None:
                 self.zk.create(path, data, makepath=True)
                 self.versions[kind] = 0
             else:
                 self.versions[kind] = self.zk.set(path, data, version=version).version
-        except (BadVersionError, NodeExistsError, NoNodeError) as e:
-            raise PositionFenced(path) from e
+        except KazooException as e:  # BadVersion, NodeExists, NoNode: fenced; or connection
+            raise PositionNotStored(path) from e
 
     def save_offset(self, offset: int) -> None:
         self._write("offset", str(offset).encode())

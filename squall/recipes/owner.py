@@ -152,6 +152,8 @@ class ZkPartitionOwner(PartitionOwner):
         self.zk.remove_listener(self._session_changed)
 
     def _delete(self) -> None:
+        if not self._connected():
+            return  # goes with the session
         try:
             data, stat = self.zk.get(self.path)
             if data == self.token:

@@ -15,7 +15,7 @@ def test_commits_only_behind_contiguous_acks():
     assert t.in_flight == {100: 110, 110: 120, 120: 125}
     assert t.ack(110) and t.committed == 100  # a gap before it: nothing commits
     assert t.ack(100) and t.committed == 120  # the gap filled: both commit
-    assert not t.ack(100)  # a second verdict changes nothing
+    assert t.ack(100) is False  # a second verdict changes nothing
     assert not t.ack(105) and t.committed == 120  # never emitted
     assert t.ack(120) and t.committed == 125
     assert t.position() == Position(125)
@@ -33,7 +33,7 @@ def test_a_failed_batch_in_flight_is_replayed_and_nothing_else():
 def test_batches_end_at_stored_cuts_and_new_cuts_are_reported():
     t = OffsetTracker.starting_at(Position(0, (3, 15)))
     assert t.batch_end(10) == 3
-    assert not t.emitted(3, cut=True)  # the cut was stored already: nothing new to store
+    assert t.emitted(3, cut=True) is False  # the cut was stored already: nothing new to store
     assert t.batch_end(10) == 13
     assert not t.emitted(13, cut=False)
     assert t.batch_end(10) == 15

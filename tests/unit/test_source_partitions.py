@@ -3,9 +3,11 @@ owning, an owner stops at once when its session is suspended and reloads the com
 offset after losing it, offsets commit on schedule behind acks, fenced writes stop reading,
 and cleanup gives the partitions back."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from squall.recipes import ownership as o
 from squall.recipes.in_memory import InMemoryCoordination, InMemoryRegistry
 from squall.recipes.ownership import Ownership
 from squall.source_partitions import Changes, Replay, SourcePartitions
@@ -71,12 +73,15 @@ def test_after_the_session_expired_another_task_reads_and_the_owner_reloads():
     session.reconnect()  # hears SessionLost: drops what it read, waits for the second
     assert first.poll(7) == Changes(closed=("p0",))
     assert first.state("p0") is Ownership.WAITING and first.next_replay() is None
+    with pytest.raises(RuntimeError, match="not being read"):
+        first.next_offset("p0")  # what it read is forgotten
     first.acked("p0", 10)  # a late verdict for a batch of the lost ownership
     second.emitted("p0", 30, "c", cut=False)
     second.acked("p0", 10)
     second.close()
     assert stored(registry) == 30
     assert first.poll(8) == Changes({"p0": 30})
+    assert first.next_replay() is None  # the failed batch of the lost ownership is not replayed
 
 
 def test_offsets_commit_on_schedule_and_only_when_moved():
@@ -91,6 +96,76 @@ def test_offsets_commit_on_schedule_and_only_when_moved():
     assert stored(registry) == 4 and registry.offsets[("g", "s", "p0")][1] == 0
     parts.poll(111)
     assert registry.offsets[("g", "s", "p0")][1] == 0  # unchanged: not written again
+    assert parts.parts["p0"].records == {}  # the acked batch's lines are not kept
+
+
+def test_a_loaded_position_is_not_written_back_unchanged():
+    registry = InMemoryRegistry()
+    registry.offsets[("g", "s", "p0")] = (40, 3)
+    registry.cuts[("g", "s", "p0")] = ((45,), 2)
+    _, parts = task(registry, commit_secs=0)
+    assert parts.poll(0) == Changes({"p0": 40})
+    assert parts.batch_end("p0", 10) == 45
+    parts.emitted("p0", 45, "a", cut=True)
+    parts.poll(1)
+    assert registry.offsets[("g", "s", "p0")] == (40, 3)
+    assert registry.cuts[("g", "s", "p0")] == ((45,), 2)
+
+
+def test_a_suspended_owner_commits_nothing():
+    registry = InMemoryRegistry()
+    session, parts = task(registry, commit_secs=0)
+    parts.poll(0)
+    parts.emitted("p0", 10, "a", cut=False)
+    parts.parts["p0"].owner.handle(o.Suspended())  # the store itself could still write
+    parts.acked("p0", 0)
+    parts.poll(1)
+    assert ("g", "s", "p0") not in registry.offsets
+    session.suspend()
+    parts.close()
+    session.reconnect()
+    parts.poll(2)  # released: nothing more
+    assert ("g", "s", "p0") not in registry.offsets
+
+
+class ScriptedOwner:
+    """An owner whose poll returns given reading instructions: for the runtime's handling of
+    an order of instructions a real session rarely produces in one poll."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def poll(self):
+        todo, self.script = self.script, []
+        return todo
+
+    def may_read(self):
+        return True
+
+
+class ScriptedCoordination:
+    def __init__(self, script):
+        self.script = script
+        self.memory = InMemoryCoordination()
+
+    def owner(self, group, source, partition):
+        return ScriptedOwner(self.script)
+
+    def offsets(self, group, source, partition):
+        return self.memory.offsets(group, source, partition)
+
+
+def test_a_partition_started_and_dropped_in_one_poll_is_only_closed():
+    script = [o.StartReading(), o.DropPosition()]
+    parts = SourcePartitions(ScriptedCoordination(script), "g", "s", ["p0"], 1)
+    assert parts.poll(0) == Changes(closed=("p0",))
+    assert parts.readable() == []
+
+
+def test_an_unknown_reading_instruction_raises():
+    parts = SourcePartitions(ScriptedCoordination([o.TryClaim()]), "g", "s", ["p0"], 1)
+    with pytest.raises(TypeError, match="unknown reading instruction"):
+        parts.poll(0)
 
 
 def test_a_cut_is_stored_before_the_batch_goes_out_and_pruned_once_committed():
