@@ -1,6 +1,7 @@
 """PartitionedFileSpout against a real ZooKeeper, driven in-process with a recording
 collector: batches, offsets committed only behind acks, replays with the same offsets,
-ownership handed over, and follow mode on growing files."""
+ownership handed over (also when an owner is cut off from ZooKeeper and its session
+expires), and follow mode on growing files."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def spout(zk, path, group, task=1, tasks=(1,), **kwargs) -> tuple[PartitionedFil
 
 
 def drain(s: PartitionedFileSpout, deadline: float = 10) -> None:
-    """Call next_tuple until it has nothing more to emit (ownership claims retry at 0.5 s)."""
+    """Call next_tuple until it has nothing more to emit (a claim follows a watch event)."""
     end = time.monotonic() + deadline
     quiet = 0
     while quiet < 20:
