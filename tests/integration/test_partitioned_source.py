@@ -245,3 +245,28 @@ def test_an_owner_cut_off_stops_reading_before_its_session_expires_and_another_t
         cut_off.stop()
         cut_off.close()
         proxy.close()
+
+
+def test_an_owner_reconnected_within_its_session_reads_on_where_it_stopped(zk_server, tmp_path):
+    (tmp_path / "p0").write_text("".join(f"{i}\n" for i in range(100)))
+    proxy = TcpProxy(zk_server.port)
+    client = KazooClient(
+        hosts=proxy.hosts, timeout=10, connection_retry=KazooRetry(max_tries=-1, max_delay=0.2)
+    )
+    client.start()
+    try:
+        s, rec = spout(client, tmp_path, "g6", batch_lines=10)
+        assert s.next_tuple() and s.next_tuple()
+        proxy.cut()
+        wait_for(lambda: s.partitions.state("p0") is Ownership.SUSPENDED, "suspension")
+        assert not s.next_tuple()
+        proxy.restore()
+        wait_for(lambda: s.next_tuple(), "reading again")
+        assert [m for m, _ in rec.batches] == [("p0", 0), ("p0", 10), ("p0", 20)]
+        assert s.partitions.state("p0") is Ownership.OWNED
+        s.cleanup()
+        assert not client.exists(ZkLayout("/it").consumer_owner("g6", "files", "p0"))
+    finally:
+        client.stop()
+        client.close()
+        proxy.close()
