@@ -239,3 +239,12 @@ def test_never_two_readers_of_a_partition(ops):
             parts.acked("p0", first)
             parts.commit()
         assert sum(p.may_read("p0") for _, p in tasks) <= 1
+
+
+def test_an_owner_raises_on_an_unknown_instruction_and_event():
+    owner = InMemoryCoordination().owner("g", "s", "p0")
+    owner._queue("claim")
+    with pytest.raises(TypeError, match="unknown ownership instruction"):
+        owner.poll()
+    with pytest.raises(TypeError, match="unknown ownership event"):
+        owner.handle("suspended")
