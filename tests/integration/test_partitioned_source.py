@@ -264,8 +264,10 @@ def test_an_owner_reconnected_within_its_session_reads_on_where_it_stopped(zk_se
         wait_for(lambda: s.next_tuple(), "reading again")
         assert [m for m, _ in rec.batches] == [("p0", 0), ("p0", 10), ("p0", 20)]
         assert s.partitions.state("p0") is Ownership.OWNED
+        listeners = set(client.state_listeners)
         s.cleanup()
         assert not client.exists(ZkLayout("/it").consumer_owner("g6", "files", "p0"))
+        assert len(listeners - client.state_listeners) == 1  # its session listener is gone
     finally:
         client.stop()
         client.close()

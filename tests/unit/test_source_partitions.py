@@ -24,7 +24,7 @@ def stored(registry, name="p0"):
 
 def test_reads_only_what_it_owns_and_waits_for_the_previous_owner():
     registry = InMemoryRegistry()
-    _, first = task(registry)
+    first_session, first = task(registry)
     _, second = task(registry)
     assert first.readable() == [] and second.readable() == []  # nothing before a claim
     assert first.poll(0) == Changes({"p0": 0})
@@ -33,6 +33,7 @@ def test_reads_only_what_it_owns_and_waits_for_the_previous_owner():
     first.emitted("p0", 10, "lines", cut=False)
     first.acked("p0", 0)
     first.close()  # commits, then deletes its owner node: the second's watch fires
+    assert first_session._owners == []  # it no longer listens to its session
     assert stored(registry) == 10
     assert first.state("p0") is Ownership.RELEASED and first.readable() == []
     assert second.poll(1) == Changes({"p0": 10})
