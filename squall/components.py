@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from squall.thrift_api import DEFAULT_STREAM
 
 if TYPE_CHECKING:
+    from squall.coordination import SourceCoordination
     from squall.topology import ComponentSpec, InputsArg
 
 
@@ -71,17 +72,16 @@ def tuples_of(item: Tuple | Batch) -> Iterator[Tuple]:
 
 @dataclass(frozen=True)
 class TaskContext:
-    """What a task knows about its place in the running topology. `zk` is the worker's
-    ZooKeeper client and `zk_root` the cluster's root node, for components that coordinate
-    (partitioned sources keep owners and offsets there)."""
+    """What a task knows about its place in the running topology. `coordination` is how
+    components that share work coordinate (partitioned sources own partitions and store
+    offsets through it): backed by ZooKeeper in a worker, in memory in one process."""
 
     topology_id: str
     component_id: str
     task_id: int
     component_tasks: tuple[int, ...]
     output_dir: str
-    zk: Any = field(default=None, compare=False, repr=False)
-    zk_root: str = "/squall"
+    coordination: SourceCoordination | None = field(default=None, compare=False, repr=False)
 
     @property
     def task_index(self) -> int:

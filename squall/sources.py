@@ -5,9 +5,11 @@
 
 The partitions are sorted and dealt to the spout tasks in contiguous ranges (seed 000's
 rebalancing algorithm). A task must own a partition before reading it, and waits until an
-earlier owner's ephemeral node is gone. It commits an offset only once every line before it
+earlier owner's ephemeral node is gone. An offset is committed only once every line before it
 was acked, so a task that moves to another worker, or restarts after SIGKILL, resumes from
-where its predecessor stopped, replaying at most what was in flight.
+where its predecessor stopped, replaying at most what was in flight. The spout only reads
+files: ownership, offsets, cuts and replays are the runtime's (squall/source_partitions.py,
+through `TaskContext.coordination`), shared with any other partitioned source.
 
 Lines go out in batches of up to `batch_lines` (one `emit_batch`, one acking root, one
 entry against topology.max.spout.pending); a failed batch is replayed whole, with the same
@@ -28,18 +30,15 @@ layout), for a successor to cut its replay at the same line:
 
 from __future__ import annotations
 
-import contextlib
-import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from squall.components import Spout, TaskContext
 from squall.line_reader import LineReader
+from squall.source_partitions import SourcePartitions
 from squall.validation import name_problem
 
 
@@ -50,24 +49,14 @@ def partition_range(partitions: list[str], index: int, count: int) -> list[str]:
     return partitions[start : start + per + (1 if index < extra else 0)]
 
 
-@dataclass
-class _Partition:
-    name: str
-    reader: LineReader
-    next_offset: int
-    committed: int
-    written: int  # last offset stored in ZooKeeper
-    cuts: list[int]  # follow mode: early batch ends past `committed`, as stored
-    acked: dict[int, int] = field(default_factory=dict)  # first offset -> lines, acked
-    in_flight: dict[int, pa.Array] = field(default_factory=dict)  # first offset -> lines
-    exhausted: bool = False
-    retry_at: float = 0.0  # follow mode: when to look for appended lines again
+class _File:
+    """A partition being read: its reader, and when to read it again."""
 
-    def batch_end(self, batch_lines: int) -> int:
-        """Where the batch starting at next_offset ends: batch_lines on, or earlier at a
-        stored cut."""
-        end = self.next_offset + batch_lines
-        return min([c for c in self.cuts if c > self.next_offset] + [end])
+    def __init__(self, path: Path, offset: int, follow: bool) -> None:
+        self.reader = LineReader(path, follow)
+        self.reader.skip(offset)
+        self.exhausted = False
+        self.retry_at = 0.0  # follow mode: when to look for appended lines again
 
 
 class PartitionedFileSpout(Spout):
@@ -106,98 +95,56 @@ class PartitionedFileSpout(Spout):
             raise ValueError(f"batch_lines must be a positive integer, not {batch_lines!r}")
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
-        from squall.zk_layout import ZkLayout
-
-        if context.zk is None:
-            raise RuntimeError("PartitionedFileSpout needs the worker's ZooKeeper client")
-        self.zk = context.zk
-        self.layout = ZkLayout(context.zk_root)
-        self.task_id = context.task_id
+        if context.coordination is None:
+            raise RuntimeError("PartitionedFileSpout needs TaskContext.coordination")
         names = sorted(p.name for p in self.path.iterdir() if p.is_file())
         bad = [n for n in names if name_problem(n, "partition file name")]
         if bad:
             raise ValueError(name_problem(bad[0], "partition file name"))
-        self.waiting = partition_range(names, context.task_index, len(context.component_tasks))
-        self.owned: dict[str, _Partition] = {}
-        self.replay: list[tuple[str, int]] = []
+        mine = partition_range(names, context.task_index, len(context.component_tasks))
+        self.partitions = SourcePartitions(
+            context.coordination, self.group, self.source, mine, self.commit_secs
+        )
+        self.files: dict[str, _File] = {}
         self.turn = 0
-        self.last_claim = self.last_commit = 0.0
-
-    # --- ownership ---
-
-    def _claim(self) -> None:
-        now = time.monotonic()
-        if not self.waiting or now - self.last_claim < 0.5:
-            return
-        self.last_claim = now
-        for name in list(self.waiting):
-            owner = self.layout.consumer_owner(self.group, self.source, name)
-            try:
-                self.zk.create(owner, str(self.task_id).encode(), ephemeral=True, makepath=True)
-            except NodeExistsError:
-                continue  # the previous owner has not let go yet: retry later
-            self.waiting.remove(name)
-            self.owned[name] = self._open(name)
-
-    def _open(self, name: str) -> _Partition:
-        try:
-            offset = int(self.zk.get(self._path("offsets", name))[0] or b"0")
-        except NoNodeError:
-            offset = 0
-        try:
-            cuts = [c for c in json.loads(self.zk.get(self._path("cuts", name))[0]) if c > offset]
-        except NoNodeError:
-            cuts = []
-        reader = LineReader(self.path / name, self.follow)
-        reader.skip(offset)
-        return _Partition(name, reader, offset, offset, offset, cuts)
-
-    def _path(self, kind: str, name: str) -> str:
-        if kind == "offsets":
-            return self.layout.consumer_offset(self.group, self.source, name)
-        return self.layout.consumer_cuts(self.group, self.source, name)
-
-    def _store(self, kind: str, name: str, value: bytes) -> None:
-        path = self._path(kind, name)
-        try:
-            self.zk.set(path, value)
-        except NoNodeError:
-            self.zk.create(path, value, makepath=True)
-
-    # --- emitting ---
 
     def next_tuple(self) -> bool:
-        self._claim()
-        self._commit()
-        if self.replay:
-            name, first = self.replay.pop()
-            self._emit(name, first, self.owned[name].in_flight[first])
-            return True
         now = time.monotonic()
-        readers = [p for p in self.owned.values() if not p.exhausted and p.retry_at <= now]
-        if not readers:
+        changes = self.partitions.poll(now)
+        for name in changes.closed:
+            self.files.pop(name).reader.close()
+        for name, offset in changes.opened.items():
+            self.files[name] = _File(self.path / name, offset, self.follow)
+        replay = self.partitions.next_replay()
+        if replay is not None:
+            self._emit(replay.partition, replay.first, replay.records)
+            return True
+        names = [
+            n
+            for n in self.partitions.readable()
+            if not self.files[n].exhausted and self.files[n].retry_at <= now
+        ]
+        if not names:
             return False
-        part = readers[self.turn % len(readers)]
+        name = names[self.turn % len(names)]
         self.turn += 1
-        lines = self._read(part, now)
+        return self._read(name, now)
+
+    def _read(self, name: str, now: float) -> bool:
+        file, first = self.files[name], self.partitions.next_offset(name)
+        wanted = self.partitions.batch_end(name, self.batch_lines) - first
+        lines = file.reader.read(wanted)
+        cut = False
+        if len(lines) < wanted and file.reader.at_end:  # for now, or for good
+            file.exhausted = not self.follow
+            file.retry_at = now + 0.02
+            cut = self.follow
         if not len(lines):
             return False
-        first = part.next_offset
-        part.next_offset += len(lines)
-        part.in_flight[first] = lines
-        self._emit(part.name, first, lines)
+        if self.partitions.emitted(name, first + len(lines), lines, cut) is None:
+            return False  # the partition was taken from us: closed at the next poll
+        self._emit(name, first, lines)
         return True
-
-    def _read(self, part: _Partition, now: float) -> pa.Array:
-        wanted = part.batch_end(self.batch_lines) - part.next_offset
-        lines = part.reader.read(wanted)
-        if len(lines) < wanted and part.reader.at_end:  # for now, or for good
-            part.exhausted = not self.follow
-            part.retry_at = now + 0.02
-            if self.follow and len(lines):
-                part.cuts.append(part.next_offset + len(lines))
-                self._store("cuts", part.name, json.dumps(part.cuts).encode())
-        return lines
 
     def _emit(self, name: str, first: int, lines: pa.Array) -> None:
         columns = {
@@ -208,37 +155,12 @@ class PartitionedFileSpout(Spout):
         self.emit_batch(columns, msg_id=(name, first))
 
     def ack(self, msg_id: tuple[str, int]) -> None:
-        name, first = msg_id
-        part = self.owned[name]
-        lines = part.in_flight.pop(first, None)
-        if lines is None:
-            return  # a verdict for a batch already acked: nothing more to commit
-        part.acked[first] = len(lines)
-        while part.committed in part.acked:
-            part.committed += part.acked.pop(part.committed)
+        self.partitions.acked(*msg_id)
 
     def fail(self, msg_id: tuple[str, int]) -> None:
-        self.replay.append(msg_id)
-
-    # --- offsets ---
-
-    def _commit(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self.last_commit < self.commit_secs:
-            return
-        self.last_commit = now
-        for part in self.owned.values():
-            if part.committed != part.written:
-                self._store("offsets", part.name, str(part.committed).encode())
-                part.written = part.committed
-                if part.cuts and part.cuts[0] <= part.committed:
-                    part.cuts = [c for c in part.cuts if c > part.committed]
-                    self._store("cuts", part.name, json.dumps(part.cuts).encode())
+        self.partitions.failed(*msg_id)
 
     def cleanup(self) -> None:
-        self._commit(force=True)
-        for part in self.owned.values():
-            part.reader.close()
-            owner = self.layout.consumer_owner(self.group, self.source, part.name)
-            with contextlib.suppress(NoNodeError):
-                self.zk.delete(owner)
+        self.partitions.close()
+        for file in self.files.values():
+            file.reader.close()

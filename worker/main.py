@@ -26,6 +26,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
 from squall.components import Batch, TaskContext, Tuple
+from squall.coordination import ZkCoordination
 from squall.records import Assignment, StormBase, WorkerBeat, decode, encode
 from squall.structure import TopologyStructure
 
@@ -107,8 +108,7 @@ class Worker:
                 task,
                 tuple(by_component[name]),
                 output_dir,
-                zk=self.zk,
-                zk_root=self.layout.root,
+                coordination=ZkCoordination(self.zk, self.layout, task),
             )
             self.executors[task] = self._executor(name, context)
         self.transport.start()
