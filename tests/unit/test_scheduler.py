@@ -2,6 +2,7 @@
 
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -158,3 +159,141 @@ def test_adding_a_supervisor_moves_the_lower_bound(cluster, n, new_ports):
         best_kept = sum(min(load, base + (i < extra)) for i, load in enumerate(old_loads))
         assert len(moved_tasks(before, after)) == n - best_kept
     assert all(after[t] == before[t] or t in moved_tasks(before, after) for t in tasks)
+
+
+# --- incremental rules, one example each ------------------------------------------------
+
+TWO_BY_FOUR = [(n, p) for n in ("a", "b") for p in (1, 2, 3, 4)]
+
+
+def test_rule_1_a_host_keeps_its_loaded_slots_over_its_first_ports():
+    existing = {1: ("node1", 6002), 2: ("node1", 6002), 3: ("node2", 6003), 4: ("node2", 6003)}
+    assert schedule(range(1, 5), SEED_SLOTS, 2, existing) == existing
+
+
+def test_rule_1_the_extra_slot_goes_to_the_host_whose_next_slot_holds_live_tasks():
+    slots = [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    existing = {1: ("a", 1), 2: ("b", 1), 3: ("b", 2)}
+    assert schedule([1, 2, 3], slots, 3, existing) == existing
+
+
+def test_rule_2_ceil_loads_round_robin_over_hosts_not_over_the_global_order():
+    """Each host keeps two slots (a:3, a:4 and b:1, b:2, one live task each); the two ceil
+    loads go one per host, not both to b, whose slots come first in the interleaving."""
+    existing = {1: ("a", 3), 2: ("a", 4), 3: ("b", 1), 4: ("b", 2)}
+    assert by_slot(schedule(range(1, 7), TWO_BY_FOUR, 4, existing)) == {
+        ("a", 3): {1, 6},
+        ("a", 4): {2},
+        ("b", 1): {3, 5},
+        ("b", 2): {4},
+    }
+
+
+def test_rule_3_a_dead_task_gives_its_place_to_a_live_one():
+    a, b = ("n1", 1), ("n2", 1)
+    after = schedule([1, 2, 3, 4], [a, b], 2, {1: a, 2: a, 3: a, 4: b}, alive={2, 3, 4})
+    assert by_slot(after) == {a: {2, 3}, b: {1, 4}}
+
+
+# --- incremental rules as properties ----------------------------------------------------
+
+
+@st.composite
+def snapshots(draw):
+    """A cluster, a workers count and any previous placement: tasks on current slots, on
+    slots that are gone, or new; any subset of them alive."""
+    cluster = draw(clusters)
+    slots = slots_of(cluster)
+    gone = [("gone", p) for p in range(6700, 6703)]
+    n = draw(st.integers(1, 30))
+    tasks = list(range(1, n + 1))
+    where = st.one_of(st.none(), st.sampled_from(slots + gone))
+    existing = {t: s for t in tasks if (s := draw(where)) is not None}
+    alive = draw(st.sets(st.sampled_from(tasks)))
+    workers = draw(st.integers(1, len(slots) + 1))
+    return tasks, slots, workers, existing, alive
+
+
+def live_kept_on(tasks, slots, existing, alive):
+    """Live tasks per slot of the previous placement that still exists."""
+    return Counter(
+        existing[t] for t in tasks if t in existing and t in alive and existing[t] in slots
+    )
+
+
+def water_filled(counts, caps):
+    """Chosen-slot counts per host as even as the ports allow: a host with a free port is
+    never more than one slot behind another host."""
+    return all(
+        c <= counts[node] + 1 for node in caps if counts[node] < caps[node] for c in counts.values()
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(snapshots(), st.randoms(use_true_random=False))
+def test_incremental_rules(snapshot, rnd):
+    tasks, slots, workers, existing, alive = snapshot
+    after = schedule(tasks, slots, workers, existing, alive)
+    assert_balanced(after, tasks, slots, workers)
+
+    # Dead tasks, tasks on lost slots and new tasks are all alike: only live tasks on live
+    # slots are kept, so a dead task's old slot never counts.
+    live = {t: s for t, s in existing.items() if t in alive and s in slots}
+    assert schedule(tasks, slots, workers, live) == after
+
+    # Independent of input order.
+    shuffled = list(existing.items())
+    rnd.shuffle(shuffled)
+    args = [rnd.sample(tasks, len(tasks)), rnd.sample(slots, len(slots))]
+    assert schedule(*args, workers, dict(shuffled), sorted(alive, reverse=True)) == after
+
+    kept = live_kept_on(tasks, slots, existing, alive)
+    loads = Counter(after.values())
+    chosen = set(loads)
+    caps = Counter(node for node, _ in slots)
+    counts = Counter({node: 0 for node in caps})
+    counts.update(node for node, _ in chosen)
+
+    # Rule 1: no swap of a chosen slot for an unchosen one that keeps the hosts water-filled
+    # would keep more live tasks (on one host: the most loaded slots are chosen).
+    for c in chosen:
+        for u in set(slots) - chosen:
+            swapped = Counter(counts)
+            swapped[c[0]] -= 1
+            swapped[u[0]] += 1
+            if water_filled(swapped, caps):
+                assert kept[c] >= kept[u], (c, u)
+
+    # Rules 2 and 3: given the chosen slots, the most live tasks possible stay in place.
+    base, ceil_count = divmod(len(tasks), len(chosen))
+    over = [s for s in chosen if kept[s] > base]
+    best = sum(min(kept[s], base) for s in chosen) + min(ceil_count, len(over))
+    assert sum(1 for t in after if t in live and after[t] == live[t]) == best
+
+    # Rule 2: with no slot over floor(n/k) live tasks, the ceil loads go round-robin over
+    # hosts: a host with a slot left at the floor is at most one ceil load behind another.
+    if not over:
+        ceils = Counter(node for (node, port), load in loads.items() if load > base)
+        per_host = Counter(node for node, _ in chosen)
+        for node in per_host:
+            if ceils[node] < per_host[node]:
+                assert all(e <= ceils[node] + 1 for e in ceils.values())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="nimbus/scheduler.py _capacities round-robins the remaining ceil loads over hosts "
+    "counting only the slots at or under floor(n/k), ignoring the ceil loads the kept-first "
+    "rule already gave: host loads 4/6 where 5/5 costs no extra move (DESIGN.md: host loads "
+    "as even as the slots allow)",
+)
+def test_ceil_loads_kept_for_live_tasks_count_toward_even_host_loads():
+    """Both hosts keep three slots; b:1 and b:2 keep two live tasks each, so they take two of
+    the four ceil loads. The other two ceil loads go to slots at or under the floor, which
+    keeps no extra task wherever they go, so they should even the hosts out (5 and 5)."""
+    slots = [(n, p) for n in ("a", "b") for p in (1, 2, 3)]
+    existing = {1: ("b", 1), 2: ("b", 1), 3: ("b", 2), 4: ("b", 2)}
+    existing |= {5: ("a", 1), 6: ("a", 2), 7: ("a", 3), 8: ("b", 3)}
+    after = schedule(range(1, 11), slots, 6, existing)
+    assert moved_tasks(existing, after) == set()
+    assert Counter(node for node, _ in after.values()) == {"a": 5, "b": 5}

@@ -1,6 +1,8 @@
 """The topology status machine as a table of transitions."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from squall.nimbus.states import (
     Activate,
@@ -95,3 +97,81 @@ def test_remove_only_removes_killed_topologies():
 def test_illegal_user_transitions_raise(status, event):
     with pytest.raises(IllegalTransition, match="wc"):
         transition(base(status), event, 0)
+
+
+def test_deactivate_of_an_inactive_topology_writes_nothing():
+    assert transition(base("inactive"), Deactivate(), 0) == []
+
+
+@pytest.mark.parametrize("event", [Kill(-5), Rebalance(-5)])
+def test_a_negative_wait_counts_as_no_wait(event):
+    set_, later = transition(base("active"), event, 100)
+    assert set_.base.pending.due_secs == 100
+    assert later.delay_secs == 0
+
+
+def test_kill_during_a_rebalance_keeps_the_status_to_restore():
+    rebalancing = base("rebalancing", previous_status="inactive")
+    set_, _ = transition(rebalancing, Kill(5), 0)
+    assert set_.base.status == "killed" and set_.base.previous_status == "inactive"
+
+
+@pytest.mark.parametrize(
+    "status,event",
+    [
+        ("active", DoRebalance()),
+        ("inactive", DoRebalance()),
+        ("killed", DoRebalance()),
+        ("inactive", Remove()),
+        ("rebalancing", Remove()),
+        ("killed", Monitor()),
+    ],
+)
+def test_late_system_events_do_nothing(status, event):
+    assert transition(base(status, previous_status="active"), event, 0) == []
+
+
+# --- the table as a property: any sequence of events ------------------------------------
+
+events = st.one_of(
+    st.just(Activate()),
+    st.just(Deactivate()),
+    st.builds(Kill, st.integers(-5, 30)),
+    st.builds(Rebalance, st.integers(-5, 30), st.one_of(st.none(), st.integers(1, 8))),
+    st.just(DoRebalance()),
+    st.just(Monitor()),
+    st.just(Startup()),
+    st.just(Remove()),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["active", "inactive"]), st.lists(st.tuples(events, st.integers(0, 50))))
+def test_any_event_sequence_keeps_the_table(start, steps):
+    """previous_status only ever names a status to go back to; a delayed event is due
+    `max(0, wait)` after it was asked for; a status write only when the status changes."""
+    current, now = base(start), 0
+    for event, dt in steps:
+        now += dt
+        status = current.status
+        try:
+            out = transition(current, event, now)
+        except IllegalTransition:
+            assert status in ("killed", "rebalancing") and not isinstance(event, Kill)
+            continue
+        assert isinstance(out, list)
+        writes = [i.base for i in out if isinstance(i, SetBase)]
+        for new in writes:
+            assert new.previous_status in (None, "active", "inactive")
+            assert new.status != status or isinstance(event, Kill)
+            current = new
+        if isinstance(event, Kill | Rebalance) and writes:
+            assert current.pending.due_secs == now + max(0, event.wait_secs)
+            if status in ("active", "inactive"):
+                assert current.previous_status == status
+        if isinstance(event, DoRebalance) and status == "rebalancing":
+            assert out[0] == Reassign(scratch=True) and current.pending is None
+            assert current.status in ("active", "inactive")
+        if RemoveTopology() in out:
+            assert status == "killed"
+            break
