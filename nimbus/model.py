@@ -1,0 +1,134 @@
+"""What nimbus knows, as immutable data: one TopologyModel per topology inside a NimbusModel,
+and the ClusterSnapshot a placement decision is made against.
+
+The controller thread replaces the model after each decision; readers on other threads take
+whichever model is current, never a half-updated one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from squall import thrift_api as T
+from squall.records import Assignment, Slot, StormBase, SupervisorInfo
+from squall.structure import assign_task_ids
+
+from .heartbeats import HeartbeatCache
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """The cluster settings decisions depend on (from nimbus's conf)."""
+
+    task_timeout: float = 30
+    task_launch: float = 120
+    message_timeout: int = 30
+    default_workers: int | None = 1
+    default_ackers: int | None = None
+
+    @staticmethod
+    def from_conf(conf: Mapping[str, Any]) -> Timeouts:
+        return Timeouts(
+            task_timeout=conf["nimbus.task.timeout.secs"],
+            task_launch=conf["nimbus.task.launch.secs"],
+            message_timeout=conf["topology.message.timeout.secs"],
+            default_workers=conf["topology.workers"],
+            default_ackers=conf["topology.acker.executors"],
+        )
+
+
+@dataclass(frozen=True)
+class TopologyModel:
+    id: str
+    base: StormBase
+    tasks: Mapping[int, str]
+    assignment: Assignment | None = None
+    heartbeats: HeartbeatCache = field(default_factory=HeartbeatCache)
+    assigned_at: Mapping[int, float] = field(default_factory=dict)  # nimbus monotonic secs
+    conf: Mapping[str, Any] = field(default_factory=dict)  # the effective topology conf
+
+
+@dataclass(frozen=True)
+class NimbusModel:
+    settings: Timeouts = field(default_factory=Timeouts)
+    topologies: Mapping[str, TopologyModel] = field(default_factory=dict)
+    supervisors: Mapping[str, SupervisorInfo] = field(default_factory=dict)
+    epoch: int = 0
+    leading: bool = False
+
+    def find(self, name_or_id: str) -> TopologyModel:
+        """The topology with this id or name; NotAliveException if there is none."""
+        if name_or_id in self.topologies:
+            return self.topologies[name_or_id]
+        for topology in self.topologies.values():
+            if topology.base.name == name_or_id:
+                return topology
+        raise T.NotAliveException(msg=f"topology {name_or_id!r} is not alive")
+
+    def name_taken(self, name: str) -> bool:
+        return any(t.base.name == name for t in self.topologies.values())
+
+    def with_topology(self, topology: TopologyModel) -> NimbusModel:
+        return replace(self, topologies={**self.topologies, topology.id: topology})
+
+    def without(self, topology_id: str) -> NimbusModel:
+        rest = {t: m for t, m in self.topologies.items() if t != topology_id}
+        return replace(self, topologies=rest)
+
+
+def read_only_model(
+    settings: Timeouts,
+    bases: Mapping[str, StormBase],
+    assignments: Mapping[str, Assignment],
+    supervisors: Mapping[str, SupervisorInfo],
+) -> NimbusModel:
+    """A standby's model, straight from ZooKeeper: enough to answer reads."""
+    return NimbusModel(
+        settings=settings,
+        topologies={
+            tid: TopologyModel(
+                tid, base, assign_task_ids(base.component_executors), assignments.get(tid)
+            )
+            for tid, base in bases.items()
+        },
+        supervisors=dict(supervisors),
+    )
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    """Supervisors, their ports and every topology's placement, fixed for one decision."""
+
+    supervisors: Mapping[str, SupervisorInfo]
+    placements: Mapping[str, Mapping[int, Slot]]
+
+    @staticmethod
+    def of(model: NimbusModel) -> ClusterSnapshot:
+        return ClusterSnapshot(
+            supervisors=model.supervisors,
+            placements={
+                tid: t.assignment.task_slots
+                for tid, t in model.topologies.items()
+                if t.assignment is not None
+            },
+        )
+
+    def free_slots(self, topology_id: str) -> list[Slot]:
+        """Ports of live supervisors that no other topology uses."""
+        taken = {
+            slot
+            for other, placement in self.placements.items()
+            if other != topology_id
+            for slot in placement.values()
+        }
+        return [
+            (sid, port)
+            for sid, info in sorted(self.supervisors.items())
+            for port in info.ports
+            if (sid, port) not in taken
+        ]
+
+    def hosts(self, placement: Mapping[int, Slot]) -> dict[str, str]:
+        return {sid: self.supervisors[sid].host for sid, _ in set(placement.values())}
