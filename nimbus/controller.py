@@ -202,6 +202,8 @@ class Controller:
         bases = self.state.read_bases()
         event = ev.BecameLeader(
             epoch=epoch,
+            storm_ids=frozenset(self.state.storm_ids()),
+            assignment_ids=frozenset(self.state.assignment_ids()),
             bases=bases,
             assignments=self.state.read_assignments(),
             supervisors=self.state.read_supervisors(),

@@ -210,14 +210,14 @@ def _monitor(model: NimbusModel, e: ev.MonitorTick) -> Result:
 def _became_leader(model: NimbusModel, e: ev.BecameLeader) -> Result:
     """Storm's prepare: reconcile ZooKeeper with the store, rebuild confs from the log,
     give every placed task a fresh launch grace, and resume delayed transitions."""
-    epoch, storms = e.epoch, set(e.bases)
+    epoch, storms = e.epoch, e.storm_ids
     out: list[ins.Instruction] = []
     out += [ins.RemoveCode(t, epoch) for t in sorted(e.stored_ids - storms)]
     out += [ins.RemoveTopology(t, epoch) for t in sorted(storms - e.stored_ids)]
-    out += [ins.RemoveOrphanAssignment(t, epoch) for t in sorted(set(e.assignments) - storms)]
+    out += [ins.RemoveOrphanAssignment(t, epoch) for t in sorted(e.assignment_ids - storms)]
     replayed = topology_confs(iter(e.log))
     topologies = {}
-    for tid in sorted(storms & e.stored_ids):
+    for tid in sorted(set(e.bases) & storms & e.stored_ids):
         base, assignment = e.bases[tid], e.assignments.get(tid)
         placement = assignment.task_slots if assignment else {}
         conf = replayed.get(tid) or e.stored_confs.get(tid, {})

@@ -87,8 +87,10 @@ class BecameLeader:
     """This nimbus took the epoch; what it loaded from ZooKeeper and the store."""
 
     epoch: int
-    bases: Mapping[str, StormBase]
-    assignments: Mapping[str, Assignment]  # every /assignments child, orphans included
+    storm_ids: frozenset[str]  # every /storms child, readable or not
+    assignment_ids: frozenset[str]  # every /assignments child, orphans included
+    bases: Mapping[str, StormBase]  # the readable /storms records
+    assignments: Mapping[str, Assignment]
     supervisors: Mapping[str, SupervisorInfo]
     stored_ids: frozenset[str]  # topologies whose code the store holds
     stored_confs: Mapping[str, Mapping[str, Any]]  # their confs as stored
