@@ -32,7 +32,7 @@ from .cluster_state import ClusterState, FencedOut
 from .code_store import CodeStore
 from .decide import NotLeader, handle
 from .inbox import Inbox
-from .model import NimbusModel, Timeouts
+from .model import NimbusModel, NimbusSettings
 
 log = logging.getLogger("squall.nimbus")
 
@@ -81,7 +81,7 @@ class Controller:
         self.leader_of = leader_of
         self.clock = clock
         self.wall = wall
-        self.model = NimbusModel(settings=Timeouts.from_conf(conf))  # replaced, never changed
+        self.model = NimbusModel(settings=NimbusSettings.from_conf(conf))  # replaced, never changed
         self.jobs: queue.Queue[tuple[Job, Future]] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="nimbus-controller", daemon=True)
         self.fenced = threading.Event()
@@ -126,9 +126,8 @@ class Controller:
                 self.fenced.set()
                 future.set_exception(exc)
                 return
-            except NotLeader as exc:
-                leader = self.leader_of() or "unknown"
-                future.set_exception(T.IllegalStateException(msg=f"{exc}; the leader is {leader}"))
+            except NotLeader:
+                future.set_exception(self._not_leader())
             except Exception as exc:  # noqa: BLE001 - one bad job never stops the loop
                 if not isinstance(exc, TException):  # a refusal is not nimbus's failure
                     log.exception("controller job %s failed", job)
@@ -273,11 +272,12 @@ class Controller:
 
     def begin_upload(self) -> str:
         if not self.leading:
-            leader = self.leader_of() or "unknown"
-            raise T.IllegalStateException(
-                msg=f"this nimbus is not the leader; the leader is {leader}"
-            )
+            raise self._not_leader()
         return self.inbox.begin(self.clock())
+
+    def _not_leader(self) -> T.IllegalStateException:
+        leader = self.leader_of() or "unknown"
+        return T.IllegalStateException(msg=f"this nimbus is not the leader; the leader is {leader}")
 
     # --- Thrift reads: from the published model (a standby re-reads ZooKeeper first) ---
 

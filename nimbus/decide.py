@@ -23,7 +23,7 @@ from . import events as ev
 from . import instructions as ins
 from . import states
 from .heartbeats import HeartbeatCache
-from .model import ClusterSnapshot, NimbusModel, Timeouts, TopologyModel, read_only_model
+from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, read_only_model
 from .reassign import log_message, reassign
 from .scheduler import schedule, start_times
 from .store import topology_confs
@@ -79,7 +79,7 @@ def check_workers(num_workers: Any) -> int:
     return num_workers
 
 
-def _wait(settings: Timeouts, wait_secs: int | None) -> int:
+def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
     if wait_secs is None:
         return settings.message_timeout
     if wait_secs < 0:

@@ -19,7 +19,7 @@ from .heartbeats import HeartbeatCache
 
 
 @dataclass(frozen=True)
-class Timeouts:
+class NimbusSettings:
     """The cluster settings decisions depend on (from nimbus's conf)."""
 
     task_timeout: float = 30
@@ -29,8 +29,8 @@ class Timeouts:
     default_ackers: int | None = None
 
     @staticmethod
-    def from_conf(conf: Mapping[str, Any]) -> Timeouts:
-        return Timeouts(
+    def from_conf(conf: Mapping[str, Any]) -> NimbusSettings:
+        return NimbusSettings(
             task_timeout=conf["nimbus.task.timeout.secs"],
             task_launch=conf["nimbus.task.launch.secs"],
             message_timeout=conf["topology.message.timeout.secs"],
@@ -52,7 +52,7 @@ class TopologyModel:
 
 @dataclass(frozen=True)
 class NimbusModel:
-    settings: Timeouts = field(default_factory=Timeouts)
+    settings: NimbusSettings = field(default_factory=NimbusSettings)
     topologies: Mapping[str, TopologyModel] = field(default_factory=dict)
     supervisors: Mapping[str, SupervisorInfo] = field(default_factory=dict)
     epoch: int = 0
@@ -79,7 +79,7 @@ class NimbusModel:
 
 
 def read_only_model(
-    settings: Timeouts,
+    settings: NimbusSettings,
     bases: Mapping[str, StormBase],
     assignments: Mapping[str, Assignment],
     supervisors: Mapping[str, SupervisorInfo],

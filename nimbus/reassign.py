@@ -11,7 +11,7 @@ from squall.structure import assign_task_ids
 
 from .heartbeats import tokens_from_beats
 from .instructions import AppendLog, Instruction, WriteAssignment, WriteTasks
-from .model import ClusterSnapshot, Timeouts, TopologyModel
+from .model import ClusterSnapshot, NimbusSettings, TopologyModel
 from .scheduler import schedule, start_times
 
 
@@ -24,7 +24,7 @@ def log_message(type_: str, key: str, values: Mapping, epoch: int) -> AppendLog:
 def reassign(
     topology: TopologyModel,
     snapshot: ClusterSnapshot,
-    settings: Timeouts,
+    settings: NimbusSettings,
     epoch: int,
     scratch: bool,
     beats: Mapping[Slot, WorkerBeat],

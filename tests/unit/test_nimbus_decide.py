@@ -10,12 +10,12 @@ from squall.nimbus import events as ev
 from squall.nimbus import instructions as ins
 from squall.nimbus import states
 from squall.nimbus.decide import NotLeader, handle
-from squall.nimbus.model import NimbusModel, Timeouts
+from squall.nimbus.model import NimbusModel, NimbusSettings
 from squall.nimbus.store import CoordinatorMessage
 from squall.records import Assignment, PendingEvent, StormBase, SupervisorInfo, WorkerBeat
 from squall.structure import ComponentInfo, TopologyStructure
 
-SETTINGS = Timeouts(
+SETTINGS = NimbusSettings(
     task_timeout=30, task_launch=60, message_timeout=25, default_workers=2, default_ackers=0
 )
 ONE_PORT = {"s1": SupervisorInfo("h1", [6700], 0)}

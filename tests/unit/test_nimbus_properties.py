@@ -9,11 +9,11 @@ from squall import thrift_api as T
 from squall.nimbus import events as ev
 from squall.nimbus import instructions as ins
 from squall.nimbus.decide import handle
-from squall.nimbus.model import NimbusModel, Timeouts
+from squall.nimbus.model import NimbusModel, NimbusSettings
 from squall.records import SupervisorInfo, WorkerBeat
 from squall.structure import ComponentInfo, TopologyStructure
 
-SETTINGS = Timeouts(task_timeout=5, task_launch=10, message_timeout=3, default_workers=2)
+SETTINGS = NimbusSettings(task_timeout=5, task_launch=10, message_timeout=3, default_workers=2)
 HOSTS = {f"s{i}": SupervisorInfo(f"h{i}", [6700, 6701], 0) for i in range(3)}
 NAMES = ["a", "b", "c"]
 STRUCTURE = TopologyStructure(
