@@ -137,8 +137,15 @@ class Controller:
 
     def _decide(self, event: ev.Event) -> None:
         model, instructions = handle(self.model, event)
-        for instruction in instructions:
-            self._execute(instruction)
+        for done, instruction in enumerate(instructions):
+            try:
+                self._execute(instruction)
+            except FencedOut:
+                raise
+            except Exception:
+                if done:  # carried out in part: take ZooKeeper's word for what happened
+                    self.model = self.read_model(refresh=True)
+                raise
         self.model = model
 
     # --- carrying out instructions ---
@@ -281,9 +288,9 @@ class Controller:
 
     # --- Thrift reads: from the published model (a standby re-reads ZooKeeper first) ---
 
-    def read_model(self) -> NimbusModel:
+    def read_model(self, refresh: bool = False) -> NimbusModel:
         model = self.model
-        if model.leading:
+        if model.leading and not refresh:
             return model
         bases = self.state.read_bases()
         assignments = {t: a for t, a in self.state.read_assignments().items() if t in bases}

@@ -23,7 +23,7 @@ from . import events as ev
 from . import instructions as ins
 from . import states
 from .heartbeats import HeartbeatCache
-from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, read_only_model
+from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, synced_with
 from .reassign import log_message, reassign
 from .scheduler import schedule, start_times
 from .store import topology_confs
@@ -59,12 +59,7 @@ def handle(model: NimbusModel, event: ev.Event) -> Result:
                 return model, []
             return _apply(model, event.topology_id, event.event, event.now, event.wall)
         case ev.Refreshed():
-            if model.leading:
-                return model, []
-            fresh = read_only_model(
-                model.settings, event.bases, event.assignments, event.supervisors
-            )
-            return fresh, []
+            return synced_with(model, event.bases, event.assignments, event.supervisors), []
         case _:
             raise TypeError(f"nimbus has no decision for {event!r}")
 

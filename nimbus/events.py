@@ -111,7 +111,8 @@ class TimerFired:
 
 @dataclass(frozen=True)
 class Refreshed:
-    """A standby re-read ZooKeeper to answer reads."""
+    """ZooKeeper re-read: by a standby to answer reads, by the leader after a decision it
+    could carry out only in part."""
 
     bases: Mapping[str, StormBase]
     assignments: Mapping[str, Assignment]

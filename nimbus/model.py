@@ -78,23 +78,24 @@ class NimbusModel:
         return replace(self, topologies=rest)
 
 
-def read_only_model(
-    settings: NimbusSettings,
+def synced_with(
+    model: NimbusModel,
     bases: Mapping[str, StormBase],
     assignments: Mapping[str, Assignment],
     supervisors: Mapping[str, SupervisorInfo],
 ) -> NimbusModel:
-    """A standby's model, straight from ZooKeeper: enough to answer reads."""
-    return NimbusModel(
-        settings=settings,
-        topologies={
-            tid: TopologyModel(
-                tid, base, assign_task_ids(base.component_executors), assignments.get(tid)
-            )
-            for tid, base in bases.items()
-        },
-        supervisors=dict(supervisors),
-    )
+    """The model with ZooKeeper's records: a standby's whole view, or a leader's after a
+    decision was carried out only in part. What only nimbus knows (beats, grace, conf, the
+    task ids it last wrote) is kept: at worst a write is repeated."""
+    topologies = {}
+    for tid, base in bases.items():
+        old = model.topologies.get(tid)
+        if old is None:
+            tasks = assign_task_ids(base.component_executors)
+            topologies[tid] = TopologyModel(tid, base, tasks, assignments.get(tid))
+        else:
+            topologies[tid] = replace(old, base=base, assignment=assignments.get(tid))
+    return replace(model, topologies=topologies, supervisors=dict(supervisors))
 
 
 @dataclass(frozen=True)

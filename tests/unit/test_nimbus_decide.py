@@ -3,6 +3,8 @@
 Each test pins one decision exactly (which instructions, in which order, with which epoch),
 so a one-line change to any of them fails here."""
 
+from dataclasses import replace
+
 import pytest
 
 from squall import thrift_api as T
@@ -391,11 +393,27 @@ def test_an_unknown_event_raises():
         handle(NimbusModel(SETTINGS), object())
 
 
-def test_a_standby_refreshes_from_zookeeper_and_a_leader_ignores_it():
+def test_a_standby_refreshes_from_zookeeper():
     bases = {"t-1": StormBase("t", "active", 0, 1, {"a": 2})}
-    refreshed = ev.Refreshed(bases, {}, ONE_PORT)
-    model, out = handle(NimbusModel(SETTINGS), refreshed)
+    model, out = handle(NimbusModel(SETTINGS), ev.Refreshed(bases, {}, ONE_PORT))
     assert out == [] and model.find("t").tasks == {1: "a", 2: "a"}
     assert (model.leading, model.supervisors) == (False, ONE_PORT)
-    leading, _ = leader()
-    assert handle(leading, refreshed) == (leading, [])
+
+
+def test_a_leader_resyncs_records_and_keeps_what_only_it_knows():
+    model, _ = submitted(conf={"k": 1})
+    model, _ = tick(model, 10, {"t-1": {("s1", 6700): beat(1, 1, 3), ("s2", 6700): beat(1, 2)}})
+    before = model.topologies["t-1"]
+    killed = replace(before.base, status="killed")
+    ghost = StormBase("g", "active", 0, 1, {"a": 1})
+    synced, out = handle(model, ev.Refreshed({"t-1": killed, "g-1": ghost}, {}, ONE_PORT))
+    after = synced.topologies["t-1"]
+    assert out == [] and synced.leading and synced.supervisors == ONE_PORT
+    assert (after.base, after.assignment) == (killed, None)
+    assert (after.heartbeats, after.assigned_at, after.conf) == (
+        before.heartbeats,
+        before.assigned_at,
+        before.conf,
+    )
+    assert synced.topologies["g-1"].tasks == {1: "a"}
+    assert handle(synced, ev.Refreshed({}, {}, {}))[0].topologies == {}
