@@ -45,3 +45,35 @@ def test_an_unknown_job_fails_its_caller_and_the_loop_goes_on():
         shell.stop()
         shell.thread.join(10)
     assert not shell.thread.is_alive()
+
+
+def test_a_decision_carried_out_in_part_leaves_zookeepers_view_not_the_old_model():
+    from squall.nimbus import events as ev
+    from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+
+    active = StormBase("t", "active", 0, 1, {"a": 1})
+    killed = StormBase("t", "killed", 0, 1, {"a": 1})
+    zookeeper = {"t-1": active}
+
+    def write_base(tid, base):
+        zookeeper[tid] = base
+
+    state = SimpleNamespace(
+        epoch=2,
+        write_base=write_base,
+        read_bases=lambda: dict(zookeeper),
+        read_assignments=lambda: {},
+        read_supervisors=lambda: {},
+        check_lead=lambda: None,
+    )
+    store = SimpleNamespace(append=lambda *args: (_ for _ in ()).throw(OSError("store down")))
+    timers = []
+    code = SimpleNamespace(store=store)
+    shell = Controller(load_defaults(), state, None, code, later=lambda *a: timers.append(a))
+    topology = TopologyModel("t-1", active, {1: "a"}, conf={"k": 1})
+    shell.model = NimbusModel(NimbusSettings(), {"t-1": topology}, epoch=2, leading=True)
+    with pytest.raises(OSError):  # WriteBase done, the kill's log message not
+        shell._decide(ev.Kill("t", 0, 100.0))
+    assert shell.model.topologies["t-1"].base.status == killed.status
+    assert shell.model.topologies["t-1"].conf == {"k": 1}
+    assert shell.model.leading and len(timers) == 1
