@@ -8,7 +8,9 @@ Each mutant runs in a fresh process that loads the mutated source in place of th
 (an import hook), so the files on disk never change and other processes using the tree are
 not disturbed. Mutations: comparison operators flipped or loosened (< <=, == !=, in/not in,
 is/is not), and/or swapped, `not` dropped, numbers +1, booleans flipped, + and - swapped,
-and each statement replaced by `pass` (docstrings excepted).
+and each statement replaced by `pass`. Not mutated: docstrings, decorator arguments
+(`frozen=True`) and module-level type aliases (`Slot = tuple[str, int]`), whose changes no
+behaviour test can see.
 """
 
 from __future__ import annotations
@@ -42,11 +44,28 @@ def _is_docstring(node: ast.AST) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
 
 
-def sites(tree: ast.AST) -> list[tuple[int, int, str]]:
+def _is_type_alias(node: ast.AST) -> bool:
+    value = getattr(node, "value", None)
+    is_union = isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr)
+    return isinstance(node, ast.Assign) and (isinstance(value, ast.Subscript) or is_union)
+
+
+def _skipped(tree: ast.Module) -> set[int]:
+    """ids of the nodes no mutation touches."""
+    roots = [n for n in tree.body if _is_type_alias(n)]
+    for node in ast.walk(tree):
+        roots += getattr(node, "decorator_list", [])
+    return {id(n) for root in roots for n in ast.walk(root)}
+
+
+def sites(tree: ast.Module) -> list[tuple[int, int, str]]:
     """(node index in ast.walk order, variant, description) for every mutation."""
     out = []
+    skipped = _skipped(tree)
     for i, node in enumerate(ast.walk(tree)):
         line = getattr(node, "lineno", 0)
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Compare):
             out += [(i, k, f"{line}: flip comparison {k}") for k in range(len(node.ops))]
         elif isinstance(node, ast.BoolOp):

@@ -36,7 +36,12 @@ class NotLeader(Exception):
     """A write reached a nimbus that does not lead (the shell names the leader)."""
 
 
+USER_EVENTS = (ev.Submit, ev.Kill, ev.Rebalance, ev.Activate, ev.Deactivate, ev.SetConfig)
+
+
 def handle(model: NimbusModel, event: ev.Event) -> Result:
+    if isinstance(event, USER_EVENTS) and not model.leading:
+        raise NotLeader("this nimbus is not the leader")
     match event:
         case ev.Submit():
             return _submit(model, event)
@@ -82,16 +87,10 @@ def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
     return wait_secs
 
 
-def _require_leader(model: NimbusModel) -> None:
-    if not model.leading:
-        raise NotLeader("this nimbus is not the leader")
-
-
 # --- user requests ---
 
 
 def _submit(model: NimbusModel, e: ev.Submit) -> Result:
-    _require_leader(model)
     if model.name_taken(e.name):
         raise T.AlreadyAliveException(msg=f"topology {e.name!r} is already alive")
     num_workers = check_workers(e.conf.get("topology.workers", model.settings.default_workers))
@@ -128,13 +127,11 @@ def _submit(model: NimbusModel, e: ev.Submit) -> Result:
     ]
 
 
-def _user_transition(
-    model: NimbusModel, name: str, event: states.Event, wall: float, now: float = 0.0
-) -> Result:
-    _require_leader(model)
+def _user_transition(model: NimbusModel, name: str, event: states.Event, wall: float) -> Result:
+    """A user's status change; these never reassign, so no monotonic time is needed."""
     tid = model.find(name).id
     try:
-        return _apply(model, tid, event, now, wall)
+        return _apply(model, tid, event, wall, wall)
     except states.IllegalTransition as exc:
         raise T.IllegalStateException(msg=str(exc)) from exc
 
@@ -148,7 +145,6 @@ def _kill(model: NimbusModel, e: ev.Kill) -> Result:
 
 
 def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
-    _require_leader(model)
     topology = model.find(e.name)
     components = topology.base.component_executors
     for component, count in (e.executors or {}).items():
@@ -168,7 +164,6 @@ def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
 def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
     """`squall config set`: topology.workers rebalances at once; other settings reach
     workers as they (re)start."""
-    _require_leader(model)
     topology = model.find(e.name)
     if e.key.startswith(CLUSTER_ONLY_PREFIXES):
         raise invalid(f"{e.key} is a cluster setting; it cannot be set for one topology")

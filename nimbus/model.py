@@ -22,11 +22,11 @@ from .heartbeats import HeartbeatCache
 class NimbusSettings:
     """The cluster settings decisions depend on (from nimbus's conf)."""
 
-    task_timeout: float = 30
-    task_launch: float = 120
-    message_timeout: int = 30
-    default_workers: int | None = 1
-    default_ackers: int | None = None
+    task_timeout: float
+    task_launch: float
+    message_timeout: int
+    default_workers: int | None
+    default_ackers: int | None
 
     @staticmethod
     def from_conf(conf: Mapping[str, Any]) -> NimbusSettings:
@@ -52,7 +52,7 @@ class TopologyModel:
 
 @dataclass(frozen=True)
 class NimbusModel:
-    settings: NimbusSettings = field(default_factory=NimbusSettings)
+    settings: NimbusSettings
     topologies: Mapping[str, TopologyModel] = field(default_factory=dict)
     supervisors: Mapping[str, SupervisorInfo] = field(default_factory=dict)
     epoch: int = 0

@@ -71,7 +71,9 @@ def test_a_decision_carried_out_in_part_leaves_zookeepers_view_not_the_old_model
     code = SimpleNamespace(store=store)
     shell = Controller(load_defaults(), state, None, code, later=lambda *a: timers.append(a))
     topology = TopologyModel("t-1", active, {1: "a"}, conf={"k": 1})
-    shell.model = NimbusModel(NimbusSettings(), {"t-1": topology}, epoch=2, leading=True)
+    shell.model = NimbusModel(
+        NimbusSettings.from_conf(load_defaults()), {"t-1": topology}, epoch=2, leading=True
+    )
     with pytest.raises(OSError):  # WriteBase done, the kill's log message not
         shell._decide(ev.Kill("t", 0, 100.0))
     assert shell.model.topologies["t-1"].base.status == killed.status

@@ -417,3 +417,39 @@ def test_a_leader_resyncs_records_and_keeps_what_only_it_knows():
     )
     assert synced.topologies["g-1"].tasks == {1: "a"}
     assert handle(synced, ev.Refreshed({}, {}, {}))[0].topologies == {}
+
+
+def test_a_standby_refuses_every_write_even_for_a_topology_it_can_see():
+    bases = {"t-1": StormBase("t", "active", 0, 1, {"a": 2})}
+    standby, _ = handle(NimbusModel(SETTINGS), ev.Refreshed(bases, {}, ONE_PORT))
+    for event in (
+        ev.Submit("u", "u-1", STRUCTURE, {}, "up", False, 0.0, 1000.0),
+        ev.Kill("t", 0, 1000.0),
+        ev.Rebalance("t", 0, 1, {"zz": 1}, 1000.0),
+        ev.Activate("t", 1000.0),
+        ev.Deactivate("t", 1000.0),
+        ev.SetConfig("t", "nimbus.x", 1, 1000.0),
+    ):
+        with pytest.raises(NotLeader):
+            handle(standby, event)
+
+
+def test_an_unknown_status_machine_instruction_raises(monkeypatch):
+    model, _ = submitted()
+    monkeypatch.setattr(states, "transition", lambda *args: [object()])
+    with pytest.raises(TypeError, match="status-machine instruction"):
+        handle(model, ev.Activate("t", 1000.0))
+
+
+def test_settings_come_from_the_cluster_conf():
+    from squall.config import load_defaults
+
+    conf = {
+        **load_defaults(),
+        "nimbus.task.timeout.secs": 7,
+        "nimbus.task.launch.secs": 8,
+        "topology.message.timeout.secs": 9,
+        "topology.workers": 3,
+        "topology.acker.executors": 0,
+    }
+    assert NimbusSettings.from_conf(conf) == NimbusSettings(7, 8, 9, 3, 0)

@@ -13,7 +13,9 @@ from squall.nimbus.model import NimbusModel, NimbusSettings
 from squall.records import SupervisorInfo, WorkerBeat
 from squall.structure import ComponentInfo, TopologyStructure
 
-SETTINGS = NimbusSettings(task_timeout=5, task_launch=10, message_timeout=3, default_workers=2)
+SETTINGS = NimbusSettings(
+    task_timeout=5, task_launch=10, message_timeout=3, default_workers=2, default_ackers=None
+)
 HOSTS = {f"s{i}": SupervisorInfo(f"h{i}", [6700, 6701], 0) for i in range(3)}
 NAMES = ["a", "b", "c"]
 STRUCTURE = TopologyStructure(

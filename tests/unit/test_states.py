@@ -95,3 +95,16 @@ def test_remove_only_removes_killed_topologies():
 def test_illegal_user_transitions_raise(status, event):
     with pytest.raises(IllegalTransition, match="wc"):
         transition(base(status), event, 0)
+
+
+def test_idempotent_status_changes_and_late_system_events_do_nothing():
+    assert transition(base("inactive"), Deactivate(), 0) == []
+    assert transition(base("active"), Activate(), 0) == []
+    assert transition(base("active"), DoRebalance(), 0) == []  # the rebalance already ran
+    assert transition(base("active"), Remove(), 0) == []
+
+
+def test_a_negative_wait_is_no_wait():
+    set_, schedule = transition(base(), Kill(-5), 100)
+    assert set_.base.pending == PendingEvent("remove", 100)
+    assert schedule == ScheduleEvent(Remove(), 0)
