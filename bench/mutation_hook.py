@@ -1,7 +1,7 @@
 """A small mutation run: change one thing in one line of a decision module, run its unit
 tests, and count the changes no test noticed.
 
-    .venv/bin/python bench/mutation.py squall.nimbus.decide nimbus/decide.py \
+    .venv/bin/python bench/mutation_hook.py squall.nimbus.decide nimbus/decide.py \
         -- tests/unit/test_nimbus_decide.py tests/unit/test_nimbus_properties.py
 
 Each mutant runs in a fresh process that loads the mutated source in place of the module
