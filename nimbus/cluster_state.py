@@ -19,6 +19,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from squall import zk as zk_mod
 from squall.records import (
     Assignment,
+    Slot,
     StormBase,
     SupervisorInfo,
     WorkerBeat,
@@ -126,15 +127,11 @@ class ClusterState:
     def remove_topology(self, topology_id: str) -> None:
         """The fenced part removes /storms and /assignments; the leftover subtrees (tasks,
         beats, errors) are garbage after that and are deleted recursively."""
-        lay = self.layout
-        ops = [
-            ("delete", (p,))
-            for p in (lay.assignment(topology_id), lay.storm(topology_id))
-            if self.zk.exists(p)
-        ]
+        records = self.layout.topology_records(topology_id)
+        ops = [("delete", (p,)) for p in records if self.zk.exists(p)]
         if ops:
             self._commit(ops)
-        for path in (lay.tasks(topology_id), lay.taskbeats(topology_id), lay.errors(topology_id)):
+        for path in self.layout.topology_subtrees(topology_id):
             self.zk.delete(path, recursive=True)
 
     def remove_orphan(self, path: str) -> None:
@@ -163,7 +160,7 @@ class ClusterState:
     def read_supervisors(self) -> dict[str, SupervisorInfo]:
         return self._read_all(SupervisorInfo, self.layout.supervisors)
 
-    def read_beats(self, topology_id: str) -> dict[tuple[str, int], WorkerBeat]:
+    def read_beats(self, topology_id: str) -> dict[Slot, WorkerBeat]:
         beats = {}
         for child, beat in self._read_all(WorkerBeat, self.layout.taskbeats(topology_id)).items():
             node, _, port = child.rpartition("-")

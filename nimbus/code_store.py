@@ -3,7 +3,8 @@ them), cached as files under this nimbus's stormdist directory for chunked downl
 
 Supervisors download through beginFileDownload/downloadChunk. Only the files of this store
 can be named, as `[topology-id]/[file]`, so a hostile name cannot read anything else on the
-nimbus host.
+nimbus host. Downloads run on Thrift threads, beside the controller thread's saves and
+removals, so the file cache and the downloads in progress are under one lock.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,7 @@ class CodeStore:
     directory: Path
     store: Store
     downloads: dict[str, Download] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -85,11 +88,13 @@ class CodeStore:
 
     def update_conf(self, tid: str, conf: dict[str, Any]) -> None:
         self.store.update_conf(tid, conf)
-        shutil.rmtree(self.directory / tid, ignore_errors=True)  # re-cached on next download
+        with self.lock:  # re-cached on next download
+            shutil.rmtree(self.directory / tid, ignore_errors=True)
 
     def remove(self, tid: str) -> None:
         self.store.remove_topology(tid)
-        shutil.rmtree(self.directory / tid, ignore_errors=True)
+        with self.lock:
+            shutil.rmtree(self.directory / tid, ignore_errors=True)
 
     # --- downloads ---
 
@@ -97,25 +102,28 @@ class CodeStore:
         tid, _, file = name.partition("/")
         if name_problem(tid) or file not in STORED_FILES:
             raise T.NotAliveException(msg=f"no stored file {name!r}")
-        path = self._cached(tid) / file
         download_id = secrets.token_hex(12)
-        self.downloads[download_id] = Download(path, 0, now)
+        with self.lock:
+            self.downloads[download_id] = Download(self._cached(tid) / file, 0, now)
         return download_id
 
     def read_chunk(self, download_id: str, now: float) -> bytes:
         """The next chunk; an empty chunk means the file is complete (and the id is gone)."""
-        download = self.downloads.get(download_id)
-        if download is None:
-            raise T.NotAliveException(msg=f"no download {download_id!r} in progress")
-        with download.path.open("rb") as f:
-            f.seek(download.offset)
-            chunk = f.read(CHUNK_BYTES)
-        download.offset += len(chunk)
-        download.last_used = now
-        if not chunk:
-            del self.downloads[download_id]
-        return chunk
+        with self.lock:
+            download = self.downloads.get(download_id)
+            if download is None:
+                raise T.NotAliveException(msg=f"no download {download_id!r} in progress")
+            with download.path.open("rb") as f:
+                f.seek(download.offset)
+                chunk = f.read(CHUNK_BYTES)
+            download.offset += len(chunk)
+            download.last_used = now
+            if not chunk:
+                del self.downloads[download_id]
+            return chunk
 
     def expire_downloads(self, now: float, max_idle: float) -> None:
-        for download_id in [d for d, x in self.downloads.items() if now - x.last_used > max_idle]:
-            del self.downloads[download_id]
+        with self.lock:
+            idle = [d for d, x in self.downloads.items() if now - x.last_used > max_idle]
+            for download_id in idle:
+                del self.downloads[download_id]

@@ -20,13 +20,14 @@ from typing import Any
 
 from kazoo.protocol.states import KazooState
 
+from squall import __version__
 from squall import thrift_api as T
 from squall import zk as zk_mod
 
 from .cluster_state import ClusterState
 from .code_store import CodeStore
-from .controller import Controller
-from .handler import VERSION, NimbusHandler
+from .controller import Controller, TakeLead
+from .handler import NimbusHandler
 from .inbox import Inbox
 from .server import NimbusServer
 from .store import Store
@@ -70,7 +71,7 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         leader_of=leader_of,
     )
     controller.start()
-    summary = json.dumps({"host": host, "port": port, "start": time.time(), "version": VERSION})
+    summary = json.dumps({"host": host, "port": port, "start": time.time(), "version": __version__})
 
     def register() -> None:
         state.register_nimbus(host, port, summary.encode())
@@ -82,7 +83,7 @@ def run_nimbus(conf: dict[str, Any]) -> None:
 
     def lead() -> None:
         try:
-            controller.call("become leader", controller.become_leader, timeout=600)
+            controller.call(TakeLead(), timeout=600)
         except Exception as exc:  # noqa: BLE001 - never hold the lead half-prepared
             step_down(f"could not take the lead: {exc}")
             return
@@ -99,21 +100,16 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         if zk_state == KazooState.LOST and controller.leading:
             threading.Thread(target=step_down, args=("ZooKeeper session lost",)).start()
         elif zk_state == KazooState.CONNECTED:  # re-register after a session loss
-            controller.post("re-register", register)
+            timers.after(0, register)  # not on kazoo's thread: it would block it
 
     zk.add_listener(on_zk_state)
 
     @zk.ChildrenWatch(state.layout.supervisors)
     def _supervisors_changed(_children: list[str]) -> None:
-        controller.post("supervisors changed", controller.monitor_all)
+        timers.after(0, lambda: controller.monitor(supervisors_changed=True))
 
-    timers.every(
-        conf["nimbus.monitor.freq.secs"], lambda: controller.post("monitor", controller.monitor_all)
-    )
-    timers.every(
-        conf["nimbus.cleanup.inbox.freq.secs"],
-        lambda: controller.post("cleanup", controller.cleanup_inbox),
-    )
+    timers.every(conf["nimbus.monitor.freq.secs"], controller.monitor)
+    timers.every(conf["nimbus.cleanup.inbox.freq.secs"], controller.cleanup_inbox)
 
     def fenced() -> None:
         controller.fenced.wait()

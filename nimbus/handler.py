@@ -1,8 +1,10 @@
-"""Thrift method implementations: each one hands the call to the controller thread.
+"""Thrift method implementations. Writes become events decided on the controller thread;
+reads answer from the controller's published (immutable) model; code uploads and downloads
+go straight to the inbox and the code store, never through the controller's queue.
 
-No state lives here. Declared Thrift exceptions pass through to the client; anything else is
-logged and answered with a TApplicationException, so an internal error fails one call and
-never the connection or the server.
+Declared Thrift exceptions pass through to the client; anything else is logged and answered
+with a TApplicationException, so an internal error fails one call and never the connection
+or the server.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from typing import Any
 
 from thriftpy2.thrift import TApplicationException, TException
 
+from squall import __version__
 from squall import thrift_api as T
 from squall.structure import structure_to_thrift
+from squall.validation import name_problem
 
+from . import summaries
 from .controller import Controller
 
 log = logging.getLogger("squall.nimbus.handler")
-
-VERSION = "0.1.0"
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -56,7 +59,6 @@ class NimbusHandler:
         self.host = host
         self.port = port
         self.leader_of = leader_of
-        self.started = time.time()
 
     @_guarded
     def submitTopology(self, name, uploadedJarLocation, jsonConf, topology):
@@ -65,55 +67,48 @@ class NimbusHandler:
     @_guarded
     def submitTopologyWithOpts(self, name, uploadedJarLocation, jsonConf, topology, options):
         status = options.initial_status if options else T.TopologyInitialStatus.ACTIVE
-        self.c.call("submit", self.c.submit, name, uploadedJarLocation, jsonConf, topology, status)
+        self.c.submit(name, uploadedJarLocation, jsonConf, topology, status)
 
     @_guarded
     def killTopology(self, name):
-        self.c.call("kill", self.c.kill, name, None)
+        self.c.kill(name, None)
 
     @_guarded
     def killTopologyWithOpts(self, name, options):
-        self.c.call("kill", self.c.kill, name, options.wait_secs if options else None)
+        self.c.kill(name, options.wait_secs if options else None)
 
     @_guarded
     def activate(self, name):
-        self.c.call("activate", self.c.activate, name)
+        self.c.activate(name)
 
     @_guarded
     def deactivate(self, name):
-        self.c.call("deactivate", self.c.deactivate, name)
+        self.c.deactivate(name)
 
     @_guarded
     def rebalance(self, name, options):
         options = options or T.RebalanceOptions()
-        self.c.call(
-            "rebalance",
-            self.c.rebalance,
-            name,
-            options.wait_secs,
-            options.num_workers,
-            options.num_executors,
-        )
+        self.c.rebalance(name, options.wait_secs, options.num_workers, options.num_executors)
 
     @_guarded
     def beginFileUpload(self):
-        return self.c.call("beginFileUpload", self.c.begin_upload)
+        return self.c.begin_upload()
 
     @_guarded
     def uploadChunk(self, location, chunk):
-        self.c.call("uploadChunk", self.c.upload_chunk, location, chunk)
+        self.c.inbox.append(location, chunk)
 
     @_guarded
     def finishFileUpload(self, location):
-        self.c.call("finishFileUpload", self.c.finish_upload, location)
+        self.c.inbox.finish(location)
 
     @_guarded
     def beginFileDownload(self, file):
-        return self.c.call("beginFileDownload", self.c.begin_download, file)
+        return self.c.code.begin_download(file, self.c.clock())
 
     @_guarded
     def downloadChunk(self, id):  # noqa: A002 - Storm's argument name
-        return self.c.call("downloadChunk", self.c.download_chunk, id)
+        return self.c.code.read_chunk(id, self.c.clock())
 
     @_guarded
     def getNimbusConf(self):
@@ -121,19 +116,42 @@ class NimbusHandler:
 
     @_guarded
     def getClusterInfo(self):
-        return self.c.call("getClusterInfo", self.c.cluster_info, self._nimbuses())
+        model = self.c.read_model()
+        topologies = model.topologies
+        return summaries.cluster_summary(
+            {tid: t.base for tid, t in topologies.items()},
+            {tid: t.assignment for tid, t in topologies.items() if t.assignment},
+            {tid: t.tasks for tid, t in topologies.items()},
+            model.supervisors,
+            self._nimbuses(),
+            self.c.wall(),
+        )
 
     @_guarded
     def getTopologyInfo(self, id):  # noqa: A002
-        return self.c.call("getTopologyInfo", self.c.topology_info, id)
+        topology = self.c.read_model().find(id)
+        return summaries.topology_info(
+            topology.id,
+            topology.base,
+            topology.assignment,
+            topology.tasks,
+            self.c.state.read_beats(topology.id),
+            self.c.state.read_errors(topology.id),
+            self.c.wall(),
+        )
 
     @_guarded
     def getTopologyConf(self, id):  # noqa: A002
-        return self.c.call("getTopologyConf", self.c.topology_conf, id)
+        topology = self.c.read_model().find(id)
+        return json.dumps(dict(topology.conf) or self.c.code.conf(topology.id))
 
     @_guarded
     def getTopology(self, id):  # noqa: A002
-        return structure_to_thrift(self.c.call("getTopology", self.c.topology_structure, id))
+        """The structure as submitted, with each component's parallelism as it is now
+        (a rebalance may have changed it)."""
+        topology = self.c.read_model().find(id)
+        structure = self.c.code.structure(topology.id)
+        return structure_to_thrift(structure.with_parallelism(topology.base.component_executors))
 
     @_guarded
     def getUserTopology(self, id):  # noqa: A002
@@ -149,11 +167,11 @@ class NimbusHandler:
 
     @_guarded
     def setTopologyConf(self, name, key, jsonValue):
-        self.c.call("setTopologyConf", self.c.set_config, name, key, jsonValue)
+        self.c.set_config(name, key, jsonValue)
 
     @_guarded
     def isTopologyNameAllowed(self, name):
-        return self.c.call("isTopologyNameAllowed", self.c.is_name_allowed, name)
+        return name_problem(name) is None and not self.c.read_model().name_taken(name)
 
     def _summary(self, host: str, port: int, started: float, is_leader: bool) -> Any:
         return T.NimbusSummary(
@@ -161,7 +179,7 @@ class NimbusHandler:
             port=port,
             uptime_secs=int(time.time() - started),
             isLeader=is_leader,
-            version=VERSION,
+            version=__version__,
         )
 
     def _nimbuses(self) -> list[Any]:

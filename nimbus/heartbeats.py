@@ -14,6 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from squall.liveness import is_alive
+from squall.records import Slot
+
 BeatToken = tuple[str, int, int]  # (node, port, seq) of the worker beat that covered the task
 
 
@@ -50,20 +53,19 @@ class HeartbeatCache:
     ) -> set[int]:
         """Tasks with no fresh beat. A task (re)assigned at `assigned_at` gets
         `launch_timeout` to send its first beat after that; beats older than its assignment
-        (from the slot it left) do not count."""
+        (from the slot it left) do not count (squall.liveness)."""
         dead = set()
         for task in tasks:
-            started = assigned_at.get(task, float("-inf"))
             beat = self.beats.get(task)
-            if now - started <= launch_timeout:
-                continue
-            if beat is None or now - beat.changed_at > task_timeout:
+            last = beat.changed_at if beat else None
+            started = assigned_at.get(task, float("-inf"))
+            if not is_alive(started, last, now, task_timeout, launch_timeout):
                 dead.add(task)
         return dead
 
 
 def tokens_from_beats(
-    beats: Mapping[tuple[str, int], Any], placement: Mapping[int, tuple[str, int]]
+    beats: Mapping[Slot, Any], placement: Mapping[int, Slot]
 ) -> dict[int, BeatToken]:
     """{(node, port): WorkerBeat} -> {task: token}, counting a beat for a task only when it
     comes from the slot the task is assigned to (a worker that lost the task does not keep

@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-Slot = tuple[str, int]  # (supervisor id, port)
+from squall.records import Slot
+
 Placement = dict[int, Slot]
 
 

@@ -36,7 +36,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
-VERSION = "1"
+LOG_FORMAT_VERSION = "1"  # the coordinator log's key format, not squall's version
 MESSAGE_TYPES = {
     "set-config",
     "set-changelog",
@@ -178,7 +178,7 @@ class Store:
         with self.engine.begin() as db:
             result = db.execute(
                 insert(coordinator_log).values(
-                    key=compact([VERSION, type_, key]), value=compact(value)
+                    key=compact([LOG_FORMAT_VERSION, type_, key]), value=compact(value)
                 )
             )
             return int(result.inserted_primary_key[0])

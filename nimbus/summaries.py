@@ -7,13 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from squall import thrift_api as T
-from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat
-
-from .scheduler import Slot
-
-# A beat speaks for a task only if its worker has been up no longer than the task has been
-# assigned there (plus rounding): both are durations, so no two clocks are compared.
-_UPTIME_SLACK_SECS = 2
+from squall.liveness import ROUNDING_SLACK_SECS, beat_is_current
+from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 
 
 def cluster_summary(
@@ -72,7 +67,11 @@ def topology_info(
         slot = assignment.task_slots.get(task) if assignment else None
         beat = beats.get(slot) if slot else None
         assigned_for = now_secs - assignment.task_start_secs.get(task, now_secs) if slot else 0
-        fresh = beat is not None and beat.uptime_secs <= assigned_for + _UPTIME_SLACK_SECS
+        # the worker must have started for this assignment; both times are durations
+        # back from now, so no two clocks are compared
+        fresh = beat is not None and beat_is_current(
+            -beat.uptime_secs, -assigned_for, ROUNDING_SLACK_SECS
+        )
         stats = beat.tasks.get(task) if fresh else None
         executors.append(
             T.ExecutorSummary(

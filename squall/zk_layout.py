@@ -84,12 +84,10 @@ class ZkLayout:
     def consumer_cuts(self, group: str, source: str, partition: str) -> str:
         return self._p("consumers", group, "cuts", source, partition)
 
-    def topology_paths(self, topology_id: str) -> list[str]:
-        """Every node a topology owns, for removal."""
-        return [
-            self.assignment(topology_id),
-            self.tasks(topology_id),
-            self.taskbeats(topology_id),
-            self.errors(topology_id),
-            self.storm(topology_id),
-        ]
+    def topology_records(self, topology_id: str) -> tuple[str, ...]:
+        """The nodes that make a topology exist (deleted first, under the leader's fence)."""
+        return (self.assignment(topology_id), self.storm(topology_id))
+
+    def topology_subtrees(self, topology_id: str) -> tuple[str, ...]:
+        """What else a topology owns: garbage once its records are gone."""
+        return (self.tasks(topology_id), self.taskbeats(topology_id), self.errors(topology_id))

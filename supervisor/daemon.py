@@ -22,6 +22,7 @@ from typing import Any
 from kazoo.exceptions import NodeExistsError
 from kazoo.protocol.states import KazooState
 
+from squall import __version__
 from squall import zk as zk_mod
 from squall.client import download, nimbus_address, nimbus_client
 from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
@@ -31,8 +32,6 @@ from .launcher import Launcher
 from .sync import BeatTracker, accept_epochs, desired_workers, plan
 
 log = logging.getLogger("squall.supervisor")
-
-VERSION = "0.1.0"
 
 
 class DuplicateSupervisorError(RuntimeError):
@@ -74,7 +73,7 @@ class Supervisor:
     # --- registration ---
 
     def register(self) -> None:
-        info = SupervisorInfo(self.host, self.ports, self.started, VERSION)
+        info = SupervisorInfo(self.host, self.ports, self.started, __version__)
         try:
             self.zk.create(
                 self.layout.supervisor(self.id), encode(info), ephemeral=True, makepath=True

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from squall.liveness import is_alive
 from squall.records import Assignment
 
 WorkerKey = tuple[str, int]  # (topology id, port)
@@ -93,11 +94,9 @@ class BeatTracker:
         since they started (a beat from an earlier incarnation does not count)."""
         out = []
         for key, started_at in sorted(started.items()):
-            if now - started_at <= start_timeout:
-                continue
             seen = self.changed.get(key)
-            last = seen[1] if seen and seen[1] >= started_at else started_at
-            if now - last > timeout:
+            last = seen[1] if seen else None
+            if not is_alive(started_at, last, now, timeout, start_timeout):
                 out.append(key)
         return out
 

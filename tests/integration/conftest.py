@@ -9,8 +9,16 @@ import pytest
 
 from squall.local import LocalCluster
 
-TOPOLOGIES = Path(__file__).parent / "topologies"
+HERE = Path(__file__).parent
+TOPOLOGIES = HERE / "topologies"
 EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test under this directory `integration` (deselect with -m 'not integration')."""
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="module")

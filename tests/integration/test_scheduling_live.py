@@ -43,6 +43,10 @@ def test_rebalance_resizes_and_the_cli_waits_until_it_runs(cluster, zk):
     with cluster.client() as client:
         after = assignment(zk, client, "resize")
         assert len(after.task_slots) == 8 and len(after.slots()) == 3
+        # getTopology reports the parallelism as rebalanced, not as submitted
+        topology = client.getTopology("resize")
+        assert topology.bolts["sink"].common.parallelism_hint == 4
+        assert "__acker" not in topology.bolts
         # The monitor (every 2 s here) leaves an unchanged assignment alone: across more than
         # three monitor periods, measured by the workers' own beats, the node is not rewritten.
         tid = {t.name: t.id for t in client.getClusterInfo().topologies}["resize"]
@@ -106,7 +110,8 @@ def test_startup_cleans_code_without_storms_and_storms_without_code(cluster, zk)
     zk.create("/squall/storms/ghost-1-1", b"{}")
     zk.create("/squall/assignments/ghost-1-1", b"{}")
     cluster.restart_nimbus()
-    assert "orphan-1-1" not in store.topology_ids()
+    # reads are answered while the new leader still prepares: wait for its clean-up
+    wait_for(lambda: "orphan-1-1" not in store.topology_ids(), 30, "the orphan code removed")
     store.close()
-    assert not zk.exists("/squall/storms/ghost-1-1")
+    wait_for(lambda: not zk.exists("/squall/storms/ghost-1-1"), 30, "the ghost storm removed")
     assert not zk.exists("/squall/assignments/ghost-1-1")

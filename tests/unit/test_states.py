@@ -175,3 +175,16 @@ def test_any_event_sequence_keeps_the_table(start, steps):
         if RemoveTopology() in out:
             assert status == "killed"
             break
+
+
+def test_idempotent_status_changes_and_late_system_events_do_nothing():
+    assert transition(base("inactive"), Deactivate(), 0) == []
+    assert transition(base("active"), Activate(), 0) == []
+    assert transition(base("active"), DoRebalance(), 0) == []  # the rebalance already ran
+    assert transition(base("active"), Remove(), 0) == []
+
+
+def test_a_negative_wait_is_no_wait():
+    set_, schedule = transition(base(), Kill(-5), 100)
+    assert set_.base.pending == PendingEvent("remove", 100)
+    assert schedule == ScheduleEvent(Remove(), 0)

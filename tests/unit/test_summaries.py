@@ -42,3 +42,12 @@ def test_errors_and_cluster_summary():
     assert (sup.num_workers, sup.num_used_workers, sup.uptime_secs) == (2, 1, 200)
     [topo] = summary.topologies
     assert (topo.num_tasks, topo.num_workers, topo.status) == (2, 1, "ACTIVE")
+
+
+def test_a_beat_counts_within_the_rounding_slack_and_not_beyond():
+    stats = {1: {"emitted": {"default": 1}}}
+    within = WorkerBeat(seq=1, time_secs=0, uptime_secs=12, tasks=stats)  # assigned 10 s ago
+    beyond = WorkerBeat(seq=1, time_secs=0, uptime_secs=13, tasks=stats)
+    for beat, counted in ((within, True), (beyond, False)):
+        info = topology_info("t", BASE, assignment(1090), TASKS, {("s1", 6700): beat}, {}, 1100)
+        assert (info.executors[0].stats is not None) == counted

@@ -62,3 +62,27 @@ def test_a_beat_from_before_a_restart_does_not_count():
     started = {key: 200.0}  # restarted at 200, never beat since
     assert tracker.hung(started, now=210, timeout=30, start_timeout=20) == []  # grace
     assert tracker.hung(started, now=231, timeout=30, start_timeout=20) == [key]
+
+
+def test_the_same_epoch_and_epoch_zero_are_accepted():
+    kept, seen = accept_epochs({"t": assignment(0, {})}, {})
+    assert "t" in kept and seen == {"t": 0}
+    kept, _ = accept_epochs({"t": assignment(3, {})}, {"t": 3})
+    assert "t" in kept
+
+
+def test_a_task_without_a_start_time_counts_as_started_at_zero():
+    a = Assignment(1, "t", {"s1": "h"}, {1: ("s1", 6700)}, {})
+    assert desired_workers("s1", {"t": a})[("t", 6700)].started == 0
+
+
+def test_an_unchanged_seq_keeps_its_first_time_and_forget_drops_it():
+    from squall.supervisor.sync import BeatTracker
+
+    key = ("t", 6700)
+    tracker = BeatTracker({})
+    tracker.observe({key: 5}, now=10)
+    tracker.observe({key: 5}, now=20)
+    assert tracker.changed[key] == (5, 10)
+    tracker.forget(key)
+    assert tracker.changed == {}

@@ -1,0 +1,265 @@
+"""Nimbus's decisions: `handle(model, event) -> (model, instructions)`, pure.
+
+Every request, from a user (submit, kill, rebalance, ...) or from the system (monitor
+rounds, timers, taking the lead), is one event through this function. A refusal
+(NotAliveException, AlreadyAliveException, IllegalStateException, InvalidTopologyException,
+NotLeader) is raised before any instruction is produced, so a refused request changes
+nothing. Dispatch is exhaustive: an event of an unknown type raises TypeError.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from squall import thrift_api as T
+from squall.records import Assignment, Slot, StormBase, WorkerBeat
+from squall.structure import ACKER, assign_task_ids
+from squall.validation import invalid, validate_topology_conf
+
+from . import events as ev
+from . import instructions as ins
+from . import states
+from .heartbeats import HeartbeatCache
+from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, synced_with
+from .reassign import log_message, reassign
+from .scheduler import schedule, start_times
+from .store import topology_confs
+
+Result = tuple[NimbusModel, list[ins.Instruction]]
+CLUSTER_ONLY_PREFIXES = ("storm.", "nimbus.", "supervisor.")
+
+
+class NotLeader(Exception):
+    """A write reached a nimbus that does not lead (the shell names the leader)."""
+
+
+USER_EVENTS = (ev.Submit, ev.Kill, ev.Rebalance, ev.Activate, ev.Deactivate, ev.SetConfig)
+
+
+def handle(model: NimbusModel, event: ev.Event) -> Result:
+    if isinstance(event, USER_EVENTS) and not model.leading:
+        raise NotLeader("this nimbus is not the leader")
+    match event:
+        case ev.Submit():
+            return _submit(model, event)
+        case ev.Kill():
+            return _kill(model, event)
+        case ev.Rebalance():
+            return _rebalance(model, event)
+        case ev.Activate():
+            return _user_transition(model, event.name, states.Activate(), event.wall)
+        case ev.Deactivate():
+            return _user_transition(model, event.name, states.Deactivate(), event.wall)
+        case ev.SetConfig():
+            return _set_config(model, event)
+        case ev.MonitorTick():  # SupervisorsChanged too
+            return _monitor(model, event)
+        case ev.BecameLeader():
+            return _became_leader(model, event)
+        case ev.TimerFired():
+            if not model.leading or event.topology_id not in model.topologies:
+                return model, []
+            return _apply(model, event.topology_id, event.event, event.now, event.wall)
+        case ev.Refreshed():
+            return synced_with(model, event.bases, event.assignments, event.supervisors), []
+        case _:
+            raise TypeError(f"nimbus has no decision for {event!r}")
+
+
+# --- checks made once, for every request that needs them ---
+
+
+def check_workers(num_workers: Any) -> int:
+    """topology.workers, whether from submit, rebalance or config set, is at least 1."""
+    if not isinstance(num_workers, int) or num_workers < 1:
+        raise invalid("topology.workers must be at least 1")
+    return num_workers
+
+
+def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
+    if wait_secs is None:
+        return settings.message_timeout
+    if wait_secs < 0:
+        raise invalid("wait_secs must not be negative")
+    return wait_secs
+
+
+# --- user requests ---
+
+
+def _submit(model: NimbusModel, e: ev.Submit) -> Result:
+    if model.name_taken(e.name):
+        raise T.AlreadyAliveException(msg=f"topology {e.name!r} is already alive")
+    num_workers = check_workers(e.conf.get("topology.workers", model.settings.default_workers))
+    ackers = e.conf.get("topology.acker.executors", model.settings.default_ackers)
+    ackers = num_workers if ackers is None else ackers
+    if not isinstance(ackers, int) or ackers < 0:
+        raise invalid("topology.acker.executors must be a whole number, 0 or more")
+    executors = e.structure.task_counts()
+    if ackers:
+        executors[ACKER] = ackers
+    status = states.TopologyStatus.INACTIVE if e.inactive else states.TopologyStatus.ACTIVE
+    base = StormBase(
+        name=e.name,
+        status=status.value,
+        launch_time_secs=int(e.wall),
+        num_workers=num_workers,
+        component_executors=executors,
+        owner=str(e.conf.get("topology.submitter.user", "")),
+    )
+    tid, epoch = e.topology_id, model.epoch
+    tasks = assign_task_ids(executors)
+    snapshot = ClusterSnapshot.of(model)
+    placement = schedule(tasks, snapshot.free_slots(tid), num_workers)
+    starts = start_times(placement, {}, {}, base.launch_time_secs)
+    assignment = Assignment(epoch, tid, snapshot.hosts(placement), placement, starts)
+    topology = TopologyModel(
+        tid, base, tasks, assignment, HeartbeatCache(), {t: e.now for t in placement}, e.conf
+    )
+    values = {"topology": tid, "name": e.name, "conf": dict(e.conf)}
+    return model.with_topology(topology), [
+        ins.SaveCode(tid, e.name, e.location, e.structure, e.conf, e.wall, epoch),
+        ins.CreateTopology(tid, base, tasks, assignment, epoch),
+        log_message("submit", e.name, values, epoch),
+    ]
+
+
+def _user_transition(model: NimbusModel, name: str, event: states.Event, wall: float) -> Result:
+    """A user's status change; these never reassign, so no monotonic time is needed."""
+    tid = model.find(name).id
+    try:
+        return _apply(model, tid, event, wall, wall)
+    except states.IllegalTransition as exc:
+        raise T.IllegalStateException(msg=str(exc)) from exc
+
+
+def _kill(model: NimbusModel, e: ev.Kill) -> Result:
+    wait = _wait(model.settings, e.wait_secs)
+    model, out = _user_transition(model, e.name, states.Kill(wait), e.wall)
+    tid = model.find(e.name).id
+    values = {"topology": tid, "wait_secs": wait}
+    return model, [*out, log_message("kill", tid, values, model.epoch)]
+
+
+def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
+    topology = model.find(e.name)
+    components = topology.base.component_executors
+    for component, count in (e.executors or {}).items():
+        if component not in components:
+            raise invalid(f"rebalance: {component!r} is not a component of {e.name!r}")
+        if not isinstance(count, int) or count < 1:
+            raise invalid(f"rebalance: component {component!r} needs at least 1 executor")
+    if e.num_workers is not None:
+        check_workers(e.num_workers)
+    executors = tuple(sorted((e.executors or {}).items()))
+    event = states.Rebalance(_wait(model.settings, e.wait_secs), e.num_workers, executors)
+    model, out = _user_transition(model, e.name, event, e.wall)
+    values = {"topology": topology.id, "num_workers": e.num_workers, "executors": dict(executors)}
+    return model, [*out, log_message("rebalance", topology.id, values, model.epoch)]
+
+
+def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
+    """`squall config set`: topology.workers rebalances at once; other settings reach
+    workers as they (re)start."""
+    topology = model.find(e.name)
+    if e.key.startswith(CLUSTER_ONLY_PREFIXES):
+        raise invalid(f"{e.key} is a cluster setting; it cannot be set for one topology")
+    validate_topology_conf(json.dumps({e.key: e.value}))
+    rebalanced: Result = (model, [])
+    if e.key == "topology.workers":
+        resize = ev.Rebalance(e.name, 0, check_workers(e.value), None, e.wall)
+        rebalanced = _rebalance(model, resize)
+    model, rebalance_out = rebalanced
+    conf = {**topology.conf, e.key: e.value}
+    model = model.with_topology(replace(model.topologies[topology.id], conf=conf))
+    values = {"topology": topology.id, "value": e.value}
+    return model, [
+        log_message("set-config", e.key, values, model.epoch),
+        ins.UpdateConf(topology.id, conf, model.epoch),
+        *rebalance_out,
+    ]
+
+
+# --- system events ---
+
+
+def _monitor(model: NimbusModel, e: ev.MonitorTick) -> Result:
+    if not model.leading:
+        return model, []
+    model = replace(model, supervisors=e.supervisors)
+    out: list[ins.Instruction] = []
+    for tid in sorted(model.topologies):
+        model, more = _apply(model, tid, states.Monitor(), e.now, e.wall, e.beats.get(tid, {}))
+        out += more
+    return model, out
+
+
+def _became_leader(model: NimbusModel, e: ev.BecameLeader) -> Result:
+    """Storm's prepare: reconcile ZooKeeper with the store, rebuild confs from the log,
+    give every placed task a fresh launch grace, and resume delayed transitions."""
+    epoch, storms = e.epoch, e.storm_ids
+    out: list[ins.Instruction] = []
+    out += [ins.RemoveCode(t, epoch) for t in sorted(e.stored_ids - storms)]
+    out += [ins.RemoveTopology(t, epoch) for t in sorted(storms - e.stored_ids)]
+    out += [ins.RemoveOrphanAssignment(t, epoch) for t in sorted(e.assignment_ids - storms)]
+    replayed = topology_confs(iter(e.log))
+    topologies = {}
+    for tid in sorted(set(e.bases) & storms & e.stored_ids):
+        base, assignment = e.bases[tid], e.assignments.get(tid)
+        placement = assignment.task_slots if assignment else {}
+        conf = replayed.get(tid) or e.stored_confs.get(tid, {})
+        tasks = assign_task_ids(base.component_executors)
+        grace = {t: e.now for t in placement}
+        topologies[tid] = TopologyModel(tid, base, tasks, assignment, HeartbeatCache(), grace, conf)
+    model = NimbusModel(model.settings, topologies, dict(e.supervisors), epoch, leading=True)
+    for tid in sorted(topologies):
+        model, more = _apply(model, tid, states.Startup(), e.now, e.wall)
+        out += more
+    return model, out
+
+
+# --- carrying out the status machine's instructions on the model ---
+
+
+def _apply(
+    model: NimbusModel,
+    tid: str,
+    event: states.Event,
+    now: float,
+    wall: float,
+    beats: Mapping[Slot, WorkerBeat] | None = None,
+) -> Result:
+    out: list[ins.Instruction] = []
+    epoch = model.epoch
+    for step in states.transition(model.topologies[tid].base, event, wall):
+        match step:
+            case states.SetBase(base=base):
+                topology = replace(model.topologies[tid], base=base)
+                model = model.with_topology(topology)
+                out.append(ins.WriteBase(tid, base, epoch))
+            case states.Reassign(scratch=scratch):
+                topology, more = reassign(
+                    model.topologies[tid],
+                    ClusterSnapshot.of(model),
+                    model.settings,
+                    epoch,
+                    scratch,
+                    beats or {},
+                    now,
+                    wall,
+                )
+                model = model.with_topology(topology)
+                out += more
+            case states.ScheduleEvent(event=delayed, delay_secs=delay):
+                out.append(ins.StartTimer(tid, delayed, delay))
+            case states.RemoveTopology():
+                model = model.without(tid)
+                out.append(ins.RemoveTopology(tid, epoch))
+                values = {"topology": tid, "removed": True}
+                out.append(log_message("kill", tid, values, epoch))
+            case _:
+                raise TypeError(f"unknown status-machine instruction {step!r}")
+    return model, out

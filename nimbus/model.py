@@ -1,0 +1,135 @@
+"""What nimbus knows, as immutable data: one TopologyModel per topology inside a NimbusModel,
+and the ClusterSnapshot a placement decision is made against.
+
+The controller thread replaces the model after each decision; readers on other threads take
+whichever model is current, never a half-updated one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from squall import thrift_api as T
+from squall.records import Assignment, Slot, StormBase, SupervisorInfo
+from squall.structure import assign_task_ids
+
+from .heartbeats import HeartbeatCache
+
+
+@dataclass(frozen=True)
+class NimbusSettings:
+    """The cluster settings decisions depend on (from nimbus's conf)."""
+
+    task_timeout: float
+    task_launch: float
+    message_timeout: int
+    default_workers: int | None
+    default_ackers: int | None
+
+    @staticmethod
+    def from_conf(conf: Mapping[str, Any]) -> NimbusSettings:
+        return NimbusSettings(
+            task_timeout=conf["nimbus.task.timeout.secs"],
+            task_launch=conf["nimbus.task.launch.secs"],
+            message_timeout=conf["topology.message.timeout.secs"],
+            default_workers=conf["topology.workers"],
+            default_ackers=conf["topology.acker.executors"],
+        )
+
+
+@dataclass(frozen=True)
+class TopologyModel:
+    id: str
+    base: StormBase
+    tasks: Mapping[int, str]
+    assignment: Assignment | None = None
+    heartbeats: HeartbeatCache = field(default_factory=HeartbeatCache)
+    assigned_at: Mapping[int, float] = field(default_factory=dict)  # nimbus monotonic secs
+    conf: Mapping[str, Any] = field(default_factory=dict)  # the effective topology conf
+
+
+@dataclass(frozen=True)
+class NimbusModel:
+    settings: NimbusSettings
+    topologies: Mapping[str, TopologyModel] = field(default_factory=dict)
+    supervisors: Mapping[str, SupervisorInfo] = field(default_factory=dict)
+    epoch: int = 0
+    leading: bool = False
+
+    def find(self, name_or_id: str) -> TopologyModel:
+        """The topology with this id or name; NotAliveException if there is none."""
+        if name_or_id in self.topologies:
+            return self.topologies[name_or_id]
+        for topology in self.topologies.values():
+            if topology.base.name == name_or_id:
+                return topology
+        raise T.NotAliveException(msg=f"topology {name_or_id!r} is not alive")
+
+    def name_taken(self, name: str) -> bool:
+        return any(t.base.name == name for t in self.topologies.values())
+
+    def with_topology(self, topology: TopologyModel) -> NimbusModel:
+        return replace(self, topologies={**self.topologies, topology.id: topology})
+
+    def without(self, topology_id: str) -> NimbusModel:
+        rest = {t: m for t, m in self.topologies.items() if t != topology_id}
+        return replace(self, topologies=rest)
+
+
+def synced_with(
+    model: NimbusModel,
+    bases: Mapping[str, StormBase],
+    assignments: Mapping[str, Assignment],
+    supervisors: Mapping[str, SupervisorInfo],
+) -> NimbusModel:
+    """The model with ZooKeeper's records: a standby's whole view, or a leader's after a
+    decision was carried out only in part. What only nimbus knows (beats, grace, conf, the
+    task ids it last wrote) is kept: at worst a write is repeated."""
+    topologies = {}
+    for tid, base in bases.items():
+        old = model.topologies.get(tid)
+        if old is None:
+            tasks = assign_task_ids(base.component_executors)
+            topologies[tid] = TopologyModel(tid, base, tasks, assignments.get(tid))
+        else:
+            topologies[tid] = replace(old, base=base, assignment=assignments.get(tid))
+    return replace(model, topologies=topologies, supervisors=dict(supervisors))
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    """Supervisors, their ports and every topology's placement, fixed for one decision."""
+
+    supervisors: Mapping[str, SupervisorInfo]
+    placements: Mapping[str, Mapping[int, Slot]]
+
+    @staticmethod
+    def of(model: NimbusModel) -> ClusterSnapshot:
+        return ClusterSnapshot(
+            supervisors=model.supervisors,
+            placements={
+                tid: t.assignment.task_slots
+                for tid, t in model.topologies.items()
+                if t.assignment is not None
+            },
+        )
+
+    def free_slots(self, topology_id: str) -> list[Slot]:
+        """Ports of live supervisors that no other topology uses."""
+        taken = {
+            slot
+            for other, placement in self.placements.items()
+            if other != topology_id
+            for slot in placement.values()
+        }
+        return [
+            (sid, port)
+            for sid, info in sorted(self.supervisors.items())
+            for port in info.ports
+            if (sid, port) not in taken
+        ]
+
+    def hosts(self, placement: Mapping[int, Slot]) -> dict[str, str]:
+        return {sid: self.supervisors[sid].host for sid, _ in set(placement.values())}

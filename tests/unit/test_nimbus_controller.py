@@ -1,0 +1,81 @@
+"""The controller shell refuses what it does not know and what another epoch decided; the
+ZooKeeper side of fencing is tested against a real server in test_fault_tolerance."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from squall.config import load_defaults
+from squall.nimbus import instructions as ins
+from squall.nimbus.cluster_state import FencedOut
+from squall.nimbus.controller import Controller, Decide
+from squall.records import StormBase
+
+
+def controller(epoch=5, written=None):
+    state = SimpleNamespace(epoch=epoch, write_base=lambda tid, base: written.append(tid))
+    code = SimpleNamespace(store=None)
+    return Controller(load_defaults(), state, inbox=None, code=code, later=None)
+
+
+def test_an_unknown_instruction_raises():
+    with pytest.raises(TypeError, match="unknown nimbus instruction"):
+        controller()._execute(object())
+
+
+def test_an_instruction_of_another_epoch_is_fenced_out():
+    written = []
+    shell = controller(epoch=5, written=written)
+    base = StormBase("t", "active", 0, 1, {})
+    with pytest.raises(FencedOut):
+        shell._execute(ins.WriteBase("t-1", base, 4))
+    shell._execute(ins.WriteBase("t-1", base, 5))
+    assert written == ["t-1"]
+
+
+def test_an_unknown_job_fails_its_caller_and_the_loop_goes_on():
+    shell = controller()
+    shell.start()
+    try:
+        with pytest.raises(TypeError, match="unknown controller job"):
+            shell.call(object(), timeout=10)
+        with pytest.raises(TypeError, match="no decision"):
+            shell.call(Decide(object()), timeout=10)
+    finally:
+        shell.stop()
+        shell.thread.join(10)
+    assert not shell.thread.is_alive()
+
+
+def test_a_decision_carried_out_in_part_leaves_zookeepers_view_not_the_old_model():
+    from squall.nimbus import events as ev
+    from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+
+    active = StormBase("t", "active", 0, 1, {"a": 1})
+    killed = StormBase("t", "killed", 0, 1, {"a": 1})
+    zookeeper = {"t-1": active}
+
+    def write_base(tid, base):
+        zookeeper[tid] = base
+
+    state = SimpleNamespace(
+        epoch=2,
+        write_base=write_base,
+        read_bases=lambda: dict(zookeeper),
+        read_assignments=lambda: {},
+        read_supervisors=lambda: {},
+        check_lead=lambda: None,
+    )
+    store = SimpleNamespace(append=lambda *args: (_ for _ in ()).throw(OSError("store down")))
+    timers = []
+    code = SimpleNamespace(store=store)
+    shell = Controller(load_defaults(), state, None, code, later=lambda *a: timers.append(a))
+    topology = TopologyModel("t-1", active, {1: "a"}, conf={"k": 1})
+    shell.model = NimbusModel(
+        NimbusSettings.from_conf(load_defaults()), {"t-1": topology}, epoch=2, leading=True
+    )
+    with pytest.raises(OSError):  # WriteBase done, the kill's log message not
+        shell._decide(ev.Kill("t", 0, 100.0))
+    assert shell.model.topologies["t-1"].base.status == killed.status
+    assert shell.model.topologies["t-1"].conf == {"k": 1}
+    assert shell.model.leading and len(timers) == 1
