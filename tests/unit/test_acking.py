@@ -3,12 +3,22 @@ the acker completes a tree exactly when its last tuple is acked, never before.""
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 
 from squall import Bolt, Spout
 from squall.components import Batch, TaskContext, Tuple
 from squall.worker.acker import Acker
 from squall.worker.acker_executor import AckerExecutor
-from squall.worker.acking import ACK_DONE, ACK_FAILED, AckerReceived, AckTree, InitTree, Tick
+from squall.worker.acking import (
+    ACK_DONE,
+    ACK_FAILED,
+    AckerReceived,
+    AckTree,
+    InitTree,
+    Tick,
+    message_stream,
+    stream_message,
+)
 from squall.worker.bolt_executor import BoltExecutor
 from squall.worker.delivery import TableDelivery, TupleDelivery
 from squall.worker.executors import inbox_item
@@ -276,3 +286,13 @@ def test_a_plain_bolt_gets_a_batch_row_by_row_and_a_bolt_without_either_method_f
         assert "Echo" in str(exc)
     else:
         raise AssertionError("a bolt without process or process_table accepted a tuple")
+
+
+def test_protocol_messages_are_typed_on_the_wire_and_back():
+    for message in (InitTree(9, 1, 2, 3), AckTree(9, 1, 2)):
+        target, stream, values = message_stream(message)
+        assert stream_message(target, stream, values) == message
+    with pytest.raises(ValueError):
+        stream_message(1, "default", [1])
+    with pytest.raises(TypeError):
+        message_stream(Tick(0))
