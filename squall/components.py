@@ -161,8 +161,6 @@ class Spout(Component):
     within topology.message.timeout.secs. Replay by emitting it again. At most
     topology.max.spout.pending tracked tuples are in flight per spout task."""
 
-    kind: ClassVar[str] = "spout"
-
     def next_tuple(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -202,8 +200,6 @@ class Bolt(Component):
     one-row Batch unless the bolt defines `process` too. Either way what is emitted
     meanwhile is anchored to that input, which is acked when the call returns and failed
     when it raises."""
-
-    kind: ClassVar[str] = "bolt"
 
     def process(self, tup: Tuple) -> None:
         """One input tuple; by default, for a bolt that only defines `process_table`, a
