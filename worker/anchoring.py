@@ -49,7 +49,7 @@ class Anchoring:
                 return self._emitted(targets)
             case InputsProcessed(ok):
                 out = self._acks() if ok else self._fails()
-                self.inputs, self.roots, self.emitted = (), (), 0
+                self.inputs, self.roots = (), ()  # emits outside a processing: untracked
                 return out
         raise TypeError(f"bolt anchoring has no event {event!r}")
 

@@ -33,9 +33,10 @@ def test_a_tree_completes_exactly_when_its_xor_reaches_zero():
 
 def test_acks_may_overtake_the_init():
     acker = Acker(timeout=30)
-    assert got(acker, AckTree(1, ROOT, 5)) == []
-    assert got(acker, AckTree(1, ROOT, 5)) == []  # xor zero, but no init yet
-    assert got(acker, InitTree(1, ROOT, 0, SPOUT)) == [TreeDone(SPOUT, ROOT)]
+    assert got(acker, AckTree(1, ROOT, 0b011)) == []
+    assert got(acker, AckTree(1, ROOT, 0b011)) == []  # xor zero, but no init yet
+    assert got(acker, AckTree(1, ROOT, 0b110)) == []
+    assert got(acker, InitTree(1, ROOT, 0b110, SPOUT)) == [TreeDone(SPOUT, ROOT)]
 
 
 def test_roots_are_independent():

@@ -76,6 +76,15 @@ def test_each_processing_starts_afresh():
     assert a.handle(BoltEmitted((3,))) == [Send(3)]  # emits outside any processing
 
 
+def test_emits_before_or_after_a_processing_are_untracked():
+    a = anchoring()
+    assert a.handle(BoltEmitted((3,))) == [Send(3)]
+    assert a.handle(InputsProcessed(ok=True)) == []
+    a.handle(InputsTaken(({100: 7},)))
+    a.handle(InputsProcessed(ok=True))
+    assert a.handle(BoltEmitted((3,))) == [Send(3)]
+
+
 def test_without_ackers_nothing_is_acked():
     a = anchoring(ackers=())
     a.handle(InputsTaken(({100: 7},)))
