@@ -7,16 +7,23 @@ input's roots, and into the input's ack value). Acking an input sends, per root,
 everything emitted from it. The acker XORs all of that per root: it reaches zero exactly
 when every tuple of the tree was acked, and then tells the spout task. A failure, or no
 answer within topology.message.timeout.secs, fails the spout tuple so the spout can replay.
+
+This module holds the protocol's vocabulary, shared by the pure machines that decide
+(spout_tracking, anchoring, acker, micro_batches) and the executors that carry their
+instructions out: the events they take and the instructions they give, as frozen dataclasses.
 """
 
 from __future__ import annotations
 
+import os
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from squall.structure import ACKER
 
-__all__ = ["ACKER", "AckerState", "SYSTEM_STREAMS", "new_id"]
+__all__ = ["ACKER", "AckIds", "SYSTEM_STREAMS", "acker_for"]
 
 ACK_INIT = "__ack_init"  # spout -> acker: [root, xor of first edges, spout task]
 ACK_ACK = "__ack_ack"  # bolt -> acker: [root, id xor emitted]
@@ -32,61 +39,165 @@ SYSTEM_STREAMS: dict[str, tuple[str, ...]] = {
     ACK_FAILED: ("root",),
 }
 
-_random = random.SystemRandom()
+
+class AckIds:
+    """Random non-zero signed 64-bit ids (Arrow int64, like Storm's longs). One per executor:
+    a seeded PRNG needs no lock and no syscall per id (SystemRandom made one each); tests
+    pass a `random.Random(seed)` to get the same ids every run."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng if rng is not None else random.Random(os.urandom(16))
+
+    def __call__(self) -> int:
+        while True:
+            value = self._rng.getrandbits(64) - (1 << 63)
+            if value:
+                return value
 
 
-def new_id() -> int:
-    """A random non-zero signed 64-bit id (Arrow int64, like Storm's longs)."""
-    while True:
-        value = _random.getrandbits(64) - (1 << 63)
-        if value:
-            return value
+def acker_for(ackers: Sequence[int], root: int) -> int | None:
+    """The acker task that tracks `root`; None when the topology runs no ackers."""
+    return ackers[root % len(ackers)] if ackers else None
 
 
-@dataclass
-class _Entry:
+# --- events ---
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Time passed: timeouts and deadlines are checked against `now` (monotonic seconds)."""
+
+    now: float
+
+
+@dataclass(frozen=True)
+class SpoutEmitted:
+    """The spout emitted a tuple (or a table) that goes to `targets`, one delivery each."""
+
+    msg_id: Any
+    targets: tuple[int, ...]
+    now: float
+
+
+@dataclass(frozen=True)
+class InputsTaken:
+    """A bolt starts processing inputs with these acking maps (root -> id)."""
+
+    anchors: tuple[Mapping[int, int], ...]
+
+
+@dataclass(frozen=True)
+class BoltEmitted:
+    """While processing its inputs, the bolt emitted a tuple that goes to `targets`."""
+
+    targets: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class InputsProcessed:
+    """The bolt's user code returned (`ok`) or raised (not `ok`)."""
+
+    ok: bool
+
+
+@dataclass(frozen=True)
+class AckerReceived:
+    """A message of the protocol reached an acker task."""
+
+    message: InitTree | AckTree | FailTree
+    now: float
+
+
+# --- instructions ---
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send the emitted payload to `target` with this acking map (empty: untracked). A
+    machine gives one Send per target of the emit event, in the same order."""
+
+    target: int
+    roots: tuple[int, ...] = ()
+    ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class InitTree:
+    acker: int
+    root: int
     xor: int
-    spout_task: int | None
-    created: float
+    spout_task: int
 
 
-class AckerState:
-    """One acker task's pending trees. Pure apart from the clock passed in."""
+@dataclass(frozen=True)
+class AckTree:
+    acker: int
+    root: int
+    xor: int
 
-    def __init__(self) -> None:
-        self.entries: dict[int, _Entry] = {}
 
-    def _entry(self, root: int, now: float) -> _Entry:
-        entry = self.entries.get(root)
-        if entry is None:
-            entry = self.entries[root] = _Entry(0, None, now)
-        return entry
+@dataclass(frozen=True)
+class FailTree:
+    acker: int
+    root: int
 
-    def init(self, root: int, xor: int, spout_task: int, now: float) -> int | None:
-        entry = self._entry(root, now)
-        entry.xor ^= xor
-        entry.spout_task = spout_task
-        return self._complete(root)
 
-    def ack(self, root: int, xor: int, now: float) -> int | None:
-        self._entry(root, now).xor ^= xor
-        return self._complete(root)
+@dataclass(frozen=True)
+class TreeDone:
+    """To the spout task (also the spout tracker's event): the tree of `root` completed."""
 
-    def _complete(self, root: int) -> int | None:
-        """The spout task to tell, if the tree of `root` is now fully acked."""
-        entry = self.entries[root]
-        if entry.xor == 0 and entry.spout_task is not None:
-            del self.entries[root]
-            return entry.spout_task
-        return None
+    spout_task: int
+    root: int
 
-    def fail(self, root: int) -> int | None:
-        entry = self.entries.pop(root, None)
-        return entry.spout_task if entry else None
 
-    def expire(self, now: float, timeout: float) -> int:
-        """Forget trees older than the message timeout (their spouts fail them anyway)."""
-        old = [r for r, e in self.entries.items() if now - e.created > timeout]
-        for root in old:
-            del self.entries[root]
-        return len(old)
+@dataclass(frozen=True)
+class TreeFailed:
+    """To the spout task (also the spout tracker's event): the tree of `root` failed."""
+
+    spout_task: int
+    root: int
+
+
+@dataclass(frozen=True)
+class CallAck:
+    msg_id: Any
+
+
+@dataclass(frozen=True)
+class CallFail:
+    msg_id: Any
+
+
+ProtocolMessage = InitTree | AckTree | FailTree | TreeDone | TreeFailed
+
+
+def message_stream(message: ProtocolMessage) -> tuple[int, str, list[int]]:
+    """A protocol message as (target task, system stream, values) for the wire."""
+    match message:
+        case InitTree(acker, root, xor, spout_task):
+            return acker, ACK_INIT, [root, xor, spout_task]
+        case AckTree(acker, root, xor):
+            return acker, ACK_ACK, [root, xor]
+        case FailTree(acker, root):
+            return acker, ACK_FAIL, [root]
+        case TreeDone(spout_task, root):
+            return spout_task, ACK_DONE, [root]
+        case TreeFailed(spout_task, root):
+            return spout_task, ACK_FAILED, [root]
+    raise TypeError(f"not a protocol message: {message!r}")
+
+
+def stream_message(target: int, stream: str, values: Sequence[Any]) -> ProtocolMessage:
+    """The protocol message a system-stream tuple for task `target` carries."""
+    match stream:
+        case "__ack_init":
+            return InitTree(target, values[0], values[1], values[2])
+        case "__ack_ack":
+            return AckTree(target, values[0], values[1])
+        case "__ack_fail":
+            return FailTree(target, values[0])
+        case "__ack_done":
+            return TreeDone(target, values[0])
+        case "__ack_failed":
+            return TreeFailed(target, values[0])
+    raise ValueError(f"not a system stream: {stream!r}")

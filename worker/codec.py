@@ -1,15 +1,12 @@
-"""Batches of tuples on the wire, as Arrow record batches.
+"""Deliveries on the wire: each frame is one Arrow IPC stream of one record batch.
 
-A delivery is `[target task, source component, source task, stream, values, roots, ids]`:
-`roots` and `ids` are the tuple's acking ids (Storm's root -> id map as two lists), both
-empty when the tuple is not tracked. Deliveries
-bound for one worker are grouped by (source component, stream); each group becomes one Arrow
-record batch whose columns are the stream's declared fields plus the routing columns, with the
-component and stream in the schema metadata. A field whose values Arrow cannot hold in one
+TupleDeliveries bound for one worker are grouped by (source component, stream); each group
+becomes one frame whose columns are the stream's declared fields plus the routing columns, with
+the component and stream in the schema metadata. A field whose values Arrow cannot hold in one
 typed column (mixed types, nested oddities) travels as JSON text and is marked so.
 
-A BatchDelivery (what `emit_batch` sends) is already a table of the stream's fields: it
-travels as it is, one record batch per frame, with its routing in the schema metadata.
+A TableDelivery (what `emit_batch` sends) is already a table of the stream's fields: it
+travels as it is, one frame each, with its routing in the schema metadata.
 """
 
 from __future__ import annotations
@@ -17,26 +14,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
+from .delivery import Delivery, TableDelivery, TupleDelivery
 
-@dataclass(frozen=True)
-class BatchDelivery:
-    """A batch of tuples for one task, acked as one tuple (`roots`/`ids` as in a delivery)."""
-
-    target: int
-    component: str
-    task: int
-    stream: str
-    table: pa.Table
-    roots: tuple[int, ...] = ()
-    ids: tuple[int, ...] = ()
-
-
-Delivery = list[Any] | BatchDelivery
 FieldsOf = Callable[[str, str], tuple[str, ...]]
 
 _ROUTING = ("__target", "__task", "__roots", "__ids")
@@ -44,7 +27,7 @@ _ROUTING_TYPES = (pa.int32(), pa.int32(), pa.list_(pa.int64()), pa.list_(pa.int6
 
 
 class CodecError(ValueError):
-    """A frame is not a squall batch."""
+    """A frame is not a squall frame."""
 
 
 def _column(values: list[Any]) -> tuple[pa.Array, bool]:
@@ -63,26 +46,28 @@ def _frame(table: pa.Table, metadata: dict[str, str]) -> bytes:
 
 
 def encode(deliveries: Iterable[Delivery], fields_of: FieldsOf) -> list[bytes]:
-    groups: dict[tuple[str, str], list[list[Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[TupleDelivery]] = defaultdict(list)
     frames = []
     for d in deliveries:
-        if isinstance(d, BatchDelivery):
+        if isinstance(d, TableDelivery):
             routing = {"target": d.target, "task": d.task, "roots": d.roots, "ids": d.ids}
-            meta = {"component": d.component, "stream": d.stream, "batch": json.dumps(routing)}
+            meta = {"component": d.component, "stream": d.stream, "table": json.dumps(routing)}
             frames.append(_frame(d.table, meta))
         else:
-            groups[(d[1], d[3])].append(d)
+            groups[(d.component, d.stream)].append(d)
     for (component, stream), group in groups.items():
         fields = fields_of(component, stream)
         arrays, names, as_json = [], [], []
         for i, name in enumerate(fields):
-            array, is_json = _column([d[4][i] for d in group])
+            array, is_json = _column([d.values[i] for d in group])
             arrays.append(array)
             names.append(name)
             if is_json:
                 as_json.append(name)
-        for position, (name, kind) in enumerate(zip(_ROUTING, _ROUTING_TYPES, strict=True)):
-            arrays.append(pa.array([d[(0, 2, 5, 6)[position]] for d in group], type=kind))
+        routing = ([d.target for d in group], [d.task for d in group])
+        routing += ([list(d.roots) for d in group], [list(d.ids) for d in group])
+        for name, kind, values in zip(_ROUTING, _ROUTING_TYPES, routing, strict=True):
+            arrays.append(pa.array(values, type=kind))
             names.append(name)
         metadata = {
             "component": component,
@@ -99,11 +84,11 @@ def decode(frame: bytes) -> list[Delivery]:
         meta = {k.decode(): v.decode() for k, v in (reader.schema.metadata or {}).items()}
         component, stream = meta["component"], meta["stream"]
         table = reader.read_all().replace_schema_metadata(None)
-        if "batch" in meta:
-            return [_batch_delivery(component, stream, table, json.loads(meta["batch"]))]
+        if "table" in meta:
+            return [_table_delivery(component, stream, table, json.loads(meta["table"]))]
         as_json = set(json.loads(meta["json"]))
     except (pa.ArrowException, OSError, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
-        raise CodecError(f"not a squall batch: {exc}") from exc
+        raise CodecError(f"not a squall frame: {exc}") from exc
     names = [n for n in table.column_names if n not in _ROUTING]
     columns = [
         [json.loads(v) for v in table.column(n).to_pylist()]
@@ -114,15 +99,17 @@ def decode(frame: bytes) -> list[Delivery]:
     targets, tasks, roots, ids = (table.column(n).to_pylist() for n in _ROUTING)
     rows = list(zip(*columns, strict=True)) if columns else [()] * table.num_rows
     return [
-        [targets[i], component, tasks[i], stream, list(rows[i]), roots[i], ids[i]]
+        TupleDelivery(
+            targets[i], component, tasks[i], stream, tuple(rows[i]), tuple(roots[i]), tuple(ids[i])
+        )
         for i in range(table.num_rows)
     ]
 
 
-def _batch_delivery(component: str, stream: str, table: pa.Table, routing: Any) -> BatchDelivery:
+def _table_delivery(component: str, stream: str, table: pa.Table, routing: Any) -> TableDelivery:
     target, task = routing["target"], routing["task"]
     roots, ids = tuple(routing["roots"]), tuple(routing["ids"])
     numbers = (target, task, *roots, *ids)
     if len(roots) != len(ids) or not all(type(n) is int for n in numbers):
-        raise CodecError("a batch's routing must be integers, one id per root")
-    return BatchDelivery(target, component, task, stream, table, roots, ids)
+        raise CodecError("a table's routing must be integers, one id per root")
+    return TableDelivery(target, component, task, stream, table, roots, ids)

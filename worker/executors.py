@@ -1,8 +1,16 @@
 """Executors: the thread that runs one task of a spout, bolt, SparkBolt or acker.
 
-An executor owns its component instance and its inbox. It reaches the rest of the worker
-only through `TaskIO` (routing, sending, acker choice, error reports), so the reliability
-logic here is independent of transport and ZooKeeper.
+An executor is a thin loop: it calls the user's component, feeds what happens (emits, acker
+verdicts, ticks of the clock) to its task's pure decision machine (spout_tracking, anchoring,
+acker, micro_batches) and carries out the instructions the machine gives.
+
+The seam to the rest of the worker is `TaskIO` and the executor's `inbox`, nothing else:
+no ZooKeeper, no sockets, no subprocesses. To run a topology in one process (squall.testing),
+build each task's executor with `executor_factory.make_executor`, give them all one TaskIO
+whose `send` puts each delivery, turned into what an inbox holds (`inbox_item`), on the
+target executor's inbox, and call `start()` / `stop()`. An inbox holds `Tuple` or `Batch`
+inputs for bolts and protocol messages (`acking.TreeDone`, `InitTree`, ...) for spouts and
+ackers.
 """
 
 from __future__ import annotations
@@ -10,57 +18,74 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 import traceback
-from collections import Counter, OrderedDict
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pyarrow as pa
 
-from squall.components import (
-    Batch,
-    Bolt,
-    Component,
-    SparkBolt,
-    Spout,
-    TaskContext,
-    Tuple,
-)
-from squall.thrift_api import DEFAULT_STREAM
+from squall.components import Batch, Component, TaskContext, Tuple
 
 from .acking import (
-    ACK_ACK,
-    ACK_DONE,
-    ACK_FAIL,
-    ACK_FAILED,
-    ACK_INIT,
-    AckerState,
-    new_id,
+    SYSTEM_STREAMS,
+    AckIds,
+    AckTree,
+    CallAck,
+    CallFail,
+    FailTree,
+    InitTree,
+    ProtocolMessage,
+    Send,
+    TreeDone,
+    TreeFailed,
+    message_stream,
+    stream_message,
 )
-from .batches import as_table
-from .codec import BatchDelivery, Delivery
-from .spark import SparkHolder, result_table
+from .delivery import Delivery, TableDelivery, TupleDelivery
+from .tables import as_table
 
 log = logging.getLogger("squall.worker")
 
+Input = Tuple | Batch
+InboxItem = Input | ProtocolMessage
+
 
 class TaskIO(Protocol):
-    """What an executor needs from its worker."""
+    """What an executor needs from its worker: where an emit goes, the acker tasks, a way
+    to send a delivery to any task, and a place to report user-code errors."""
+
+    ackers: tuple[int, ...]
 
     def targets(
-        self, component: str, task: int, stream: str, values: list[Any], direct: int | None
+        self, component: str, task: int, stream: str, values: Sequence[Any], direct: int | None
     ) -> list[int]: ...
 
     def split(
         self, component: str, task: int, stream: str, table: pa.Table, direct: int | None
     ) -> list[tuple[int, pa.Table]]: ...
 
-    def send(self, target: int, delivery: Delivery) -> None: ...
-
-    def acker_for(self, root: int) -> int | None: ...
+    def send(self, delivery: Delivery) -> None: ...
 
     def report_error(self, component: str, text: str) -> None: ...
+
+
+def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
+    """What the target executor's inbox takes for a delivery on a stream with `fields`."""
+    if isinstance(delivery, TableDelivery):
+        return Batch(
+            delivery.component,
+            delivery.task,
+            delivery.stream,
+            fields,
+            delivery.table,
+            delivery.anchors,
+        )
+    if delivery.stream in SYSTEM_STREAMS:
+        return stream_message(delivery.target, delivery.stream, delivery.values)
+    head = (delivery.component, delivery.task, delivery.stream, fields)
+    return Tuple(*head, delivery.values, delivery.anchors)
 
 
 @dataclass
@@ -104,15 +129,12 @@ class _Collector:
         self.executor.emit_batch(columns, stream, direct_task, msg_id)
 
 
-Input = Tuple | Batch
-Part = tuple[int, list[Any] | pa.Table]  # a target task and the values or rows it gets
-
-
-def rows(item: Input) -> int:
-    return len(item) if isinstance(item, Batch) else 1
+Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | CallAck | CallFail
 
 
 class Executor:
+    ready_on_start = True  # a SparkBolt is ready once its SparkSession is up
+
     def __init__(
         self,
         component: Component | None,
@@ -120,14 +142,16 @@ class Executor:
         streams: dict[str, tuple[str, ...]],
         conf: dict[str, Any],
         io: TaskIO,
+        new_id: Callable[[], int] | None = None,
     ) -> None:
         self.component = component
         self.context = context
         self.streams = streams
         self.conf = conf
         self.io = io
+        self.new_id = new_id if new_id is not None else AckIds()
         self.stats = TaskStats()
-        self.inbox: queue.Queue[Input] = queue.Queue()
+        self.inbox: queue.Queue[InboxItem] = queue.Queue()
         self.stopping = threading.Event()
         self.active = threading.Event()
         self.timeout = conf["topology.message.timeout.secs"]
@@ -160,7 +184,7 @@ class Executor:
                 f"which declares {len(fields)} fields {list(fields)}"
             )
         targets = self.io.targets(name, self.context.task_id, stream, values, direct)
-        self._deliver([(target, values) for target in targets], stream, msg_id)
+        self._send_parts(stream, [(target, tuple(values)) for target in targets], msg_id)
         self.stats.emitted[stream] += 1
         self.stats.transferred[stream] += len(targets)
 
@@ -170,27 +194,51 @@ class Executor:
         if not table.num_rows:
             return
         parts = self.io.split(name, self.context.task_id, stream, table, direct)
-        self._deliver(parts, stream, msg_id)
+        self._send_parts(stream, parts, msg_id)
         self.stats.emitted[stream] += table.num_rows
         self.stats.transferred[stream] += sum(part.num_rows for _, part in parts)
 
-    def _deliver(self, parts: list[Part], stream: str, msg_id: Any) -> None:
-        for target, payload in parts:
-            self._send(target, stream, payload, [], [])
+    def _send_parts(self, stream: str, parts: Sequence[tuple[int, Any]], msg_id: Any) -> None:
+        """Ask the task's machine how to send `parts` (one Send per part, in order, plus
+        protocol messages) and do it."""
+        payloads = iter(parts)
+        for instruction in self._emitted(tuple(target for target, _ in parts), msg_id):
+            if isinstance(instruction, Send):
+                target, payload = next(payloads)
+                assert instruction.target == target, (instruction, target)
+                self._send(instruction, stream, payload)
+            else:
+                self.carry_out(instruction)
 
-    def _send(self, target: int, stream: str, payload: Any, roots: list, ids: list) -> None:
+    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
+        """The machine's instructions for an emit to `targets`: untracked unless overridden."""
+        return [Send(target) for target in targets]
+
+    def _send(self, send: Send, stream: str, payload: Any) -> None:
         name, task = self.context.component_id, self.context.task_id
         if isinstance(payload, pa.Table):
-            delivery: Delivery = BatchDelivery(
-                target, name, task, stream, payload, tuple(roots), tuple(ids)
+            delivery: Delivery = TableDelivery(
+                send.target, name, task, stream, payload, send.roots, send.ids
             )
         else:
-            delivery = [target, name, task, stream, payload, roots, ids]
-        self.io.send(target, delivery)
+            delivery = TupleDelivery(send.target, name, task, stream, payload, send.roots, send.ids)
+        self.io.send(delivery)
 
-    def _system(self, target: int | None, stream: str, values: list[Any]) -> None:
-        if target is not None:
-            self._send(target, stream, values, [], [])
+    def carry_out(self, instruction: Instruction) -> None:
+        """Do what a machine decided, other than sending an emitted payload."""
+        match instruction:
+            case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
+                target, stream, values = message_stream(instruction)
+                name, task = self.context.component_id, self.context.task_id
+                self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
+            case CallAck(msg_id):
+                self.stats.acked += 1
+                self._call("ack", self.component.ack, msg_id)  # type: ignore[union-attr]
+            case CallFail(msg_id):
+                self.stats.failed += 1
+                self._call("fail", self.component.fail, msg_id)  # type: ignore[union-attr]
+            case _:
+                raise TypeError(f"no executor carries out {instruction!r}")
 
     # --- running ---
 
@@ -220,264 +268,10 @@ class Executor:
             "initialize", self.component.initialize, self.conf, self.context
         ):
             return
-        self.stats.ready = not isinstance(self, SparkBoltExecutor)
+        self.stats.ready = self.ready_on_start
         self.loop()
         if self.component is not None:
             self._call("cleanup", self.component.cleanup)
 
     def loop(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
-
-
-class SpoutExecutor(Executor):
-    """Calls next_tuple while the topology is active and fewer than topology.max.spout.pending
-    tracked tuples are in flight; turns acker verdicts and timeouts into ack/fail calls."""
-
-    component: Spout
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.pending: OrderedDict[int, tuple[Any, float]] = OrderedDict()
-        self.max_pending = self.conf.get("topology.max.spout.pending") or 0
-        self.acked_untracked: list[Any] = []
-
-    def _deliver(self, parts: list[Part], stream: str, msg_id: Any) -> None:
-        root = None
-        if msg_id is not None and parts:
-            root = new_id()
-            acker = self.io.acker_for(root)
-            if acker is None:
-                root = None
-        if root is None:
-            super()._deliver(parts, stream, msg_id)
-            if msg_id is not None:  # untracked: acked as soon as it is sent (Storm's rule)
-                self.acked_untracked.append(msg_id)
-            return
-        xor = 0
-        for target, payload in parts:
-            edge = new_id()
-            xor ^= edge
-            self._send(target, stream, payload, [root], [edge])
-        self.pending[root] = (msg_id, time.monotonic())
-        self._system(acker, ACK_INIT, [root, xor, self.context.task_id])
-
-    def _settle(self) -> None:
-        while True:
-            try:
-                tup = self.inbox.get_nowait()
-            except queue.Empty:
-                break
-            entry = self.pending.pop(tup.values[0], None)
-            if entry is not None:
-                self._verdict(entry[0], ok=tup.stream == ACK_DONE)
-        now = time.monotonic()
-        while self.pending:
-            root, (msg_id, emitted_at) = next(iter(self.pending.items()))
-            if now - emitted_at <= self.timeout:
-                break
-            del self.pending[root]
-            self._verdict(msg_id, ok=False)
-        for msg_id in self.acked_untracked:
-            self._verdict(msg_id, ok=True)
-        self.acked_untracked.clear()
-        self.stats.pending = len(self.pending)
-
-    def _verdict(self, msg_id: Any, ok: bool) -> None:
-        if ok:
-            self.stats.acked += 1
-            self._call("ack", self.component.ack, msg_id)
-        else:
-            self.stats.failed += 1
-            self._call("fail", self.component.fail, msg_id)
-
-    def loop(self) -> None:
-        backoff = 0.001
-        while not self.stopping.is_set():
-            self._settle()
-            if not self.active.is_set():
-                self.stats.idle = True
-                self.active.wait(0.1)
-                continue
-            if self.max_pending and len(self.pending) >= self.max_pending:
-                time.sleep(0.001)  # backpressure: wait for acks or timeouts
-                continue
-            emitted = False
-            try:
-                emitted = bool(self.component.next_tuple())
-            except Exception:  # noqa: BLE001 - user code
-                self._failed("next_tuple")
-            self.stats.idle = not emitted and not self.pending
-            if emitted:
-                backoff = 0.001
-            else:
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 0.05)
-        self._settle()
-
-
-class BoltExecutor(Executor):
-    """Runs `process` per tuple. Everything emitted meanwhile is anchored to that input, which
-    is acked when `process` returns and failed when it raises (Storm's BasicBolt)."""
-
-    component: Bolt
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.anchor_roots: list[int] = []
-        self.tracked = False
-        self.acc = 0
-
-    def _anchor(self, inputs: list[Input]) -> None:
-        """Anchor what is emitted next to every tuple of `inputs`."""
-        parity: Counter = Counter(r for t in inputs for r in t.ids)
-        self.anchor_roots = [r for r, n in parity.items() if n % 2]
-        self.tracked = any(t.ids for t in inputs)
-        self.acc = 0
-
-    def _deliver(self, parts: list[Part], stream: str, msg_id: Any) -> None:
-        if not self.tracked:
-            super()._deliver(parts, stream, msg_id)
-            return
-        for target, payload in parts:
-            edge = new_id()
-            self.acc ^= edge
-            self._send(target, stream, payload, self.anchor_roots, [edge] * len(self.anchor_roots))
-
-    def _finish(self, inputs: list[Input], ok: bool) -> None:
-        for tup in inputs:
-            for root, value in tup.ids.items():
-                acker = self.io.acker_for(root)
-                if ok:
-                    self._system(acker, ACK_ACK, [root, value ^ self.acc])
-                else:
-                    self._system(acker, ACK_FAIL, [root])
-        self.tracked = False
-
-    def _drained(self) -> None:
-        if self.inbox.empty():
-            self._call("idle", self.component.idle)
-
-    def loop(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                item = self.inbox.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self._anchor([item])
-            ok = self._call("process", self._process, item)
-            self._drained()  # before the ack: a sink flushes before its input counts as done
-            self._finish([item], ok)
-            self.stats.executed += rows(item)
-
-    def _process(self, item: Input) -> None:
-        """A batch is acked whole: one failing row fails it."""
-        if isinstance(item, Batch):
-            self.component.process_table(item)
-        else:
-            self.component.process(item)
-
-
-class SparkBoltExecutor(BoltExecutor):
-    """Gathers tuples into micro-batches and runs `process_batch(df)` as a Spark job per
-    input stream; the returned DataFrame's rows are emitted on the default stream, each
-    anchored to the whole batch, and the batch is acked once they are sent."""
-
-    component: SparkBolt
-
-    def __init__(self, *args: Any, spark: SparkHolder, input_fields: dict, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.spark = spark
-        self.input_fields = input_fields  # (component, stream) -> fields
-        self.batch_size = self.conf["topology.batch.size"]
-        self.batch_timeout = self.conf["topology.batch.timeout.ms"] / 1000
-
-    def _gather(self) -> list[Input]:
-        batch: list[Input] = []
-        size = 0
-        deadline = None
-        while size < self.batch_size and not self.stopping.is_set():
-            timeout = 0.2 if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                batch.append(self.inbox.get(timeout=timeout))
-                size += rows(batch[-1])
-            except queue.Empty:
-                if batch:
-                    break
-                continue
-            if deadline is None:
-                deadline = time.monotonic() + self.batch_timeout
-        return batch
-
-    def loop(self) -> None:
-        if not self._call("starting Spark", self.spark.session):
-            return
-        self.stats.ready = True
-        while not self.stopping.is_set():
-            groups: dict[tuple[str, str], list[Input]] = {}
-            for item in self._gather():
-                groups.setdefault((item.source_component, item.stream), []).append(item)
-            for (source, stream), items in sorted(groups.items()):
-                self._anchor(items)
-                fields = self.input_fields[(source, stream)]
-                started = time.perf_counter()
-                ok = self._call("process_batch", self._run_batch, fields, items)
-                executed = sum(rows(item) for item in items)
-                log.debug(
-                    "task %d: batch of %d in %.3fs",
-                    self.context.task_id,
-                    executed,
-                    time.perf_counter() - started,
-                )
-                self._drained()
-                self._finish(items, ok)
-                self.stats.executed += executed
-
-    def _run_batch(self, fields: tuple[str, ...], items: list[Input]) -> None:
-        with self.spark.dataframe(fields, items) as df:
-            result = self.component.process_batch(df)
-            if result is not None:
-                self.emit_batch(result_table(result), DEFAULT_STREAM, None, None)
-
-
-class AckerExecutor(Executor):
-    """The __acker task: XORs ids per root and tells the spout task when a tree completes
-    or fails."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.state = AckerState()
-
-    def loop(self) -> None:
-        last_expiry = time.monotonic()
-        while not self.stopping.is_set():
-            try:
-                tup = self.inbox.get(timeout=0.5)
-            except queue.Empty:
-                tup = None
-            now = time.monotonic()
-            if tup is not None:
-                self._handle(tup, now)
-            if now - last_expiry > 1:
-                self.state.expire(now, self.timeout)
-                last_expiry = now
-
-    def _handle(self, tup: Input, now: float) -> None:
-        root = tup.values[0]
-        if tup.stream == ACK_INIT:
-            done = self.state.init(root, tup.values[1], tup.values[2], now)
-        elif tup.stream == ACK_ACK:
-            done = self.state.ack(root, tup.values[1], now)
-        elif tup.stream == ACK_FAIL:
-            self._system(self.state.fail(root), ACK_FAILED, [root])
-            return
-        else:
-            return
-        self._system(done, ACK_DONE, [root])
-
-
-def executor_class(component: Component) -> type[Executor]:
-    if isinstance(component, Spout):
-        return SpoutExecutor
-    if isinstance(component, SparkBolt):
-        return SparkBoltExecutor
-    return BoltExecutor

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from squall.components import Batch, Tuple, tuples_of
 
-from .batches import BatchError, concat, rows_table
+from .tables import TableError, concat, rows_table
 
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
 
@@ -85,7 +85,7 @@ class SparkHolder:
         session = self.session()
         try:
             table = _table_of(fields, items)
-        except BatchError:
+        except TableError:
             rows = [list(t.values) for item in items for t in tuples_of(item)]
             yield session.createDataFrame(rows, schema=list(fields))
             return

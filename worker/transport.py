@@ -2,9 +2,9 @@
 
 Each worker binds a PULL socket on its slot port. Tuples for tasks in the same worker skip
 the network; the rest go to a sender thread that owns one PUSH socket per remote worker
-(ZeroMQ sockets are not thread-safe) and sends them in batches, encoded as Arrow record
-batches (codec.py). ZeroMQ reconnects by itself
-when a peer worker restarts.
+(ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
+message of frames, each an Arrow record batch (codec.py). ZeroMQ reconnects by itself when a
+peer worker restarts.
 """
 
 from __future__ import annotations
@@ -17,24 +17,24 @@ from collections.abc import Callable
 
 import zmq
 
-from .codec import CodecError, Delivery, FieldsOf, decode, encode
+from .codec import CodecError, FieldsOf, decode, encode
+from .delivery import Delivery
 
 log = logging.getLogger("squall.worker.transport")
 
-Message = Delivery
 Address = tuple[str, int]
-MAX_BATCH = 1000
+MAX_DELIVERIES_PER_SEND = 1000
 
 
 class Transport:
-    def __init__(self, port: int, deliver: Callable[[Message], None], fields_of: FieldsOf):
+    def __init__(self, port: int, deliver: Callable[[Delivery], None], fields_of: FieldsOf):
         self.ctx = zmq.Context()
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.setsockopt(zmq.RCVHWM, 100_000)
         self.pull.bind(f"tcp://*:{port}")
         self.deliver = deliver
         self.fields_of = fields_of
-        self.outbox: queue.Queue[tuple[Address, Message] | None] = queue.Queue()
+        self.outbox: queue.Queue[tuple[Address, Delivery] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
         self.stopping = threading.Event()
@@ -52,15 +52,15 @@ class Transport:
         self.addresses = dict(addresses)
         self.local = set(local)
 
-    def send(self, task: int, message: Message) -> None:
-        if task in self.local:
-            self.deliver(message)
+    def send(self, delivery: Delivery) -> None:
+        if delivery.target in self.local:
+            self.deliver(delivery)
             return
-        address = self.addresses.get(task)
+        address = self.addresses.get(delivery.target)
         if address is None:
-            log.warning("no address for task %s; tuple dropped", task)
+            log.warning("no address for task %s; tuple dropped", delivery.target)
             return
-        self.outbox.put((address, message))
+        self.outbox.put((address, delivery))
 
     def _receive(self) -> None:
         poller = zmq.Poller()
@@ -70,12 +70,12 @@ class Transport:
                 continue
             for frame in self.pull.recv_multipart():
                 try:
-                    batch = decode(frame)
+                    deliveries = decode(frame)
                 except CodecError as exc:
-                    log.warning("dropping a malformed batch of %d bytes: %s", len(frame), exc)
+                    log.warning("dropping a malformed frame of %d bytes: %s", len(frame), exc)
                     continue
-                for message in batch:
-                    self.deliver(message)
+                for delivery in deliveries:
+                    self.deliver(delivery)
 
     def _send(self) -> None:
         sockets: dict[Address, zmq.Socket] = {}
@@ -83,10 +83,10 @@ class Transport:
             item = self.outbox.get()
             if item is None:
                 break
-            batches: dict[Address, list[Message]] = defaultdict(list)
-            batches[item[0]].append(item[1])
+            queued: dict[Address, list[Delivery]] = defaultdict(list)
+            queued[item[0]].append(item[1])
             count = 1
-            while count < MAX_BATCH:
+            while count < MAX_DELIVERIES_PER_SEND:
                 try:
                     item = self.outbox.get_nowait()
                 except queue.Empty:
@@ -94,9 +94,9 @@ class Transport:
                 if item is None:
                     self.stopping.set()
                     break
-                batches[item[0]].append(item[1])
+                queued[item[0]].append(item[1])
                 count += 1
-            for address, messages in batches.items():
+            for address, deliveries in queued.items():
                 sock = sockets.get(address)
                 if sock is None:
                     sock = self.ctx.socket(zmq.PUSH)
@@ -104,7 +104,7 @@ class Transport:
                     sock.setsockopt(zmq.LINGER, 2000)
                     sock.connect(f"tcp://{address[0]}:{address[1]}")
                     sockets[address] = sock
-                sock.send_multipart(encode(messages, self.fields_of))
+                sock.send_multipart(encode(deliveries, self.fields_of))
             if self.stopping.is_set():
                 break
         for sock in sockets.values():

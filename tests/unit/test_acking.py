@@ -1,21 +1,35 @@
 """Storm's XOR acking, driven through the real executors with a synchronous fake worker:
 the acker completes a tree exactly when its last tuple is acked, never before."""
 
-import queue
-
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 
 from squall import Bolt, Spout
 from squall.components import Batch, TaskContext, Tuple
-from squall.worker.acking import ACK_DONE, ACK_FAILED, AckerState
-from squall.worker.codec import BatchDelivery
-from squall.worker.executors import AckerExecutor, BoltExecutor, SpoutExecutor
+from squall.worker.acker import Acker
+from squall.worker.acker_executor import AckerExecutor
+from squall.worker.acking import (
+    ACK_DONE,
+    ACK_FAILED,
+    AckerReceived,
+    AckTree,
+    InitTree,
+    Tick,
+    message_stream,
+    stream_message,
+)
+from squall.worker.bolt_executor import BoltExecutor
+from squall.worker.delivery import TableDelivery, TupleDelivery
+from squall.worker.executors import inbox_item
+from squall.worker.spout_executor import SpoutExecutor
 
 CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
 
 
 class FakeIO:
+    ackers = (99,)
+
     def __init__(self, targets):
         self.routes = targets  # (component, stream) -> [task]
         self.sent = []
@@ -26,11 +40,8 @@ class FakeIO:
     def split(self, component, task, stream, table, direct):
         return [(t, table) for t in self.routes.get((component, stream), [])]
 
-    def send(self, target, delivery):
+    def send(self, delivery):
         self.sent.append(delivery)
-
-    def acker_for(self, root):
-        return 99
 
     def report_error(self, component, text):
         raise AssertionError(text)
@@ -59,8 +70,14 @@ def ctx(name, task):
 
 
 def as_tuple(delivery):
-    target, component, task, stream, values, roots, ids = delivery
-    return Tuple(component, task, stream, (), tuple(values), dict(zip(roots, ids, strict=True)))
+    """What the target's inbox gets: a Tuple, or a protocol message on a system stream."""
+    return inbox_item(delivery, ())
+
+
+def run(bolt, inputs, ok=True):
+    """One execution of a bolt: inputs taken, (emits by the caller), acked or failed."""
+    bolt.take(inputs)
+    return lambda: bolt.finish(ok)
 
 
 def run_tree(fail_leaf=False):
@@ -72,41 +89,38 @@ def run_tree(fail_leaf=False):
     leaves = [BoltExecutor(Echo(), ctx("leaf", t), {"default": ("w",)}, CONF, io) for t in (3, 4)]
 
     spout_ex.emit(["a b"], "default", None, msg_id="m1")
-    to_mid = [d for d in io.sent if d[0] == 2]
-    for d in [d for d in io.sent if d[0] == 99]:
-        acker._handle(as_tuple(d), 0)
+    to_mid = [d for d in io.sent if d.target == 2]
+    for d in [d for d in io.sent if d.target == 99]:
+        acker.receive(as_tuple(d), 0)
     io.sent.clear()
 
     # mid emits twice (each to two leaves) while processing its input, then acks it
     tup = as_tuple(to_mid[0])
-    mid._anchor([tup])
+    finish = run(mid, [tup])
     mid.emit(["a"], "default", None, None)
     mid.emit(["b"], "default", None, None)
-    mid._finish([tup], ok=True)
-    to_leaves = [d for d in io.sent if d[0] in (3, 4)]
+    finish()
+    to_leaves = [d for d in io.sent if d.target in (3, 4)]
     assert len(to_leaves) == 4
-    acks = [d for d in io.sent if d[0] == 99]
+    acks = [d for d in io.sent if d.target == 99]
     io.sent.clear()
     for d in acks:
-        acker._handle(as_tuple(d), 0)
-    assert not [d for d in io.sent if d[3] == ACK_DONE]  # leaves still pending
+        acker.receive(as_tuple(d), 0)
+    assert not [d for d in io.sent if d.stream == ACK_DONE]  # leaves still pending
 
     for i, d in enumerate(to_leaves):
-        leaf = leaves[0] if d[0] == 3 else leaves[1]
-        t = as_tuple(d)
-        leaf._anchor([t])
-        leaf._finish([t], ok=not (fail_leaf and i == 3))
-        for a in [x for x in io.sent if x[0] == 99]:
+        leaf = leaves[0] if d.target == 3 else leaves[1]
+        run(leaf, [as_tuple(d)], ok=not (fail_leaf and i == 3))()
+        for a in [x for x in io.sent if x.target == 99]:
             io.sent.remove(a)
-            acker._handle(as_tuple(a), 0)
-        done = [x for x in io.sent if x[3] in (ACK_DONE, ACK_FAILED)]
+            acker.receive(as_tuple(a), 0)
+        done = [x for x in io.sent if x.stream in (ACK_DONE, ACK_FAILED)]
         if i < 3:
             assert not done, "completed before the last leaf acked"
-    verdicts = [x for x in io.sent if x[3] in (ACK_DONE, ACK_FAILED)]
-    assert len(verdicts) == 1 and verdicts[0][0] == 1
-    spout_ex.inbox = queue.Queue()
+    verdicts = [x for x in io.sent if x.stream in (ACK_DONE, ACK_FAILED)]
+    assert len(verdicts) == 1 and verdicts[0].target == 1
     spout_ex.inbox.put(as_tuple(verdicts[0]))
-    spout_ex._settle()
+    spout_ex.settle()
     return spout
 
 
@@ -124,42 +138,45 @@ def test_batch_anchoring_with_shared_roots_stays_consistent():
     """Inputs sharing a root (words of one line in one micro-batch) anchor one output."""
     io = FakeIO({("b", "default"): [5]})
     bolt = BoltExecutor(Echo(), ctx("b", 4), {"default": ("w",)}, CONF, io)
-    state = AckerState()
+    acker = Acker(timeout=30)
     root, e1, e2 = 77, 1001, 2002
-    state.init(root, e1 ^ e2, spout_task=1, now=0)
+    acker.handle(AckerReceived(InitTree(99, root, e1 ^ e2, spout_task=1), now=0))
     inputs = [
         Tuple("s", 1, "default", (), ("x",), {root: e1}),
         Tuple("s", 1, "default", (), ("y",), {root: e2}),
     ]
-    bolt._anchor(inputs)
+    finish = run(bolt, inputs)
     bolt.emit(["xy"], "default", None, None)
     out = io.sent.pop()
-    bolt._finish(inputs, ok=True)
-    verdicts = [state.ack(d[4][0], d[4][1], now=0) for d in io.sent]
+    finish()
+    verdicts = [acker.handle(AckerReceived(as_tuple(d), now=0)) for d in io.sent]
     # the output's id for the root cancelled out (anchored twice), so once both inputs are
     # acked the tree is complete, and only then
-    assert dict(zip(out[5], out[6], strict=True)) == {}
-    assert verdicts == [None, 1] and root not in state.entries
+    assert out.anchors == {}
+    assert [len(v) for v in verdicts] == [0, 1] and root not in acker.trees
 
 
 def test_acker_expires_old_trees():
-    state = AckerState()
-    state.init(1, 5, spout_task=1, now=0)
-    assert state.expire(now=31, timeout=30) == 1 and not state.entries
+    acker = Acker(timeout=30)
+    acker.handle(AckerReceived(AckTree(99, 1, 5), now=0))
+    acker.handle(Tick(now=30))
+    assert 1 in acker.trees
+    acker.handle(Tick(now=31))
+    assert not acker.trees
 
 
 def test_untracked_emits_are_acked_at_once_without_ackers():
     class NoAckers(FakeIO):
-        def acker_for(self, root):
-            return None
+        ackers = ()
 
     spout = Src()
     ex = SpoutExecutor(
         spout, ctx("src", 1), {"default": ("line",)}, CONF, NoAckers({("src", "default"): [2]})
     )
     ex.emit(["x"], "default", None, msg_id=5)
-    ex._settle()
-    assert spout.acked == [5] and not ex.pending
+    assert spout.acked == []  # never inside next_tuple
+    ex.settle()
+    assert spout.acked == [5] and not ex.tracker.pending
 
 
 class Split(Bolt):
@@ -180,7 +197,7 @@ def test_a_batch_is_one_node_of_the_tree():
         acker = AckerExecutor(None, ctx("__acker", 99), {}, CONF, io)
         lines = ["a b", "c", failing_row or "d e"]
         spout_ex.emit_batch({"line": lines}, "default", None, msg_id="batch-1")
-        [sent] = [d for d in io.sent if isinstance(d, BatchDelivery)]
+        [sent] = [d for d in io.sent if isinstance(d, TableDelivery)]
         assert sent.table.column("line").to_pylist() == lines and len(sent.roots) == 1
 
         class Picky(Split):
@@ -192,31 +209,30 @@ def test_a_batch_is_one_node_of_the_tree():
         errors: list[str] = []
         io.report_error = lambda component, text, errors=errors: errors.append(text)
         mid = BoltExecutor(Picky(), ctx("mid", 2), {"default": ("w",)}, CONF, io)
-        batch = Batch(
-            "src", 1, "default", ("line",), sent.table, dict(zip(sent.roots, sent.ids, strict=True))
-        )
-        mid._anchor([batch])
-        ok = mid._call("process", mid._process, batch)
-        mid._finish([batch], ok)
-        words = [d for d in io.sent if isinstance(d, list) and d[0] == 3]
-        assert [d[4][0] for d in words][:3] == ["a", "b", "c"]
-        for d in [d for d in io.sent if isinstance(d, list) and d[0] == 99]:
-            acker._handle(as_tuple(d), 0)
-        io.sent[:] = [d for d in io.sent if isinstance(d, list) and d[3] in (ACK_DONE, ACK_FAILED)]
+        batch = inbox_item(sent, ("line",))
+        assert isinstance(batch, Batch) and batch.ids == sent.anchors
+        mid.execute(batch)
+        words = [d for d in io.sent if isinstance(d, TupleDelivery) and d.target == 3]
+        assert [d.values[0] for d in words][:3] == ["a", "b", "c"]
+        for d in [d for d in io.sent if isinstance(d, TupleDelivery) and d.target == 99]:
+            acker.receive(as_tuple(d), 0)
+        io.sent[:] = [
+            d
+            for d in io.sent
+            if isinstance(d, TupleDelivery) and d.stream in (ACK_DONE, ACK_FAILED)
+        ]
         if failing_row:
-            assert errors and [d[3] for d in io.sent] == [ACK_FAILED]
+            assert errors and [d.stream for d in io.sent] == [ACK_FAILED]
             continue
         assert not io.sent  # the words are not acked yet
         for d in words:
             leaf = BoltExecutor(Echo(), ctx("leaf", 3), {"default": ("w",)}, CONF, io)
-            t = as_tuple(d)
-            leaf._anchor([t])
-            leaf._finish([t], ok=True)
-        for d in [d for d in io.sent if d[0] == 99]:
-            acker._handle(as_tuple(d), 0)
-        assert [d[3] for d in io.sent if d[0] == 1] == [ACK_DONE]
-        spout_ex.inbox.put(as_tuple(next(d for d in io.sent if d[0] == 1)))
-        spout_ex._settle()
+            run(leaf, [as_tuple(d)])()
+        for d in [d for d in io.sent if d.target == 99]:
+            acker.receive(as_tuple(d), 0)
+        assert [d.stream for d in io.sent if d.target == 1] == [ACK_DONE]
+        spout_ex.inbox.put(as_tuple(next(d for d in io.sent if d.target == 1)))
+        spout_ex.settle()
         assert spout.acked == ["batch-1"]
 
 
@@ -250,8 +266,8 @@ def test_a_vectorized_bolt_gets_batches_whole_and_single_tuples_as_one_row_batch
     batch = Batch("src", 1, "default", ("line",), pa.table({"line": ["a", "bcd"]}))
     single = Tuple("src", 1, "default", ("line",), ("xy",))
     for item in (batch, single):
-        mid._anchor([item])
-        assert mid._call("process", mid._process, item)
+        mid.execute(item)
+    assert mid.stats.executed == 3
     assert [d.table.column("n").to_pylist() for d in io.sent] == [[1, 3], [2]]
 
 
@@ -270,3 +286,13 @@ def test_a_plain_bolt_gets_a_batch_row_by_row_and_a_bolt_without_either_method_f
         assert "Echo" in str(exc)
     else:
         raise AssertionError("a bolt without process or process_table accepted a tuple")
+
+
+def test_protocol_messages_are_typed_on_the_wire_and_back():
+    for message in (InitTree(9, 1, 2, 3), AckTree(9, 1, 2)):
+        target, stream, values = message_stream(message)
+        assert stream_message(target, stream, values) == message
+    with pytest.raises(ValueError):
+        stream_message(1, "default", [1])
+    with pytest.raises(TypeError):
+        message_stream(Tick(0))

@@ -1,7 +1,7 @@
 """Tuples as Arrow tables: what a component emits with `emit_batch`, checked against the
 stream's declared fields, and what a SparkBolt's micro-batch is built from.
 
-A column Arrow cannot type (mixed Python types, odd nesting) raises BatchError; the caller
+A column Arrow cannot type (mixed Python types, odd nesting) raises TableError; the caller
 decides the fallback, so one odd value never loses a batch silently.
 """
 
@@ -15,7 +15,7 @@ import pyarrow as pa
 ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
 
 
-class BatchError(ValueError):
+class TableError(ValueError):
     """Emitted columns do not fit the stream's declared fields, or do not fit Arrow."""
 
 
@@ -26,17 +26,17 @@ def as_table(columns: Any, fields: Sequence[str], what: str) -> pa.Table:
     fields = list(fields)
     if isinstance(columns, dict):
         if set(columns) != set(fields):
-            raise BatchError(f"{what} declares fields {fields}, not {sorted(columns)}")
+            raise TableError(f"{what} declares fields {fields}, not {sorted(columns)}")
         try:
             return pa.table({f: columns[f] for f in fields})
         except ARROW_ERRORS as exc:
-            raise BatchError(f"{what}: columns Arrow cannot hold: {exc}") from exc
+            raise TableError(f"{what}: columns Arrow cannot hold: {exc}") from exc
     if isinstance(columns, pa.RecordBatch):
         columns = pa.Table.from_batches([columns])
     if not isinstance(columns, pa.Table):
-        raise BatchError(f"{what}: emit_batch takes a pyarrow Table, RecordBatch or dict")
+        raise TableError(f"{what}: emit_batch takes a pyarrow Table, RecordBatch or dict")
     if columns.num_columns != len(fields):
-        raise BatchError(
+        raise TableError(
             f"{what} emits {columns.num_columns} columns, which declares "
             f"{len(fields)} fields {fields}"
         )
@@ -47,7 +47,7 @@ def rows_table(fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Table
     try:
         return pa.table({f: [row[i] for row in rows] for i, f in enumerate(fields)})
     except ARROW_ERRORS as exc:
-        raise BatchError(f"rows Arrow cannot type: {exc}") from exc
+        raise TableError(f"rows Arrow cannot type: {exc}") from exc
 
 
 def concat(tables: Sequence[pa.Table]) -> pa.Table:
@@ -58,4 +58,4 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except ARROW_ERRORS as exc:
-        raise BatchError(f"batches of different types: {exc}") from exc
+        raise TableError(f"tables of different types: {exc}") from exc

@@ -1,0 +1,113 @@
+"""The spout's decisions, asserted as instruction lists: tracking, max pending, message
+timeouts, untracked acks and exactly one verdict per message id."""
+
+import itertools
+
+import pytest
+
+from squall.worker.acking import (
+    CallAck,
+    CallFail,
+    InitTree,
+    Send,
+    SpoutEmitted,
+    Tick,
+    TreeDone,
+    TreeFailed,
+)
+from squall.worker.spout_tracking import SpoutTracker
+
+TASK = 7
+
+
+def tracker(ackers=(10, 11), timeout=30, max_pending=0):
+    ids = itertools.count(1)
+    return SpoutTracker(TASK, ackers, timeout, max_pending, lambda: next(ids))
+
+
+def test_a_tracked_emit_gets_a_root_an_edge_per_target_and_an_init_to_its_acker():
+    t = tracker()
+    out = t.handle(SpoutEmitted("m", (5, 6), now=0))
+    # root 1 -> acker ackers[1 % 2] == 11; edges 2 and 3
+    assert out == [Send(5, (1,), (2,)), Send(6, (1,), (3,)), InitTree(11, 1, 2 ^ 3, TASK)]
+    assert dict(t.pending) == {1: ("m", 0)}
+    out = t.handle(SpoutEmitted("n", (5,), now=1))
+    assert out == [Send(5, (4,), (5,)), InitTree(10, 4, 5, TASK)]  # root 4 -> acker 10
+
+
+def test_an_emit_without_a_message_id_is_untracked_and_never_acked():
+    t = tracker()
+    assert t.handle(SpoutEmitted(None, (5, 6), now=0)) == [Send(5), Send(6)]
+    assert not t.pending and t.handle(Tick(100)) == []
+
+
+@pytest.mark.parametrize("ackers,targets", [((), (5,)), ((10,), ())])
+def test_untracked_message_ids_are_acked_at_the_next_tick_once(ackers, targets):
+    """No ackers, or no target: Storm acks the message id at once (here: next tick, never
+    inside next_tuple)."""
+    t = tracker(ackers=ackers)
+    assert t.handle(SpoutEmitted("m", targets, now=0)) == [Send(x) for x in targets]
+    assert not t.pending
+    assert t.handle(Tick(0)) == [CallAck("m")]
+    assert t.handle(Tick(1)) == []
+
+
+def test_no_target_uses_no_ids():
+    t = tracker()
+    t.handle(SpoutEmitted("m", (), now=0))
+    assert t.handle(SpoutEmitted("n", (5,), now=0))[0] == Send(5, (1,), (2,))
+
+
+def test_acker_verdicts_call_ack_or_fail_exactly_once():
+    t = tracker()
+    t.handle(SpoutEmitted("m", (5,), now=0))  # root 1
+    t.handle(SpoutEmitted("n", (5,), now=0))  # root 3
+    assert t.handle(TreeDone(TASK, 1)) == [CallAck("m")]
+    assert t.handle(TreeDone(TASK, 1)) == []
+    assert t.handle(TreeFailed(TASK, 3)) == [CallFail("n")]
+    assert t.handle(TreeFailed(TASK, 3)) == [] and t.handle(TreeDone(TASK, 3)) == []
+    assert t.handle(TreeDone(TASK, 99)) == [] and not t.pending
+
+
+def test_a_tree_older_than_the_timeout_fails_once_and_its_late_verdict_is_ignored():
+    t = tracker(timeout=30)
+    t.handle(SpoutEmitted("m", (5,), now=0))  # root 1
+    t.handle(SpoutEmitted("n", (5,), now=10))  # root 3
+    assert t.handle(Tick(30)) == []  # exactly the timeout: still in time
+    assert t.handle(Tick(30.5)) == [CallFail("m")]
+    assert list(t.pending) == [3]
+    assert t.handle(TreeDone(TASK, 1)) == []
+    assert t.handle(Tick(40)) == []
+    assert t.handle(Tick(41)) == [CallFail("n")] and not t.pending
+
+
+def test_a_tick_fails_timeouts_before_acking_untracked_ids():
+    t = tracker(timeout=1)
+    t.handle(SpoutEmitted("old", (5,), now=0))
+    t.handle(SpoutEmitted("free", (), now=0))
+    assert t.handle(Tick(2)) == [CallFail("old"), CallAck("free")]
+
+
+def test_max_spout_pending_bounds_tracked_tuples_in_flight():
+    t = tracker(max_pending=2)
+    assert t.can_emit
+    t.handle(SpoutEmitted("a", (5,), now=0))
+    assert t.can_emit
+    t.handle(SpoutEmitted("b", (5,), now=0))  # root 3
+    assert not t.can_emit
+    t.handle(SpoutEmitted(None, (5,), now=0))  # untracked: not counted
+    assert len(t.pending) == 2
+    t.handle(TreeDone(TASK, 3))
+    assert t.can_emit
+
+
+def test_max_spout_pending_zero_means_no_limit():
+    t = tracker(max_pending=0)
+    for i in range(50):
+        t.handle(SpoutEmitted(i, (5,), now=0))
+    assert t.can_emit and len(t.pending) == 50
+
+
+def test_an_unknown_event_raises():
+    with pytest.raises(TypeError):
+        tracker().handle(Send(5))

@@ -1,0 +1,80 @@
+"""A bolt's acking decisions (Storm's BasicBolt): everything emitted while inputs are being
+processed is anchored to them, and each input is acked when the user code returns or failed
+when it raises.
+
+Anchoring: a root carried by an odd number of the inputs anchors the new tuple (a root on
+two inputs of one micro-batch cancels out, as XOR does); every emit gets a fresh edge id,
+XORed into the running value `emitted`. The ack of an input sends, per root, its id XOR
+`emitted`. A table of tuples is one input, anchored and acked whole.
+
+Pure: events in, instructions out, acking ids from the injected generator.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+from .acking import (
+    AckTree,
+    BoltEmitted,
+    FailTree,
+    InputsProcessed,
+    InputsTaken,
+    Send,
+    acker_for,
+)
+
+AnchoringEvent = InputsTaken | BoltEmitted | InputsProcessed
+AnchoringInstruction = Send | AckTree | FailTree
+
+
+class Anchoring:
+    def __init__(self, ackers: Sequence[int], new_id: Callable[[], int]) -> None:
+        self.ackers = tuple(ackers)
+        self.new_id = new_id
+        self.inputs: tuple[Mapping[int, int], ...] = ()
+        self.roots: tuple[int, ...] = ()  # what the next emit is anchored to
+        self.emitted = 0  # XOR of the edge ids emitted from the current inputs
+
+    def handle(self, event: AnchoringEvent) -> list[AnchoringInstruction]:
+        match event:
+            case InputsTaken(anchors):
+                parity = Counter(root for ids in anchors for root in ids)
+                self.inputs = anchors
+                self.roots = tuple(root for root, n in parity.items() if n % 2)
+                self.emitted = 0
+                return []
+            case BoltEmitted(targets):
+                return self._emitted(targets)
+            case InputsProcessed(ok):
+                out = self._acks() if ok else self._fails()
+                self.inputs, self.roots = (), ()  # emits outside a processing: untracked
+                return out
+        raise TypeError(f"bolt anchoring has no event {event!r}")
+
+    def _emitted(self, targets: tuple[int, ...]) -> list[AnchoringInstruction]:
+        if not any(self.inputs):  # untracked inputs (or none): untracked output
+            return [Send(target) for target in targets]
+        out: list[AnchoringInstruction] = []
+        for target in targets:
+            edge = self.new_id()
+            self.emitted ^= edge
+            out.append(Send(target, self.roots, (edge,) * len(self.roots)))
+        return out
+
+    def _acks(self) -> list[AnchoringInstruction]:
+        return [
+            AckTree(acker, root, value ^ self.emitted)
+            for ids in self.inputs
+            for root, value in ids.items()
+            if (acker := acker_for(self.ackers, root)) is not None
+        ]
+
+    def _fails(self) -> list[AnchoringInstruction]:
+        return [
+            FailTree(acker, root)
+            for ids in self.inputs
+            for root in ids
+            if (acker := acker_for(self.ackers, root)) is not None
+        ]

@@ -1,0 +1,121 @@
+"""The loops of bolt tasks: a plain Bolt runs `process` per input; a SparkBolt runs
+`process_batch(df)` per micro-batch and input stream. Anchoring and acking are decided by
+`Anchoring`, micro-batches by `MicroBatcher`; these loops call user code and carry out."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from squall.components import Batch, Bolt, SparkBolt
+from squall.thrift_api import DEFAULT_STREAM
+
+from .acking import BoltEmitted, InputsProcessed, InputsTaken, Tick
+from .anchoring import Anchoring
+from .executors import Executor, Input, Instruction
+from .micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob, rows
+from .spark import SparkHolder, result_table
+
+log = logging.getLogger("squall.worker")
+
+
+class BoltExecutor(Executor):
+    """Everything emitted while an input is processed is anchored to it; the input is acked
+    when `process` returns and failed when it raises (Storm's BasicBolt)."""
+
+    component: Bolt
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.anchoring = Anchoring(self.io.ackers, self.new_id)
+
+    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
+        return self.anchoring.handle(BoltEmitted(targets))
+
+    def take(self, inputs: Sequence[Input]) -> None:
+        self.anchoring.handle(InputsTaken(tuple(item.ids for item in inputs)))
+
+    def finish(self, ok: bool) -> None:
+        for instruction in self.anchoring.handle(InputsProcessed(ok)):
+            self.carry_out(instruction)
+
+    def _drained(self) -> None:
+        if self.inbox.empty():
+            self._call("idle", self.component.idle)
+
+    def execute(self, item: Input) -> None:
+        self.take([item])
+        ok = self._call("process", self._process, item)
+        self._drained()  # before the ack: a sink flushes before its input counts as done
+        self.finish(ok)
+        self.stats.executed += rows(item)
+
+    def loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                item = self.inbox.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.execute(item)  # type: ignore[arg-type]
+
+    def _process(self, item: Input) -> None:
+        """A table of tuples is acked whole: one failing row fails it."""
+        if isinstance(item, Batch):
+            self.component.process_table(item)
+        else:
+            self.component.process(item)
+
+
+class SparkBoltExecutor(BoltExecutor):
+    """The returned DataFrame's rows are emitted on the default stream, each anchored to the
+    whole group of inputs of its Spark job, which is acked once they are sent."""
+
+    component: SparkBolt
+    ready_on_start = False
+
+    def __init__(self, *args: Any, spark: SparkHolder, input_fields: dict, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.spark = spark
+        self.input_fields = input_fields  # (component, stream) -> fields
+        self.batcher = MicroBatcher(
+            self.conf["topology.batch.size"], self.conf["topology.batch.timeout.ms"] / 1000
+        )
+
+    def loop(self) -> None:
+        if not self._call("starting Spark", self.spark.session):
+            return
+        self.stats.ready = True
+        while not self.stopping.is_set():
+            try:
+                item = self.inbox.get(timeout=self.batcher.wait(time.monotonic(), 0.2))
+            except queue.Empty:
+                jobs = self.batcher.handle(Tick(time.monotonic()))
+            else:
+                jobs = self.batcher.handle(Arrived(item, time.monotonic()))  # type: ignore[arg-type]
+            self.run_jobs(jobs)
+        self.run_jobs(self.batcher.handle(Flush()))
+
+    def run_jobs(self, jobs: list[RunSparkJob]) -> None:
+        for job in jobs:
+            self.take(job.items)
+            fields = self.input_fields[(job.source, job.stream)]
+            started = time.perf_counter()
+            ok = self._call("process_batch", self._run_job, fields, job.items)
+            log.debug(
+                "task %d: micro-batch of %d in %.3fs",
+                self.context.task_id,
+                job.rows,
+                time.perf_counter() - started,
+            )
+            self._drained()
+            self.finish(ok)
+            self.stats.executed += job.rows
+
+    def _run_job(self, fields: tuple[str, ...], items: Sequence[Input]) -> None:
+        with self.spark.dataframe(fields, items) as df:
+            result = self.component.process_batch(df)
+            if result is not None:
+                self.emit_batch(result_table(result), DEFAULT_STREAM, None, None)

@@ -1,0 +1,96 @@
+"""The spout task's decisions: which emitted tuples are tracked, how many may be in flight
+(topology.max.spout.pending), when one has timed out (topology.message.timeout.secs), and
+that the spout hears exactly one verdict, ack or fail, per tracked message id.
+
+Pure: events in, instructions out, time passed in, acking ids from the injected generator.
+Replay is the spout's own business: it emits the message again from `fail`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .acking import (
+    CallAck,
+    CallFail,
+    InitTree,
+    Send,
+    SpoutEmitted,
+    Tick,
+    TreeDone,
+    TreeFailed,
+    acker_for,
+)
+
+SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | Tick
+SpoutInstruction = Send | InitTree | CallAck | CallFail
+
+
+class SpoutTracker:
+    def __init__(
+        self,
+        task: int,
+        ackers: Sequence[int],
+        timeout: float,
+        max_pending: int,
+        new_id: Callable[[], int],
+    ) -> None:
+        self.task = task
+        self.ackers = tuple(ackers)
+        self.timeout = timeout
+        self.max_pending = max_pending  # 0: no limit
+        self.new_id = new_id
+        self.pending: OrderedDict[int, tuple[Any, float]] = OrderedDict()  # root -> (msg, at)
+        self.acked_untracked: list[Any] = []
+
+    @property
+    def can_emit(self) -> bool:
+        """Whether the spout may be asked for more tuples (backpressure)."""
+        return not self.max_pending or len(self.pending) < self.max_pending
+
+    def handle(self, event: SpoutEvent) -> list[SpoutInstruction]:
+        match event:
+            case SpoutEmitted(msg_id, targets, now):
+                return self._emitted(msg_id, targets, now)
+            case TreeDone(_, root):
+                return self._verdict(root, CallAck)
+            case TreeFailed(_, root):
+                return self._verdict(root, CallFail)
+            case Tick(now):
+                return self._tick(now)
+        raise TypeError(f"the spout tracker has no event {event!r}")
+
+    def _emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
+        root = self.new_id() if msg_id is not None and targets else None
+        acker = None if root is None else acker_for(self.ackers, root)
+        if root is None or acker is None:
+            if msg_id is not None:  # untracked: acked at the next tick (Storm's rule)
+                self.acked_untracked.append(msg_id)
+            return [Send(target) for target in targets]
+        out: list[SpoutInstruction] = []
+        xor = 0
+        for target in targets:
+            edge = self.new_id()
+            xor ^= edge
+            out.append(Send(target, (root,), (edge,)))
+        self.pending[root] = (msg_id, now)
+        out.append(InitTree(acker, root, xor, self.task))
+        return out
+
+    def _verdict(self, root: int, call: type[CallAck] | type[CallFail]) -> list:
+        entry = self.pending.pop(root, None)
+        return [] if entry is None else [call(entry[0])]
+
+    def _tick(self, now: float) -> list[SpoutInstruction]:
+        out: list[SpoutInstruction] = []
+        while self.pending:
+            root, (msg_id, emitted_at) = next(iter(self.pending.items()))
+            if now - emitted_at <= self.timeout:
+                break
+            del self.pending[root]
+            out.append(CallFail(msg_id))
+        out.extend(CallAck(msg_id) for msg_id in self.acked_untracked)
+        self.acked_untracked.clear()
+        return out

@@ -1,0 +1,44 @@
+"""The worker's TaskIO: what its executors use to route, send and report. Routing follows
+the topology's groupings (Router); sending goes through the Transport, which skips the
+network for tasks of this worker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from .delivery import Delivery
+from .routing import Router
+from .transport import Transport
+
+
+class WorkerTaskIO:
+    def __init__(
+        self,
+        router: Router,
+        transport: Transport,
+        ackers: Sequence[int],
+        report_error: Callable[[str, str], None],
+    ) -> None:
+        self.router = router
+        self.transport = transport
+        self.ackers = tuple(ackers)
+        self._report_error = report_error
+
+    def targets(
+        self, component: str, task: int, stream: str, values: Sequence[Any], direct: int | None
+    ) -> list[int]:
+        return self.router.targets(component, task, stream, values, direct)
+
+    def split(
+        self, component: str, task: int, stream: str, table: pa.Table, direct: int | None
+    ) -> list[tuple[int, pa.Table]]:
+        return self.router.split(component, task, stream, table, direct)
+
+    def send(self, delivery: Delivery) -> None:
+        self.transport.send(delivery)
+
+    def report_error(self, component: str, text: str) -> None:
+        self._report_error(component, text)

@@ -1,0 +1,113 @@
+"""The worker's dealings with ZooKeeper: what it reads at start (its assignment, the task ->
+component map), the watches of /storms and /assignments (turned into calls of the worker's
+callbacks), its heartbeats to /taskbeats and its error reports to /errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from squall import zk as zk_mod
+from squall.records import Assignment, StormBase, WorkerBeat, decode, encode
+from squall.zk_layout import ZkLayout
+
+log = logging.getLogger("squall.worker")
+MAX_ERRORS_KEPT = 10
+
+
+class ZooKeeperAgent:
+    def __init__(self, zk: KazooClient, layout: ZkLayout, tid: str, slot: tuple[str, int]):
+        self.zk = zk
+        self.layout = layout
+        self.tid = tid
+        self.slot = slot
+        self.seq = 0
+
+    def assignment(self) -> Assignment | None:
+        return zk_mod.read_record(self.zk, Assignment, self.layout.assignment(self.tid))
+
+    def task_components(self) -> dict[int, str]:
+        parent = self.layout.tasks(self.tid)
+        return {
+            int(child): self.zk.get(f"{parent}/{child}")[0].decode()
+            for child in zk_mod.children(self.zk, parent)
+        }
+
+    def watch(
+        self,
+        on_status: Callable[[StormBase | None], None],
+        on_assignment: Callable[[Assignment | None], bool],
+    ) -> None:
+        """Call `on_status` with each new /storms record (None: the topology is gone) and
+        `on_assignment` with each new assignment; its False ends that watch."""
+
+        def storm_changed(data: bytes | None, _stat: Any, _event: Any = None) -> bool | None:
+            if data is None:
+                on_status(None)
+                return False
+            try:
+                base = decode(StormBase, data, self.layout.storm(self.tid))
+            except ValueError:
+                return None
+            on_status(base)
+            return None
+
+        def assignment_changed(data: bytes | None, _stat: Any, _event: Any = None) -> bool | None:
+            if data is None:
+                on_assignment(None)
+                return False
+            try:
+                assignment = decode(Assignment, data, self.layout.assignment(self.tid))
+            except ValueError:
+                return None
+            return None if on_assignment(assignment) else False
+
+        self.zk.DataWatch(self.layout.storm(self.tid))(storm_changed)
+        self.zk.DataWatch(self.layout.assignment(self.tid))(assignment_changed)
+
+    def beat(self, uptime_secs: int, tasks: dict[int, dict[str, Any]]) -> None:
+        self.seq += 1
+        beat = WorkerBeat(
+            seq=self.seq, time_secs=int(time.time()), uptime_secs=uptime_secs, tasks=tasks
+        )
+        path = self.layout.taskbeat(self.tid, *self.slot)
+        try:
+            self.zk.set(path, encode(beat))
+        except NoNodeError:
+            # NoNode on create: the topology was removed; the storm watch stops us.
+            with contextlib.suppress(NodeExistsError, NoNodeError):
+                self.zk.create(path, encode(beat))
+
+    def report_error(self, component: str, text: str, host: str) -> None:
+        path = f"{self.layout.errors(self.tid)}/{component}"
+        entry = {
+            "error": text[-4000:],
+            "time_secs": int(time.time()),
+            "host": host,
+            "port": self.slot[1],
+        }
+        for _ in range(5):
+            try:
+                data, stat = self.zk.get(path)
+                errors = (json.loads(data or b"[]") + [entry])[-MAX_ERRORS_KEPT:]
+                self.zk.set(path, json.dumps(errors).encode(), version=stat.version)
+                return
+            except NoNodeError:
+                try:
+                    self.zk.create(path, json.dumps([entry]).encode(), makepath=True)
+                    return
+                except NodeExistsError:
+                    continue
+            except (BadVersionError, ValueError):
+                continue
+
+    def close(self) -> None:
+        self.zk.stop()
+        self.zk.close()
