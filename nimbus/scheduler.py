@@ -125,19 +125,15 @@ def schedule(
             placement[task] = slot
         room[slot] = capacity[slot] - len(keep)
 
-    movers = [t for t in task_list if t not in placement]
+    # The free room adds up to the number of movers (capacities sum to the task count), so
+    # dealing one task per slot with room, round after round, places every mover.
+    movers = iter([t for t in task_list if t not in placement])
     cycle = [s for s in sorted(chosen, key=order.__getitem__) if room[s] > 0]
-    i = 0
-    while movers:
-        cycle = [s for s in cycle if room[s] > 0]
+    while cycle:
         for slot in cycle:
-            if i == len(movers):
-                break
-            placement[movers[i]] = slot
+            placement[next(movers)] = slot
             room[slot] -= 1
-            i += 1
-        if i == len(movers):
-            break
+        cycle = [s for s in cycle if room[s] > 0]
     return placement
 
 
