@@ -8,7 +8,7 @@ so both follow one set of rules:
    port counts allow; on each host prefer the slots that already hold live tasks.
 2. Slot loads are floor(n/k) or ceil(n/k). The ceil loads go first to slots that already hold
    more than floor(n/k) live tasks (each such choice saves one move), then round-robin over
-   hosts so host loads stay even.
+   hosts, counting the ceil loads each host already got, so host loads stay even.
 3. A live task stays on its slot while the slot is chosen and under its load; every other task
    (dead, new, on a lost or dropped slot, or in excess) is dealt round-robin, in sorted order,
    over the chosen slots' free room, slots in interleaved order.
@@ -19,7 +19,7 @@ Every tie is broken by sorted ids, so the result never depends on dict or set or
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
 from squall.records import Slot
@@ -41,10 +41,13 @@ def interleave_slots(slots: Iterable[Slot]) -> list[Slot]:
     ]
 
 
-def _in_host_round_robin(slots: list[Slot], order: Mapping[Slot, int]) -> list[Slot]:
-    """Re-interleave a subset of slots: 1st of each host, then 2nd of each host, ..."""
+def _in_host_round_robin(
+    slots: list[Slot], order: Mapping[Slot, int], already: Mapping[str, int] | None = None
+) -> list[Slot]:
+    """Re-interleave a subset of slots: 1st of each host, then 2nd of each host, ...; a host
+    that `already` has some ceil loads joins the rounds that many places later."""
     rank: dict[Slot, int] = {}
-    seen: dict[str, int] = defaultdict(int)
+    seen: dict[str, int] = defaultdict(int, already or {})
     for slot in sorted(slots, key=order.__getitem__):
         rank[slot] = seen[slot[0]]
         seen[slot[0]] += 1
@@ -82,7 +85,9 @@ def _capacities(
     base, ceil_count = divmod(n, len(chosen))
     full = [s for s in chosen if kept_on.get(s, 0) > base]
     rest = [s for s in chosen if kept_on.get(s, 0) <= base]
-    ranked = _in_host_round_robin(full, order) + _in_host_round_robin(rest, order)
+    ranked = _in_host_round_robin(full, order)
+    given = Counter(node for node, _ in ranked[:ceil_count])
+    ranked += _in_host_round_robin(rest, order, given)
     ceil_slots = set(ranked[:ceil_count])
     return {s: base + (1 if s in ceil_slots else 0) for s in chosen}
 

@@ -2,7 +2,6 @@
 
 from collections import Counter
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -280,13 +279,6 @@ def test_incremental_rules(snapshot, rnd):
                 assert all(e <= ceils[node] + 1 for e in ceils.values())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nimbus/scheduler.py _capacities round-robins the remaining ceil loads over hosts "
-    "counting only the slots at or under floor(n/k), ignoring the ceil loads the kept-first "
-    "rule already gave: host loads 4/6 where 5/5 costs no extra move (DESIGN.md: host loads "
-    "as even as the slots allow)",
-)
 def test_ceil_loads_kept_for_live_tasks_count_toward_even_host_loads():
     """Both hosts keep three slots; b:1 and b:2 keep two live tasks each, so they take two of
     the four ceil loads. The other two ceil loads go to slots at or under the floor, which
