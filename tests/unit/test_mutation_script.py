@@ -1,4 +1,5 @@
-"""bench/mutation.py: the mutants it makes, what it leaves alone, and that it always restores."""
+"""bench/mutation.py: the mutants it makes, what it leaves alone, and that each runs in place of
+its module without any file changing."""
 
 from __future__ import annotations
 
@@ -98,55 +99,104 @@ def test_sample_is_seeded_and_in_file_order():
     assert mutation.sample(mutants, None, seed=3) == mutants
 
 
-def test_the_original_is_restored_when_the_test_run_raises(tmp_path, monkeypatch):
-    target = tmp_path / "target.py"
-    target.write_bytes(SOURCE)
-    mtime = target.stat().st_mtime_ns
-    restorer = mutation.Restorer([target])
+def test_module_names_follow_the_package_dirs():
+    assert mutation.module_name("nimbus/decide.py") == "squall.nimbus.decide"
+    assert mutation.module_name("supervisor/sync.py") == "squall.supervisor.sync"
+    assert mutation.module_name("worker/acking.py") == "squall.worker.acking"
+    assert mutation.module_name("squall/liveness.py") == "squall.liveness"
+    assert mutation.module_name("squall/recipes/ownership.py") == "squall.recipes.ownership"
+    assert mutation.module_name("nimbus/__init__.py") == "squall.nimbus"
+    with pytest.raises(ValueError):
+        mutation.module_name("bench/mutation.py")
+
+
+def test_package_dirs_are_pyprojects():
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = tomllib.loads((mutation.ROOT / "pyproject.toml").read_text())
+    package_dir = pyproject["tool"]["setuptools"]["package-dir"]
+    assert {folder: name for name, folder in package_dir.items()} == mutation.PACKAGE_DIRS
+
+
+def test_every_target_present_is_the_module_python_imports_under_that_name():
+    present = [path for path in mutation.TARGETS if (mutation.ROOT / path).exists()]
+    assert "nimbus/decide.py" in present
+    for path in present:
+        spec = importlib.util.find_spec(mutation.module_name(path))
+        assert Path(spec.origin).resolve() == (mutation.ROOT / path).resolve()
+
+
+def test_targets_not_here_yet_are_skipped_with_a_line(tmp_path, monkeypatch):
+    (tmp_path / "here.py").write_text("x = 1\n")
+    (tmp_path / "test_here.py").write_text("")
     monkeypatch.setattr(mutation, "ROOT", tmp_path)
-    monkeypatch.setitem(mutation.TARGETS, "target.py", ("test_target.py",))
-    seen = []
-
-    def run_tests(tests, timeout):
-        seen.append(target.read_bytes())
-        if len(seen) == 1:
-            return "survived", 0.1  # the clean run
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(mutation, "run_tests", run_tests)
-    mutants = mutation.generate("target.py", SOURCE)
-    with pytest.raises(KeyboardInterrupt):
-        mutation.run_module("target.py", mutants, restorer, progress=False)
-    assert seen[0] == SOURCE and seen[1] == mutants[0].apply(SOURCE)  # it did mutate
-    assert target.read_bytes() == SOURCE
-    assert target.stat().st_mtime_ns == mtime
-    assert restorer.changed() == []
-
-
-def test_a_mutant_gets_an_mtime_apart_from_the_original_and_no_stale_pyc(tmp_path):
-    target = tmp_path / "target.py"
-    target.write_bytes(SOURCE)
-    cached = tmp_path / "__pycache__" / "target.cpython-311.pyc"
-    cached.parent.mkdir()
-    cached.write_bytes(b"stale")
-    restorer = mutation.Restorer([target])
-    restorer.write(target, SOURCE.replace(b"a < b", b"a > b"))
-    assert not cached.exists()
-    assert restorer.changed() == [target]
-    assert target.stat().st_mtime_ns != restorer.originals[target][1]
-    restorer.restore(target)
-    assert restorer.changed() == []
+    monkeypatch.setattr(
+        mutation,
+        "TARGETS",
+        {
+            "here.py": ("test_here.py", "test_later.py"),
+            "later.py": ("test_later.py",),
+            "untested.py": ("test_later.py",),
+        },
+    )
+    (tmp_path / "untested.py").write_text("x = 1\n")
+    tests, skipped = mutation.existing(list(mutation.TARGETS))
+    assert tests == {"here.py": ("test_here.py",)}
+    assert skipped == [
+        "here.py: not yet here, so not run: test_later.py",
+        "skipped later.py: no such file yet",
+        "skipped untested.py: none of its tests exist yet",
+    ]
 
 
-def test_failing_tests_kill_and_passing_tests_let_survive(tmp_path, monkeypatch):
-    (tmp_path / "test_pass.py").write_text("def test_ok():\n    assert True\n")
-    (tmp_path / "test_fail.py").write_text("def test_no():\n    assert False\n")
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """tmp_path/pkg/target.py, a module `pkg.target`, and tests of it, as the script's ROOT."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "target.py").write_text(
+        "def f():\n    return 1\n\n\ndef untested():\n    return 5\n"
+    )
+    (tmp_path / "test_target.py").write_text(
+        "from pkg.target import f\n\ndef test_f():\n    assert f() == 1\n"
+    )
+    (tmp_path / "test_other.py").write_text("def test_ok():\n    assert True\n")
+    (tmp_path / "test_hang.py").write_text(
+        "import time\nfrom pkg.target import f\n\ndef test_hang():\n    time.sleep(60)\n"
+    )
     monkeypatch.setattr(mutation, "ROOT", tmp_path)
-    assert mutation.run_tests(("test_pass.py",), timeout=60)[0] == "survived"
-    assert mutation.run_tests(("test_fail.py",), timeout=60)[0] == "killed"
+    monkeypatch.setitem(mutation.PACKAGE_DIRS, "pkg", "pkg")
+    return tmp_path / "pkg" / "target.py"
 
 
-def test_a_hanging_test_run_times_out(tmp_path, monkeypatch):
-    (tmp_path / "test_hang.py").write_text("import time\n\ndef test_hang():\n    time.sleep(60)\n")
-    monkeypatch.setattr(mutation, "ROOT", tmp_path)
-    assert mutation.run_tests(("test_hang.py",), timeout=3)[0] == "timeout"
+def test_the_mutant_is_loaded_in_place_of_the_module_and_no_file_changes(package):
+    before = (package.read_bytes(), package.stat().st_mtime_ns)
+    original = package.read_bytes()
+    run = mutation.run_tests
+    assert run("pkg/target.py", original, ("test_target.py",), 60)[0] == "survived"
+    mutated = original.replace(b"return 1", b"return 2")
+    assert run("pkg/target.py", mutated, ("test_target.py",), 60)[0] == "killed"
+    assert (package.read_bytes(), package.stat().st_mtime_ns) == before
+    assert not (package.parent / "__pycache__").exists()
+
+
+def test_tests_that_never_import_the_target_are_reported(package):
+    status, _ = mutation.run_tests("pkg/target.py", b"", ("test_other.py",), 60)
+    assert status == "not imported"
+
+
+def test_a_hanging_test_run_times_out(package):
+    source = package.read_bytes()
+    assert mutation.run_tests("pkg/target.py", source, ("test_hang.py",), 3)[0] == "timeout"
+
+
+def test_run_all_scores_each_mutant_of_each_module(package):
+    mutants = mutation.generate("pkg/target.py", package.read_bytes())
+    assert [(m.line, m.new) for m in mutants] == [(2, "0"), (2, "None"), (6, "6"), (6, "None")]
+    plan = {"pkg/target.py": mutants}
+    results = mutation.run_all(plan, {"pkg/target.py": ("test_target.py",)}, 2, False)
+    statuses = [o.status for o in results["pkg/target.py"]]
+    assert statuses == ["killed", "killed", "survived", "survived"]
+    table = mutation.report(results, ["skipped later.py: no such file yet"], markdown=True)
+    assert "| pkg/target.py | 4 | 2 | 2 | 0 | 50.0 |" in table
+    assert "- pkg/target.py:6: `5` -> `6`" in table
+    assert "- skipped later.py: no such file yet" in table

@@ -453,3 +453,8 @@ def test_settings_come_from_the_cluster_conf():
         "topology.acker.executors": 0,
     }
     assert NimbusSettings.from_conf(conf) == NimbusSettings(7, 8, 9, 3, 0)
+
+
+def test_an_unreadable_storm_record_whose_code_is_stored_is_neither_loaded_nor_removed():
+    model, out = leader(unreadable=frozenset({"ghost-1"}), stored_ids={"ghost-1"})
+    assert (out, dict(model.topologies)) == ([], {})

@@ -90,6 +90,11 @@ def test_an_unknown_event_raises(state):
         o.step(state, "Suspended")
 
 
+def test_an_unknown_state_raises():
+    with pytest.raises(ValueError, match="unknown ownership state"):
+        o.step("OWNED", o.ClaimWon())
+
+
 EVENTS = st.sampled_from([e for e in TABLE[W]])
 
 
