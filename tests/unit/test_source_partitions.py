@@ -249,3 +249,41 @@ def test_an_owner_raises_on_an_unknown_instruction_and_event():
         owner.poll()
     with pytest.raises(TypeError, match="unknown ownership event"):
         owner.handle("suspended")
+
+
+def test_a_failed_batch_is_replayed_once_per_failure():
+    registry = InMemoryRegistry()
+    _, parts = task(registry)
+    parts.poll(0)
+    parts.emitted("p0", 5, "lines 0-4", cut=False)
+    parts.failed("p0", 0)
+    assert parts.next_replay() == Replay("p0", 0, "lines 0-4")
+    assert parts.next_replay() is None  # handed out once: the spout emits it again
+    parts.failed("p0", 0)  # the replay failed too
+    assert parts.next_replay() == Replay("p0", 0, "lines 0-4")
+
+
+def test_only_the_part_of_a_position_that_moved_is_written():
+    registry = InMemoryRegistry()
+    _, parts = task(registry, commit_secs=0)
+    parts.poll(0)
+    parts.emitted("p0", 3, "a", cut=True)  # a cut is stored before the batch goes out...
+    assert registry.cuts[("g", "s", "p0")][0] == (3,)
+    assert ("g", "s", "p0") not in registry.offsets  # ...and the unmoved offset is not
+    parts.emitted("p0", 8, "b", cut=False)
+    parts.acked("p0", 3)  # acked beyond a gap: nothing to commit yet
+    cuts_version = registry.cuts[("g", "s", "p0")][1]
+    parts.poll(1)
+    assert ("g", "s", "p0") not in registry.offsets
+    assert registry.cuts[("g", "s", "p0")][1] == cuts_version  # unchanged cuts not rewritten
+
+
+def test_a_commit_without_cuts_writes_no_cuts():
+    registry = InMemoryRegistry()
+    _, parts = task(registry, commit_secs=0)
+    parts.poll(0)
+    parts.emitted("p0", 5, "a", cut=False)
+    parts.acked("p0", 0)
+    parts.poll(1)
+    assert stored(registry) == 5
+    assert ("g", "s", "p0") not in registry.cuts
