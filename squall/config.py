@@ -46,7 +46,7 @@ MINIMUM = {
     "topology.workers": 1,
     "topology.message.timeout.secs": 1,
     "topology.acker.executors": 0,
-    "topology.max.spout.pending": 1,
+    "topology.max.spout.pending": 0,  # 0: no limit, as Storm's null
     "topology.batch.size": 1,
     "topology.batch.timeout.ms": 1,
 }

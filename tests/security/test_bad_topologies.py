@@ -109,7 +109,7 @@ def as_foreign(topology):
     ("conf", "problem"),
     [
         ('{"topology.batch.size": 0}', "topology conf: topology.batch.size must be at least 1"),
-        ('{"topology.max.spout.pending": 0}', "topology.max.spout.pending must be at least 1"),
+        ('{"topology.max.spout.pending": -1}', "topology.max.spout.pending must be at least 0"),
         (
             '{"storm.zookeeper.root": "/elsewhere"}',
             "topology conf: storm.zookeeper.root is a cluster setting; a topology cannot set it",

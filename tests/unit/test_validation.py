@@ -190,7 +190,7 @@ def test_topology_keys_and_user_keys_pass():
     [
         ("topology.batch.size", 0, 1),
         ("topology.batch.timeout.ms", 0, 1),
-        ("topology.max.spout.pending", 0, 1),
+        ("topology.max.spout.pending", -1, 0),
         ("topology.message.timeout.secs", -1, 1),
         ("topology.workers", 0, 1),
         ("topology.acker.executors", -1, 0),
