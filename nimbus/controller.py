@@ -244,16 +244,22 @@ class Controller:
     def submit(
         self, name: str, location: str, json_conf: str, topology: Any, initial_status: int
     ) -> str:
-        check_topology_name(name)
-        structure = validate_topology(topology)
-        conf = validate_topology_conf(json_conf)
-        self.inbox.check_finished(location)
-        wall = self.wall()
-        tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(wall)}"
-        inactive = initial_status == T.TopologyInitialStatus.INACTIVE
-        self.call(
-            Decide(ev.Submit(name, tid, structure, conf, location, inactive, self.clock(), wall))
-        )
+        try:
+            check_topology_name(name)
+            structure = validate_topology(topology)
+            conf = validate_topology_conf(json_conf)
+            self.inbox.check_finished(location)
+            wall = self.wall()
+            tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(wall)}"
+            inactive = initial_status == T.TopologyInitialStatus.INACTIVE
+            self.call(
+                Decide(
+                    ev.Submit(name, tid, structure, conf, location, inactive, self.clock(), wall)
+                )
+            )
+        except (T.InvalidTopologyException, T.AlreadyAliveException):
+            self.inbox.discard(location)  # a refused submit leaves no upload behind
+            raise
         return tid
 
     def kill(self, name: str, wait_secs: int | None) -> None:

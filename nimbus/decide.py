@@ -27,9 +27,10 @@ from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, 
 from .reassign import log_message, reassign
 from .scheduler import schedule, start_times
 from .store import topology_confs
+from .write_size import BUDGET, topology_write_bytes
 
 Result = tuple[NimbusModel, list[ins.Instruction]]
-CLUSTER_ONLY_PREFIXES = ("storm.", "nimbus.", "supervisor.")
+ACKERS_KEY = "topology.acker.executors"
 
 
 class NotLeader(Exception):
@@ -74,9 +75,42 @@ def handle(model: NimbusModel, event: ev.Event) -> Result:
 
 def check_workers(num_workers: Any) -> int:
     """topology.workers, whether from submit, rebalance or config set, is at least 1."""
-    if not isinstance(num_workers, int) or num_workers < 1:
+    if not _whole(num_workers) or num_workers < 1:
         raise invalid("topology.workers must be at least 1")
     return num_workers
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_ackers(ackers: Any) -> int:
+    if not _whole(ackers) or ackers < 0:
+        raise invalid(f"{ACKERS_KEY} must be a whole number, 0 or more")
+    return ackers
+
+
+def check_size(
+    model: NimbusModel, tid: str, base: StormBase, old_tasks: Mapping[int, str]
+) -> dict[int, str]:
+    """A topology's size, whether from submit, rebalance or config set: at most
+    nimbus.max.tasks tasks, and ZooKeeper writes that fit in one request (write_size)."""
+    limit = model.settings.max_tasks
+    total = sum(base.component_executors.values())
+    if total > limit:
+        raise invalid(
+            f"topology {base.name!r} would have {total} tasks (executors and ackers); "
+            f"nimbus.max.tasks allows {limit}"
+        )
+    tasks = assign_task_ids(base.component_executors)
+    root = model.settings.zk_root
+    size = topology_write_bytes(root, tid, base, tasks, model.supervisors, old_tasks)
+    if size > BUDGET:
+        raise invalid(
+            f"topology {base.name!r} is too large for ZooKeeper: one write of its records "
+            f"would take about {size} bytes, more than {BUDGET}; use fewer tasks or shorter names"
+        )
+    return tasks
 
 
 def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
@@ -93,11 +127,11 @@ def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
 def _submit(model: NimbusModel, e: ev.Submit) -> Result:
     if model.name_taken(e.name):
         raise T.AlreadyAliveException(msg=f"topology {e.name!r} is already alive")
+    if e.name in model.topologies:
+        raise invalid(f"topology name {e.name!r} is the id of a running topology; choose another")
     num_workers = check_workers(e.conf.get("topology.workers", model.settings.default_workers))
-    ackers = e.conf.get("topology.acker.executors", model.settings.default_ackers)
-    ackers = num_workers if ackers is None else ackers
-    if not isinstance(ackers, int) or ackers < 0:
-        raise invalid("topology.acker.executors must be a whole number, 0 or more")
+    ackers = e.conf.get(ACKERS_KEY, model.settings.default_ackers)
+    ackers = check_ackers(num_workers if ackers is None else ackers)
     executors = e.structure.task_counts()
     if ackers:
         executors[ACKER] = ackers
@@ -111,7 +145,7 @@ def _submit(model: NimbusModel, e: ev.Submit) -> Result:
         owner=str(e.conf.get("topology.submitter.user", "")),
     )
     tid, epoch = e.topology_id, model.epoch
-    tasks = assign_task_ids(executors)
+    tasks = check_size(model, tid, base, {})
     snapshot = ClusterSnapshot.of(model)
     placement = schedule(tasks, snapshot.free_slots(tid), num_workers)
     starts = start_times(placement, {}, {}, base.launch_time_secs)
@@ -150,10 +184,14 @@ def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
     for component, count in (e.executors or {}).items():
         if component not in components:
             raise invalid(f"rebalance: {component!r} is not a component of {e.name!r}")
-        if not isinstance(count, int) or count < 1:
+        if not _whole(count) or count < 1:
             raise invalid(f"rebalance: component {component!r} needs at least 1 executor")
     if e.num_workers is not None:
         check_workers(e.num_workers)
+    counts = {**components, **(e.executors or {})}
+    check_size(
+        model, topology.id, replace(topology.base, component_executors=counts), topology.tasks
+    )
     executors = tuple(sorted((e.executors or {}).items()))
     event = states.Rebalance(_wait(model.settings, e.wait_secs), e.num_workers, executors)
     model, out = _user_transition(model, e.name, event, e.wall)
@@ -165,9 +203,11 @@ def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
     """`squall config set`: topology.workers rebalances at once; other settings reach
     workers as they (re)start."""
     topology = model.find(e.name)
-    if e.key.startswith(CLUSTER_ONLY_PREFIXES):
-        raise invalid(f"{e.key} is a cluster setting; it cannot be set for one topology")
     validate_topology_conf(json.dumps({e.key: e.value}))
+    if e.key == ACKERS_KEY:
+        ackers = check_ackers(topology.base.num_workers if e.value is None else e.value)
+        counts = {**topology.base.component_executors, ACKER: ackers}
+        check_size(model, topology.id, replace(topology.base, component_executors=counts), {})
     rebalanced: Result = (model, [])
     if e.key == "topology.workers":
         resize = ev.Rebalance(e.name, 0, check_workers(e.value), None, e.wall)

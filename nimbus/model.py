@@ -27,6 +27,8 @@ class NimbusSettings:
     message_timeout: int
     default_workers: int | None
     default_ackers: int | None
+    max_tasks: int = 1000  # nimbus.max.tasks: executors of one topology, ackers included
+    zk_root: str = "/squall"  # storm.zookeeper.root: its length counts in every write
 
     @staticmethod
     def from_conf(conf: Mapping[str, Any]) -> NimbusSettings:
@@ -36,6 +38,8 @@ class NimbusSettings:
             message_timeout=conf["topology.message.timeout.secs"],
             default_workers=conf["topology.workers"],
             default_ackers=conf["topology.acker.executors"],
+            max_tasks=conf["nimbus.max.tasks"],
+            zk_root=conf["storm.zookeeper.root"],
         )
 
 

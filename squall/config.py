@@ -19,6 +19,37 @@ import yaml
 # through to the SparkSession); keys outside these are the user's own and pass through.
 OWNED_PREFIXES = ("storm.", "nimbus.", "supervisor.", "worker.", "task.", "topology.")
 OPEN_PREFIXES = ("spark.",)
+# Keys that belong to the cluster, never to one topology: a topology that sets one (e.g.
+# storm.zookeeper.root) would point its workers at another cluster, or at nothing.
+CLUSTER_ONLY_PREFIXES = ("storm.", "nimbus.", "supervisor.")
+
+# Sizes, counts and periods where 0 or less means a busy loop, a division by zero or nothing
+# at all (topology.batch.size 0 spun a worker at 94% CPU): the smallest value each may take.
+MINIMUM = {
+    "storm.zookeeper.session.timeout": 1,
+    "storm.zookeeper.connection.timeout": 1,
+    "nimbus.thrift.max_buffer_size": 1,
+    "nimbus.thrift.max.connections": 1,
+    "nimbus.thrift.client.idle.secs": 1,
+    "nimbus.monitor.freq.secs": 1,
+    "nimbus.task.timeout.secs": 1,
+    "nimbus.task.launch.secs": 1,
+    "nimbus.supervisor.timeout.secs": 1,
+    "nimbus.upload.max.bytes": 1,
+    "nimbus.max.tasks": 1,
+    "supervisor.worker.timeout.secs": 1,
+    "supervisor.worker.start.timeout.secs": 1,
+    "supervisor.heartbeat.frequency.secs": 1,
+    "supervisor.monitor.frequency.secs": 1,
+    "worker.heartbeat.frequency.secs": 1,
+    "task.heartbeat.frequency.secs": 1,
+    "topology.workers": 1,
+    "topology.message.timeout.secs": 1,
+    "topology.acker.executors": 0,
+    "topology.max.spout.pending": 0,  # 0: no limit, as Storm's null
+    "topology.batch.size": 1,
+    "topology.batch.timeout.ms": 1,
+}
 
 Conf = dict[str, Any]
 CHOICES = {"topology.spark.handoff": ("auto", "arrow", "parquet")}
@@ -57,6 +88,10 @@ def _matches(default: Any, value: Any) -> bool:
     return isinstance(value, type(default))
 
 
+def _below(value: Any, minimum: int) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < minimum
+
+
 def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
     """Check `overrides` against the defaults' keys and types; return them as a plain dict."""
     if not isinstance(overrides, Mapping):
@@ -71,6 +106,8 @@ def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
                     f"{source}: {key} must be a {_type_name(defaults[key])}, "
                     f"got {_type_name(value)} {value!r}"
                 )
+            if key in MINIMUM and _below(value, MINIMUM[key]):
+                raise ConfigError(f"{source}: {key} must be at least {MINIMUM[key]}, got {value}")
             if key in CHOICES and value not in CHOICES[key]:
                 raise ConfigError(f"{source}: {key} must be one of {', '.join(CHOICES[key])}")
         elif key.startswith(OWNED_PREFIXES):
@@ -79,6 +116,13 @@ def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
             raise ConfigError(f"{source}: {key} must be a string, number or boolean")
         checked[key] = value
     return checked
+
+
+def check_topology_keys(conf: Mapping[str, Any], source: str) -> None:
+    """A topology conf holds no cluster-only key (validate already checked the rest)."""
+    for key in conf:
+        if isinstance(key, str) and key.startswith(CLUSTER_ONLY_PREFIXES):
+            raise ConfigError(f"{source}: {key} is a cluster setting; a topology cannot set it")
 
 
 def load_file(path: str | os.PathLike) -> Conf:

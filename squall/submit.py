@@ -1,8 +1,11 @@
-"""Submitting a topology file: load it, pack its directory, upload, submit."""
+"""Submitting a topology file: load it, check it, pack its directory, upload, submit.
+
+Everything nimbus would refuse about the topology itself is checked here first, with the same
+validation code, so a bad topology costs no upload and leaves nothing behind; nimbus checks it
+all again, since a client need not be this one."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +13,37 @@ from typing import Any
 from squall import thrift_api as T
 from squall.client import upload
 from squall.code_package import pack_directory
-from squall.topology import load_topology_file
+from squall.topology import Topology, load_topology_file
+from squall.validation import (
+    check_topology_name,
+    invalid,
+    json_text,
+    validate_topology,
+    validate_topology_conf,
+)
+
+
+def checked(topology: type[Topology], name: str, conf: dict[str, Any]) -> tuple[Any, str]:
+    """The StormTopology and JSON conf to send, or InvalidTopologyException naming the
+    problem (never a TypeError from json or thrift after the upload)."""
+    check_topology_name(name)
+    for component, spec in sorted(topology.specs.items()):
+        json_text(spec.kwargs, f"component {component!r}: kwargs")
+        json_text(spec.config, f"component {component!r}: conf")
+    json_conf = json_text(conf, "topology conf")
+    thrift = topology.to_thrift()
+    validate_topology(thrift)
+    validate_topology_conf(json_conf)
+    return thrift, json_conf
+
+
+def check_name_free(client: Any, name: str) -> None:
+    """Refuse a name already in use, as a name or as another topology's id, before the upload."""
+    for summary in client.getClusterInfo().topologies or []:
+        if name == summary.name:
+            raise T.AlreadyAliveException(msg=f"topology {name!r} is already alive")
+        if name == summary.id:
+            raise invalid(f"topology name {name!r} is the id of a running topology; choose another")
 
 
 def submit_file(
@@ -26,6 +59,8 @@ def submit_file(
     path = Path(path).resolve()
     topology = load_topology_file(path)
     topology_name = name or topology.name or path.stem
+    thrift, json_conf = checked(topology, topology_name, {**topology.config, **(overrides or {})})
+    check_name_free(client, topology_name)
     package = pack_directory(path.parent, conf["nimbus.upload.max.bytes"])
     sent = 0
 
@@ -36,13 +71,12 @@ def submit_file(
             progress(sent, len(package))
 
     location = upload(client, package, chunk_done)
-    topology_conf = {**topology.config, **(overrides or {})}
     status = T.TopologyInitialStatus.INACTIVE if inactive else T.TopologyInitialStatus.ACTIVE
     client.submitTopologyWithOpts(
         topology_name,
         location,
-        json.dumps(topology_conf),
-        topology.to_thrift(),
+        json_conf,
+        thrift,
         T.SubmitOptions(initial_status=status),
     )
     return topology_name

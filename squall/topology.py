@@ -100,10 +100,20 @@ class TopologyMeta(type):
         specs: dict[str, ComponentSpec] = {}
         for base in reversed(cls.__mro__[1:]):
             specs.update(getattr(base, "specs", {}))
-        named = {}
+        named: dict[ComponentSpec, str] = {}
         for attr, value in namespace.items():
             if isinstance(value, ComponentSpec):
-                named[value] = value.name or attr
+                component_name = value.name or attr
+                if value in named:
+                    raise T.InvalidTopologyException(
+                        msg=f"{name}: one component spec is declared twice, as "
+                        f"{named[value]!r} and {component_name!r}"
+                    )
+                if component_name in named.values():
+                    raise T.InvalidTopologyException(
+                        msg=f"{name}: two components are named {component_name!r}"
+                    )
+                named[value] = component_name
         for spec, component_name in named.items():
             inputs = tuple(
                 (named.get(src, src) if isinstance(src, ComponentSpec) else src, stream, g)
@@ -170,6 +180,8 @@ def load_topology_file(path: str | Path) -> type[Topology]:
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
+    except T.InvalidTopologyException:
+        raise  # the topology's own problem, already said in its words
     except Exception as exc:
         raise TopologyFileError(f"{path}: {type(exc).__name__}: {exc}") from exc
     found = [

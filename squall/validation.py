@@ -97,8 +97,11 @@ def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
         raise invalid(f"component {name!r}: class name {py.class_name!r} is not valid")
     kwargs = _json_object(name, "kwargs", py.kwargs_json or "{}")
     par = common.parallelism_hint if common.parallelism_hint is not None else 1
-    if not isinstance(par, int) or par < 1 or par > MAX_PARALLELISM:
-        raise invalid(f"component {name!r}: parallelism must be 1..{MAX_PARALLELISM}, got {par}")
+    if not isinstance(par, int) or isinstance(par, bool) or not 1 <= par <= MAX_PARALLELISM:
+        raise invalid(
+            f"component {name!r}: parallelism must be a whole number from 1 to "
+            f"{MAX_PARALLELISM}, got {par!r}"
+        )
     streams: dict[str, tuple[str, ...]] = {}
     for stream, info in (common.streams or {}).items():
         if name_problem(stream, "stream id") or info is None:
@@ -123,13 +126,21 @@ def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
     if kind == "spout" and inputs:
         raise invalid(f"spout {name!r} cannot have inputs")
     conf = _json_object(name, "conf", common.json_conf or "{}")
-    try:
-        conf = config_mod.validate(conf, config_mod.load_defaults(), f"component {name!r} conf")
-    except config_mod.ConfigError as exc:
-        raise invalid(str(exc)) from exc
+    conf = _checked_conf(conf, f"component {name!r} conf")
     return ComponentInfo(
         name, kind, py.module_name, py.class_name, kwargs, par, inputs, streams, conf
     )
+
+
+def json_text(value: Any, what: str) -> str:
+    """`value` as JSON, or InvalidTopologyException naming the first key that cannot be."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                json_text(item, f"{what}: {key}")
+        raise invalid(f"{what} cannot be sent as JSON: {exc}") from exc
 
 
 def _json_object(component: str, what: str, text: str) -> dict[str, Any]:
@@ -192,7 +203,14 @@ def validate_topology_conf(json_conf: str | None) -> dict[str, Any]:
         conf = json.loads(json_conf or "{}")
     except (TypeError, ValueError) as exc:
         raise invalid(f"topology conf is not valid JSON: {exc}") from exc
+    return _checked_conf(conf, "topology conf")
+
+
+def _checked_conf(conf: Any, source: str) -> dict[str, Any]:
+    """Known keys with values of the right type and size, and no cluster-only key."""
     try:
-        return config_mod.validate(conf, config_mod.load_defaults(), "topology conf")
+        checked = config_mod.validate(conf, config_mod.load_defaults(), source)
+        config_mod.check_topology_keys(checked, source)
     except config_mod.ConfigError as exc:
         raise invalid(str(exc)) from exc
+    return checked

@@ -125,3 +125,148 @@ def test_config_types_and_unknown_keys(tmp_path):
     conf_file.write_text("nimbus.thrift.port: [\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         cluster_conf(conf_file)
+
+
+# --- bad topologies refused before the upload (issue #11, item 6) ---
+
+
+def test_two_components_with_one_name_are_refused_not_dropped():
+    with pytest.raises(T.InvalidTopologyException) as info:
+        type("Dup", (Topology,), {"a": Lines.spec(name="x"), "b": Split.spec(name="x")})
+    assert info.value.msg == "Dup: two components are named 'x'"
+
+
+def test_one_spec_under_two_names_is_refused():
+    lines = Lines.spec()
+    with pytest.raises(T.InvalidTopologyException) as info:
+        type("Twice", (Topology,), {"a": lines, "b": lines})
+    assert info.value.msg == "Twice: one component spec is declared twice, as 'a' and 'b'"
+
+
+def test_a_subclass_may_still_replace_an_inherited_component():
+    base = type("Base", (Topology,), {"a": Lines.spec()})
+    child = type("Child", (base,), {"a": Lines.spec(par=3)})
+    assert child.specs["a"].par == 3 and list(child.specs) == ["a"]
+
+
+@pytest.mark.parametrize("par", [1.5, True, "2"])
+def test_parallelism_that_is_not_a_whole_number_is_refused(par):
+    msg = error_of(build(lines=Lines.spec(par=par)))
+    assert msg == (
+        f"component 'lines': parallelism must be a whole number from 1 to 10000, got {par!r}"
+    )
+
+
+@pytest.mark.parametrize("par", [1, 10_000])
+def test_parallelism_bounds_are_allowed(par):
+    assert validate_topology(build(lines=Lines.spec(par=par))).task_counts() == {"lines": par}
+
+
+@pytest.mark.parametrize(
+    "key", ["storm.zookeeper.root", "nimbus.seeds", "supervisor.slots.ports", "storm.local.dir"]
+)
+def test_cluster_only_keys_are_refused_in_a_topology_conf(key):
+    value = load_defaults()[key]
+    with pytest.raises(T.InvalidTopologyException) as info:
+        validate_topology_conf(json.dumps({key: value}))
+    assert info.value.msg == f"topology conf: {key} is a cluster setting; a topology cannot set it"
+
+
+def test_cluster_only_keys_are_refused_in_a_component_conf():
+    msg = error_of(build(lines=Lines.spec(config={"storm.zookeeper.root": "/x"})))
+    assert msg == (
+        "component 'lines' conf: storm.zookeeper.root is a cluster setting; "
+        "a topology cannot set it"
+    )
+
+
+def test_topology_keys_and_user_keys_pass():
+    conf = {"topology.batch.size": 1, "topology.workers": 2, "my.own": [1]}
+    assert validate_topology_conf(json.dumps(conf)) == conf
+
+
+@pytest.mark.parametrize(
+    ("key", "low", "minimum"),
+    [
+        ("topology.batch.size", 0, 1),
+        ("topology.batch.timeout.ms", 0, 1),
+        ("topology.max.spout.pending", -1, 0),
+        ("topology.message.timeout.secs", -1, 1),
+        ("topology.workers", 0, 1),
+        ("topology.acker.executors", -1, 0),
+    ],
+)
+def test_sizes_and_counts_below_their_minimum_are_refused(key, low, minimum):
+    with pytest.raises(T.InvalidTopologyException) as info:
+        validate_topology_conf(json.dumps({key: low}))
+    assert info.value.msg == f"topology conf: {key} must be at least {minimum}, got {low}"
+    assert validate_topology_conf(json.dumps({key: minimum})) == {key: minimum}
+
+
+def test_cluster_sizes_below_their_minimum_are_refused():
+    with pytest.raises(ConfigError, match="nimbus.max.tasks must be at least 1, got 0"):
+        cluster_conf(**{"nimbus.max.tasks": 0})
+
+
+def test_minimum_ignores_values_that_are_not_numbers():
+    # acker.executors' default is null: a string passes the type check and is refused later
+    # by nimbus's own whole-number check, never with a TypeError from comparing it here
+    assert validate({"topology.acker.executors": "x"}, load_defaults(), "t") == {
+        "topology.acker.executors": "x"
+    }
+
+
+def test_every_minimum_names_a_known_key():
+    from squall.config import MINIMUM
+
+    assert set(MINIMUM) <= set(load_defaults())
+
+
+def test_json_text_names_the_key_that_cannot_be_sent():
+    from squall.validation import json_text
+
+    assert json_text({"a": [1]}, "conf") == '{"a": [1]}'
+    with pytest.raises(T.InvalidTopologyException) as info:
+        json_text({"ok": 1, "bad": {"inner": {1, 2}}}, "topology conf")
+    assert info.value.msg == (
+        "topology conf: bad: inner cannot be sent as JSON: "
+        "Object of type set is not JSON serializable"
+    )
+
+
+def test_client_check_refuses_unserializable_kwargs_and_conf():
+    from squall.submit import checked
+
+    topo = type("K", (Topology,), {"lines": Lines.spec(handle=object())})
+    with pytest.raises(T.InvalidTopologyException, match="component 'lines': kwargs: handle"):
+        checked(topo, "k", {})
+    good = type("G", (Topology,), {"lines": Lines.spec()})
+    with pytest.raises(T.InvalidTopologyException, match="topology conf: when cannot be sent"):
+        checked(good, "g", {"when": object()})
+    with pytest.raises(T.InvalidTopologyException, match="topology.batch.size must be at least"):
+        checked(good, "g", {"topology.batch.size": 0})
+    with pytest.raises(T.InvalidTopologyException, match="topology name"):
+        checked(good, "a/b", {})
+    thrift, json_conf = checked(good, "g", {"topology.workers": 2})
+    assert json.loads(json_conf) == {"topology.workers": 2}
+    assert validate_topology(thrift).task_counts() == {"lines": 1}
+
+
+class _Summaries:
+    def __init__(self, *pairs):
+        self.topologies = [T.TopologySummary(id=i, name=n) for i, n in pairs]
+
+    def getClusterInfo(self):
+        return self
+
+
+def test_client_refuses_a_name_in_use_as_name_or_id_before_the_upload():
+    from squall.submit import check_name_free
+
+    client = _Summaries(("t-1a2b3c4d-1000", "t"))
+    with pytest.raises(T.AlreadyAliveException):
+        check_name_free(client, "t")
+    with pytest.raises(T.InvalidTopologyException) as info:
+        check_name_free(client, "t-1a2b3c4d-1000")
+    assert "is the id of a running topology" in info.value.msg
+    check_name_free(client, "u")

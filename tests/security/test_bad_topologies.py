@@ -1,0 +1,284 @@
+"""Bad topologies against a live cluster (issue #11, items 4 and 6), as an attacker would send
+them: a plain thriftpy2 client built from squall.thrift, which skips every client-side check,
+and the `squall` command, which should refuse them before uploading anything.
+
+Each refusal must be an InvalidTopologyException naming the problem, leave nimbus alive, and
+leave nothing behind: no upload in nimbus's inbox, no /storms node, the name free again."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import thriftpy2
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.rpc import make_client
+from thriftpy2.transport import TFramedTransportFactory
+
+import squall
+from squall.local import LocalCluster, wait_for
+from squall.submit import submit_file
+from squall.topology import load_topology_file
+
+TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
+THRIFT = Path(squall.__file__).parent / "squall.thrift"
+API = thriftpy2.load(str(THRIFT), module_name="foreign_squall_thrift")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalCluster(tmp_path_factory.mktemp("cluster"), supervisors=1) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def victim(cluster):
+    """A running topology the attacks aim at: its id, as nimbus gave it."""
+    with cluster.client() as client:
+        submit_file(client, TINY, cluster.client_conf(), name="victim")
+        summaries = client.getClusterInfo().topologies
+    return next(s.id for s in summaries if s.name == "victim")
+
+
+@pytest.fixture
+def foreign(cluster):
+    client = make_client(
+        API.Nimbus,
+        "127.0.0.1",
+        cluster.nimbus_port,
+        proto_factory=TBinaryProtocolFactory(),
+        trans_factory=TFramedTransportFactory(),
+        timeout=60_000,
+    )
+    yield client
+    client.close()
+
+
+def inbox(cluster) -> list[Path]:
+    return sorted((cluster.directory / "nimbus" / "inbox").glob("upload-*"))
+
+
+def storms(cluster) -> list[str]:
+    from kazoo.client import KazooClient
+
+    zk = KazooClient(hosts=cluster.zookeeper.hosts)
+    zk.start()
+    try:
+        return sorted(zk.get_children("/squall/storms"))
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def assert_nothing_left(cluster, victim) -> None:
+    assert cluster.processes["nimbus"].poll() is None, "nimbus exited"
+    assert inbox(cluster) == []
+    assert storms(cluster) == [victim]
+    with cluster.client() as client:
+        names = [s.name for s in client.getClusterInfo().topologies]
+    assert names == ["victim"]
+
+
+def foreign_submit(client, name: str, topology, conf: str = "{}") -> str:
+    location = client.beginFileUpload()
+    client.uploadChunk(location, b"attacker's package")
+    client.finishFileUpload(location)
+    with pytest.raises(API.InvalidTopologyException) as info:
+        client.submitTopology(name, location, conf, topology)
+    return info.value.msg
+
+
+def tiny(**parallelism: int):
+    topology = load_topology_file(TINY).to_thrift()
+    for component, par in parallelism.items():
+        spec = topology.spouts.get(component) or topology.bolts[component]
+        spec.common.parallelism_hint = par
+    return topology
+
+
+def as_foreign(topology):
+    """The same StormTopology as the foreign module's struct (same Thrift bytes)."""
+    from thriftpy2.protocol import TBinaryProtocolFactory
+    from thriftpy2.utils import deserialize, serialize
+
+    return deserialize(API.StormTopology(), serialize(topology, TBinaryProtocolFactory()))
+
+
+@pytest.mark.parametrize(
+    ("conf", "problem"),
+    [
+        ('{"topology.batch.size": 0}', "topology conf: topology.batch.size must be at least 1"),
+        ('{"topology.max.spout.pending": -1}', "topology.max.spout.pending must be at least 0"),
+        (
+            '{"storm.zookeeper.root": "/elsewhere"}',
+            "topology conf: storm.zookeeper.root is a cluster setting; a topology cannot set it",
+        ),
+        ('{"nimbus.seeds": []}', "nimbus.seeds is a cluster setting"),
+        ('{"when": NaN, "x": ', "topology conf is not valid JSON"),
+        (
+            '{"topology.acker.executors": 1000000}',
+            "would have 1000004 tasks (executors and ackers); nimbus.max.tasks allows 1000",
+        ),
+    ],
+)
+def test_bad_confs_over_thrift(cluster, victim, foreign, conf, problem):
+    assert problem in foreign_submit(foreign, "bad", as_foreign(tiny()), conf)
+    assert_nothing_left(cluster, victim)
+
+
+def test_too_many_tasks_over_thrift(cluster, victim, foreign):
+    # 999 + 10 + one acker for the one default worker
+    msg = foreign_submit(foreign, "big", as_foreign(tiny(numbers=999, sink=10)))
+    assert msg.endswith(
+        "would have 1010 tasks (executors and ackers); nimbus.max.tasks allows 1000"
+    )
+    assert_nothing_left(cluster, victim)
+
+
+def test_a_component_twice_over_thrift(cluster, victim, foreign):
+    topology = tiny()
+    topology.bolts["numbers"] = topology.bolts.pop("sink")
+    msg = foreign_submit(foreign, "dup", as_foreign(topology))
+    assert msg == "component 'numbers' is declared as both spout and bolt"
+    assert_nothing_left(cluster, victim)
+
+
+def test_a_name_equal_to_a_running_id_over_thrift(cluster, victim, foreign):
+    msg = foreign_submit(foreign, victim, as_foreign(tiny()))
+    assert msg == f"topology name {victim!r} is the id of a running topology; choose another"
+    assert_nothing_left(cluster, victim)
+
+
+def test_rebalance_and_config_set_beyond_the_limit_over_thrift(cluster, victim, foreign):
+    with pytest.raises(API.InvalidTopologyException) as info:
+        foreign.rebalance("victim", API.RebalanceOptions(num_executors={"sink": 1_000_000}))
+    assert "would have 1000004 tasks" in info.value.msg
+    with pytest.raises(API.InvalidTopologyException) as info:
+        foreign.setTopologyConf("victim", "topology.acker.executors", "1000000")
+    assert "nimbus.max.tasks allows 1000" in info.value.msg
+    with pytest.raises(API.InvalidTopologyException, match="batch.size must be at least 1"):
+        foreign.setTopologyConf("victim", "topology.batch.size", "0")
+    with pytest.raises(API.InvalidTopologyException, match="cluster setting"):
+        foreign.setTopologyConf("victim", "storm.zookeeper.root", '"/x"')
+    assert_nothing_left(cluster, victim)
+    info = foreign.getTopologyInfo(victim)
+    assert sorted(e.component_id for e in info.executors).count("sink") == 2
+
+
+# --- the CLI: refused before the upload, one clear line, exit status 1 ---
+
+HEADER = "from squall import Bolt, Grouping, Spout, Topology\n" + textwrap.dedent(
+    """
+    class Numbers(Spout):
+        outputs = ["n"]
+
+    class Sink(Bolt):
+        pass
+    """
+)
+
+BAD_FILES = {
+    "dup": (
+        """
+        class Dup(Topology):
+            numbers = Numbers.spec(name="same")
+            sink = Sink.spec(name="same", inputs=["numbers"])
+        """,
+        "Dup: two components are named 'same'",
+    ),
+    "half": (
+        """
+        class Half(Topology):
+            numbers = Numbers.spec(par=1.5)
+        """,
+        "component 'numbers': parallelism must be a whole number from 1 to 10000, got 1.5",
+    ),
+    "unsendable": (
+        """
+        class Unsendable(Topology):
+            config = {"topology.workers": 1, "when": {1, 2}}
+            numbers = Numbers.spec()
+        """,
+        "topology conf: when cannot be sent as JSON",
+    ),
+    "zero": (
+        """
+        class Zero(Topology):
+            config = {"topology.batch.size": 0}
+            numbers = Numbers.spec()
+        """,
+        "topology conf: topology.batch.size must be at least 1, got 0",
+    ),
+    "root": (
+        """
+        class Root(Topology):
+            numbers = Numbers.spec(config={"storm.zookeeper.root": "/other"})
+        """,
+        "component 'numbers' conf: storm.zookeeper.root is a cluster setting",
+    ),
+}
+
+
+def cli(cluster, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "squall.cli", "--nimbus", f"127.0.0.1:{cluster.nimbus_port}"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_cli_refuses_a_bad_topology_file(cluster, victim, tmp_path, case):
+    body, problem = BAD_FILES[case]
+    path = tmp_path / f"{case}.py"
+    path.write_text(HEADER + textwrap.dedent(body))
+    result = cli(cluster, "submit", str(path))
+    output = " ".join((result.stdout + result.stderr).split())  # rich may wrap long lines
+    assert result.returncode == 1, output
+    assert "InvalidTopologyException" in output and problem in output
+    assert "Traceback" not in output
+    assert_nothing_left(cluster, victim)
+
+
+def test_cli_refuses_a_name_taken_as_an_id_and_a_huge_rebalance(cluster, victim):
+    result = cli(cluster, "submit", str(TINY), "--name", victim)
+    output = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 1 and "is the id of a running topology" in output
+    result = cli(cluster, "rebalance", "victim", "-e", "sink=1000000", "--no-wait")
+    output = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 1 and "nimbus.max.tasks allows 1000" in output
+    assert "Traceback" not in output
+    assert_nothing_left(cluster, victim)
+    wait_for(lambda: cluster.processes["nimbus"].poll() is None, 5, "nimbus alive")
+
+
+def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(cluster):
+    """nimbus.max.tasks tasks with 100-character names: the create transaction and a full
+    /tasks rewrite both go through the real server, and the session survives them."""
+    from kazoo.client import KazooClient
+
+    from squall.nimbus.cluster_state import ClusterState
+    from squall.nimbus.write_size import BUDGET, topology_write_bytes
+    from squall.records import Assignment
+    from squall.zk_layout import ZkLayout
+
+    from ..unit.test_nimbus_limits import largest
+
+    tid, base, tasks, node_ids = largest(max_tasks=1000)
+    assert topology_write_bytes("/sizecheck", tid, base, tasks, node_ids, tasks) <= BUDGET
+    placement = {t: (node_ids[t % len(node_ids)], 65535) for t in tasks}
+    hosts = {n: "h" * 36 for n in node_ids}
+    assignment = Assignment(1, tid, hosts, placement, {t: 1_700_000_000 for t in tasks})
+    zk = KazooClient(hosts=cluster.zookeeper.hosts)
+    zk.start()
+    try:
+        state = ClusterState(zk, ZkLayout("/sizecheck"))
+        state.ensure_layout()
+        state.take_lead()
+        session = zk.client_id
+        state.create_topology(tid, base, dict(tasks), assignment)
+        state.write_tasks(tid, dict(tasks))
+        assert len(zk.get_children(f"/sizecheck/tasks/{tid}")) == 1000
+        assert zk.connected and zk.client_id == session
+        zk.delete("/sizecheck", recursive=True)
+    finally:
+        zk.stop()
+        zk.close()
