@@ -1,6 +1,11 @@
 """Tuples between worker processes over ZeroMQ.
 
-Each worker binds a PULL socket on its slot port. Tuples for tasks in the same worker skip
+Each worker binds a PULL socket on its slot port, on the address of the host its supervisor
+registered with (storm.local.hostname), never on every interface: peers reach it through
+that host name, which is what the assignment's node_host holds. A frame larger than
+worker.max.message.bytes is refused by ZeroMQ before it is read (the peer that sent it is
+disconnected; the others are not), so one hostile frame cannot grow the worker; the sender
+splits its frames to stay under the same bound. Tuples for tasks in the same worker skip
 the network; the rest go to a sender thread that owns one PUSH socket per remote worker
 (ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
 message of frames, each an Arrow record batch (codec.py). ZeroMQ reconnects by itself when a
@@ -11,27 +16,66 @@ from __future__ import annotations
 
 import logging
 import queue
+import socket
 import threading
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import zmq
 
-from .codec import CodecError, FieldsOf, decode, encode
+from .codec import CodecError, FieldsOf, decode, encode_bounded
 from .delivery import Delivery
 
 log = logging.getLogger("squall.worker.transport")
 
 Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = 1000
+Resolver = Callable[..., list[tuple[Any, ...]]]
+
+
+class BindError(ValueError):
+    """The worker's host has no address this machine can bind."""
+
+
+def bind_address(host: str, resolve: Resolver = socket.getaddrinfo) -> str:
+    """The IP address to bind for `host` (ZeroMQ binds an address or an interface, never a
+    name): its first IPv4 address, else its first IPv6 one."""
+    if not host:
+        raise BindError("a worker needs its supervisor's host to bind to")
+    try:
+        infos = resolve(host, None, 0, socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise BindError(f"cannot resolve the worker's host {host!r}: {exc}") from exc
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for info in infos:
+            if info[0] == family:
+                return str(info[4][0])
+    raise BindError(f"the worker's host {host!r} has no IPv4 or IPv6 address")
+
+
+def endpoint(address: str, port: int) -> str:
+    """The ZeroMQ TCP endpoint of an IP address (IPv6 ones in brackets)."""
+    return f"tcp://[{address}]:{port}" if ":" in address else f"tcp://{address}:{port}"
 
 
 class Transport:
-    def __init__(self, port: int, deliver: Callable[[Delivery], None], fields_of: FieldsOf):
+    def __init__(
+        self,
+        address: str,
+        port: int,
+        deliver: Callable[[Delivery], None],
+        fields_of: FieldsOf,
+        max_message_bytes: int,
+    ):
         self.ctx = zmq.Context()
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.setsockopt(zmq.RCVHWM, 100_000)
-        self.pull.bind(f"tcp://*:{port}")
+        self.pull.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        if ":" in address:
+            self.pull.setsockopt(zmq.IPV6, 1)
+        self.pull.bind(endpoint(address, port))
+        self.max_message_bytes = max_message_bytes
         self.deliver = deliver
         self.fields_of = fields_of
         self.outbox: queue.Queue[tuple[Address, Delivery] | None] = queue.Queue()
@@ -104,7 +148,19 @@ class Transport:
                     sock.setsockopt(zmq.LINGER, 2000)
                     sock.connect(f"tcp://{address[0]}:{address[1]}")
                     sockets[address] = sock
-                sock.send_multipart(encode(deliveries, self.fields_of))
+                frames, too_large = encode_bounded(
+                    deliveries, self.fields_of, self.max_message_bytes
+                )
+                for d in too_large:
+                    log.error(
+                        "a tuple from %s to task %d is larger than worker.max.message.bytes "
+                        "(%d) and cannot be sent; it is dropped (its tree fails on timeout)",
+                        d.component,
+                        d.target,
+                        self.max_message_bytes,
+                    )
+                if frames:
+                    sock.send_multipart(frames)
             if self.stopping.is_set():
                 break
         for sock in sockets.values():
