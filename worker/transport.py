@@ -18,6 +18,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,7 @@ log = logging.getLogger("squall.worker.transport")
 
 Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = 1000
+MALFORMED_LOG_SECS = 10.0
 Resolver = Callable[..., list[tuple[Any, ...]]]
 
 
@@ -82,6 +84,8 @@ class Transport:
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
         self.stopping = threading.Event()
+        self.malformed_dropped = 0
+        self.malformed_logged_at = -MALFORMED_LOG_SECS
         self.threads = [
             threading.Thread(target=self._receive, name="transport-recv", daemon=True),
             threading.Thread(target=self._send, name="transport-send", daemon=True),
@@ -116,10 +120,25 @@ class Transport:
                 try:
                     deliveries = decode(frame)
                 except CodecError as exc:
-                    log.warning("dropping a malformed frame of %d bytes: %s", len(frame), exc)
+                    self._malformed(len(frame), exc)
                     continue
                 for delivery in deliveries:
                     self.deliver(delivery)
+
+    def _malformed(self, size: int, exc: CodecError) -> None:
+        """Log dropped frames at most once per MALFORMED_LOG_SECS: a peer sending junk must
+        not fill the worker's log."""
+        self.malformed_dropped += 1
+        now = time.monotonic()
+        if now - self.malformed_logged_at >= MALFORMED_LOG_SECS:
+            log.warning(
+                "dropped %d malformed frame(s); the latest, %d bytes: %s",
+                self.malformed_dropped,
+                size,
+                exc,
+            )
+            self.malformed_dropped = 0
+            self.malformed_logged_at = now
 
     def _send(self) -> None:
         sockets: dict[Address, zmq.Socket] = {}

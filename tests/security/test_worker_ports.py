@@ -111,6 +111,22 @@ def random_bytes(seed: int, size: int) -> bytes:
     return random.Random(seed).randbytes(size)
 
 
+def send_junk(port: int, seed: int) -> None:
+    """Frames under the size limit that are not squall frames (they are dropped and logged)."""
+    import zmq
+
+    rng = random.Random(seed)
+    ctx = zmq.Context()
+    push = ctx.socket(zmq.PUSH)
+    try:
+        push.connect(f"tcp://127.0.0.1:{port}")
+        for _ in range(20):
+            push.send_multipart([rng.randbytes(rng.randrange(1, 65536)) for _ in range(3)])
+    finally:
+        push.close(linger=5000)  # delivered, or given up on, before the context ends
+        ctx.term()
+
+
 def executed(conf, tid) -> int:
     progress = topology_progress(conf, tid)
     return progress["executed"] if progress else -1
@@ -130,7 +146,7 @@ def test_worker_ports_listen_on_the_supervisor_address_only(cluster, running):
         assert {address for address, _ in sockets} == {"127.0.0.1"}, sockets
 
 
-def test_an_oversized_frame_is_refused_and_the_topology_keeps_going(cluster, running):
+def test_oversized_and_junk_frames_are_refused_and_the_topology_keeps_going(cluster, running):
     conf, tid = running
     pids = worker_pids(cluster)
     ports = {pid: {port for _, port in listening(pid)} for pid in pids}
@@ -138,10 +154,14 @@ def test_an_oversized_frame_is_refused_and_the_topology_keeps_going(cluster, run
     for seed, pid in enumerate(pids):
         for port in ports[pid]:
             assert send_oversized(port, seed)
+            send_junk(port, seed)
     for pid in pids:
         assert Path(f"/proc/{pid}").exists(), f"worker {pid} died"
         assert rss_bytes(pid) - before[pid] < 64 * 2**20
     assert set(worker_pids(cluster)) == set(pids)  # not restarted either
+    logs = list(cluster.directory.glob("supervisor1/supervisor/logs/worker-*.log"))
+    reports = sum(log.read_text().count("malformed frame") for log in logs)
+    assert 1 <= reports <= 2 * len(logs)  # 60 junk frames a worker, logged once per 10 s
     start = executed(conf, tid)
     deadline_count = start + 200
     wait_for(lambda: executed(conf, tid) >= deadline_count, 60, "the topology to keep going")
