@@ -33,7 +33,7 @@ from .inbound import Inbound
 from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
-from .transport import Transport, bind_address
+from .transport import Transport, bind_address, loopback_surprise
 from .zk_agent import ZooKeeperAgent
 
 log = logging.getLogger("squall.worker")
@@ -68,6 +68,13 @@ class Worker:
             return False
         task_components = self.agent.task_components()
         address = bind_address(self.host)
+        if loopback_surprise(self.host, address):
+            log.warning(
+                "host %s resolves to %s here: only this machine can reach this worker; "
+                "set storm.local.hostname to an address other machines reach",
+                self.host,
+                address,
+            )
         self.transport = Transport(
             address,
             self.slot[1],

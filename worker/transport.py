@@ -14,6 +14,7 @@ peer worker restarts.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import queue
 import socket
@@ -54,6 +55,18 @@ def bind_address(host: str, resolve: Resolver = socket.getaddrinfo) -> str:
             if info[0] == family:
                 return str(info[4][0])
     raise BindError(f"the worker's host {host!r} has no IPv4 or IPv6 address")
+
+
+def loopback_surprise(host: str, address: str) -> bool:
+    """Whether a host *name* other than localhost resolved to a loopback address (Debian's
+    /etc/hosts maps the machine's name to 127.0.1.1): workers on other machines then cannot
+    reach this one, and storm.local.hostname should name a reachable address."""
+    try:
+        ipaddress.ip_address(host)
+        return False  # an address given literally is meant as given
+    except ValueError:
+        pass
+    return host != "localhost" and ipaddress.ip_address(address).is_loopback
 
 
 def endpoint(address: str, port: int) -> str:

@@ -7,7 +7,7 @@ import zmq
 
 from squall.config import ConfigError, load_defaults, validate
 from squall.worker.spark import session_settings
-from squall.worker.transport import BindError, bind_address, endpoint
+from squall.worker.transport import BindError, bind_address, endpoint, loopback_surprise
 
 V4 = (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.1.2.3", 0))
 V4_OTHER = (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.9.9.9", 0))
@@ -49,6 +49,15 @@ def test_no_host_or_an_unknown_one_is_a_bind_error(host):
 def test_a_host_without_ip_addresses_is_a_bind_error():
     with pytest.raises(BindError, match="no IPv4 or IPv6"):
         bind_address("node1", resolver())
+
+
+def test_a_host_name_resolving_to_loopback_is_a_surprise_a_literal_is_not():
+    assert loopback_surprise("node1", "127.0.1.1")
+    assert loopback_surprise("node1", "::1")
+    assert not loopback_surprise("node1", "10.1.2.3")
+    assert not loopback_surprise("localhost", "127.0.0.1")
+    assert not loopback_surprise("127.0.0.1", "127.0.0.1")
+    assert not loopback_surprise("::1", "::1")
 
 
 def test_endpoints_bracket_ipv6_addresses():
