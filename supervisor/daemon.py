@@ -59,7 +59,7 @@ class Supervisor:
         self.host = conf["storm.local.hostname"] or socket.gethostname()
         self.ports = sorted(conf["supervisor.slots.ports"])
         self.layout = zk_mod.layout(conf)
-        self.launcher = Launcher(self.local_dir, self.id)
+        self.launcher = Launcher(self.local_dir, self.id, self.host)
         self.code_root = self.local_dir / "stormdist"
         self.wake = threading.Event()
         self.stopping = threading.Event()

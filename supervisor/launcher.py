@@ -31,9 +31,10 @@ class Worker:
 
 
 class Launcher:
-    def __init__(self, local_dir: Path, supervisor_id: str) -> None:
+    def __init__(self, local_dir: Path, supervisor_id: str, host: str) -> None:
         self.local_dir = local_dir
         self.supervisor_id = supervisor_id
+        self.host = host  # what the supervisor registered: its workers bind only this
         self.pid_dir = local_dir / "workers"
         self.log_dir = local_dir / "logs"
         self.pid_dir.mkdir(parents=True, exist_ok=True)
@@ -66,6 +67,8 @@ class Launcher:
                 str(port),
                 "--code-dir",
                 str(code_dir),
+                "--host",
+                self.host,
             ],
             stdout=log_file,
             stderr=subprocess.STDOUT,

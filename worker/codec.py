@@ -46,36 +46,81 @@ def _frame(table: pa.Table, metadata: dict[str, str]) -> bytes:
 
 
 def encode(deliveries: Iterable[Delivery], fields_of: FieldsOf) -> list[bytes]:
-    groups: dict[tuple[str, str], list[TupleDelivery]] = defaultdict(list)
-    frames = []
-    for d in deliveries:
-        if isinstance(d, TableDelivery):
-            routing = {"target": d.target, "task": d.task, "roots": d.roots, "ids": d.ids}
-            meta = {"component": d.component, "stream": d.stream, "table": json.dumps(routing)}
-            frames.append(_frame(d.table, meta))
+    tables, groups = _grouped(deliveries)
+    frames = [_table_frame(d) for d in tables]
+    for (component, stream), group in groups.items():
+        frames.append(_tuples_frame(component, stream, group, fields_of(component, stream)))
+    return frames
+
+
+def encode_bounded(
+    deliveries: Iterable[Delivery], fields_of: FieldsOf, max_bytes: int
+) -> tuple[list[bytes], list[Delivery]]:
+    """The frames of `deliveries`, none larger than `max_bytes`, and the deliveries that
+    cannot fit even alone. A receiver drops a larger frame and disconnects its sender
+    (ZeroMQ's MAXMSGSIZE), so a group that is too big is split in halves until it fits
+    rather than sent to be lost with everything else in it."""
+    tables, groups = _grouped(deliveries)
+    frames: list[bytes] = []
+    too_large: list[Delivery] = []
+    for d in tables:
+        frame = _table_frame(d)
+        if len(frame) <= max_bytes:
+            frames.append(frame)
         else:
-            groups[(d.component, d.stream)].append(d)
+            too_large.append(d)
     for (component, stream), group in groups.items():
         fields = fields_of(component, stream)
-        arrays, names, as_json = [], [], []
-        for i, name in enumerate(fields):
-            array, is_json = _column([d.values[i] for d in group])
-            arrays.append(array)
-            names.append(name)
-            if is_json:
-                as_json.append(name)
-        routing = ([d.target for d in group], [d.task for d in group])
-        routing += ([list(d.roots) for d in group], [list(d.ids) for d in group])
-        for name, kind, values in zip(_ROUTING, _ROUTING_TYPES, routing, strict=True):
-            arrays.append(pa.array(values, type=kind))
-            names.append(name)
-        metadata = {
-            "component": component,
-            "stream": stream,
-            "json": json.dumps(as_json),
-        }
-        frames.append(_frame(pa.Table.from_arrays(arrays, names=names), metadata))
-    return frames
+        todo = [group]
+        while todo:
+            part = todo.pop()
+            frame = _tuples_frame(component, stream, part, fields)
+            if len(frame) <= max_bytes:
+                frames.append(frame)
+            elif len(part) == 1:
+                too_large.append(part[0])
+            else:
+                half = len(part) // 2
+                todo += [part[half:], part[:half]]
+    return frames, too_large
+
+
+def _grouped(
+    deliveries: Iterable[Delivery],
+) -> tuple[list[TableDelivery], dict[tuple[str, str], list[TupleDelivery]]]:
+    tables: list[TableDelivery] = []
+    groups: dict[tuple[str, str], list[TupleDelivery]] = defaultdict(list)
+    for d in deliveries:
+        if isinstance(d, TableDelivery):
+            tables.append(d)
+        else:
+            groups[(d.component, d.stream)].append(d)
+    return tables, groups
+
+
+def _table_frame(d: TableDelivery) -> bytes:
+    routing = {"target": d.target, "task": d.task, "roots": d.roots, "ids": d.ids}
+    meta = {"component": d.component, "stream": d.stream, "table": json.dumps(routing)}
+    return _frame(d.table, meta)
+
+
+def _tuples_frame(
+    component: str, stream: str, group: list[TupleDelivery], fields: tuple[str, ...]
+) -> bytes:
+    arrays, names, as_json = [], [], []
+    for i, name in enumerate(fields):
+        array, is_json = _column([d.values[i] for d in group])
+        arrays.append(array)
+        names.append(name)
+        if is_json:
+            as_json.append(name)
+    routing = ([d.target for d in group], [d.task for d in group])
+    routing += ([list(d.roots) for d in group], [list(d.ids) for d in group])
+    for name, kind, values in zip(_ROUTING, _ROUTING_TYPES, routing, strict=True):
+        arrays.append(pa.array(values, type=kind))
+        names.append(name)
+    metadata = {"component": component, "stream": stream, "json": json.dumps(as_json)}
+    return _frame(pa.Table.from_arrays(arrays, names=names), metadata)
 
 
 def decode(frame: bytes) -> list[Delivery]:

@@ -33,15 +33,18 @@ from .inbound import Inbound
 from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
-from .transport import Transport
+from .transport import Transport, bind_address, loopback_surprise
 from .zk_agent import ZooKeeperAgent
 
 log = logging.getLogger("squall.worker")
 
 
 class Worker:
-    def __init__(self, conf: dict[str, Any], tid: str, node: str, port: int, code_dir: Path):
+    def __init__(
+        self, conf: dict[str, Any], tid: str, node: str, port: int, code_dir: Path, host: str
+    ):
         self.conf = conf
+        self.host = host  # the supervisor's registered host: the only address bound
         self.tid = tid
         self.slot = (node, port)
         self.code_dir = code_dir
@@ -64,7 +67,21 @@ class Worker:
         if not self.my_tasks:
             return False
         task_components = self.agent.task_components()
-        self.transport = Transport(self.slot[1], self.inbound.deliver, self.inbound.fields_of)
+        address = bind_address(self.host)
+        if loopback_surprise(self.host, address):
+            log.warning(
+                "host %s resolves to %s here: only this machine can reach this worker; "
+                "set storm.local.hostname to an address other machines reach",
+                self.host,
+                address,
+            )
+        self.transport = Transport(
+            address,
+            self.slot[1],
+            self.inbound.deliver,
+            self.inbound.fields_of,
+            self.conf["worker.max.message.bytes"],
+        )
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
         router = Router(self.structure, task_components, self.my_tasks)
@@ -74,6 +91,8 @@ class Worker:
             self.conf,
             f"squall-{self.tid}-{self.slot[1]}",
             handoff_dir / f"{self.tid}-{self.slot[1]}",
+            self.host,
+            address,
         )
         for task in self.my_tasks:
             context = self._context(task, task_components)
@@ -166,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--supervisor-id", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--code-dir", required=True)
+    parser.add_argument("--host", required=True, help="the supervisor's host: bound, not *")
     args = parser.parse_args(argv)
     conf = json.loads(Path(args.conf).read_text())
     logging.basicConfig(
@@ -174,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     for noisy in ("kazoo", "py4j", "squall.kazoo"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    worker = Worker(conf, args.topology_id, args.supervisor_id, args.port, Path(args.code_dir))
+    worker = Worker(
+        conf, args.topology_id, args.supervisor_id, args.port, Path(args.code_dir), args.host
+    )
     signal.signal(signal.SIGTERM, lambda *_: worker.stopping.set())
     signal.signal(signal.SIGINT, lambda *_: worker.stopping.set())
     try:

@@ -7,6 +7,10 @@ Arrow table to `createDataFrame`, which works with every Spark but ships the row
 job's tasks. `parquet` writes the table to a Parquet file that Spark's vectorized reader
 scans, about a third faster per batch; it needs Spark to see the worker's disk, so `auto`
 picks it for a local master only.
+
+The driver listens only on the worker's own address (spark.driver.host and
+spark.driver.bindAddress, and SPARK_LOCAL_IP for the servers that read only that), as the
+worker's ZeroMQ port does, unless the topology conf names its own.
 """
 
 from __future__ import annotations
@@ -31,10 +35,37 @@ from .tables import TableError, concat, rows_table
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
 
 
+def session_settings(conf: dict[str, Any], host: str, address: str) -> dict[str, str]:
+    """What the SparkSession builder is given besides the master/remote and app name: the
+    conf's `spark.` keys, and for a driver in this process (not Spark Connect) no UI and the
+    driver bound to the worker's host and address unless the conf sets them."""
+    settings: dict[str, str] = {}
+    if not conf.get("spark.remote"):
+        settings["spark.ui.enabled"] = "false"
+        settings["spark.ui.showConsoleProgress"] = "false"
+        settings["spark.driver.host"] = host
+        settings["spark.driver.bindAddress"] = address
+    for key, value in conf.items():
+        if key.startswith("spark.") and key not in _NOT_FORWARDED:
+            settings[key] = str(value)
+    return settings
+
+
 class SparkHolder:
-    def __init__(self, conf: dict[str, Any], app_name: str, handoff_dir: Path) -> None:
+    def __init__(
+        self,
+        conf: dict[str, Any],
+        app_name: str,
+        handoff_dir: Path,
+        host: str = "127.0.0.1",
+        address: str = "127.0.0.1",
+    ) -> None:
+        """`host` and `address`: the worker's host name and the IP it binds (loopback for
+        the in-process runner)."""
         self.conf = conf
         self.app_name = app_name
+        self.host = host
+        self.address = address
         self._session: Any = None
         self._lock = threading.Lock()
         handoff = conf.get("topology.spark.handoff", "auto")
@@ -50,6 +81,7 @@ class SparkHolder:
         with self._lock:
             if self._session is None:
                 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+                os.environ.setdefault("SPARK_LOCAL_IP", self.address)
                 from pyspark.sql import SparkSession
 
                 builder = SparkSession.builder.appName(self.app_name)
@@ -57,11 +89,8 @@ class SparkHolder:
                     builder = builder.remote(self.conf["spark.remote"])
                 else:
                     builder = builder.master(self.conf.get("spark.master", "local[*]"))
-                    builder = builder.config("spark.ui.enabled", "false")
-                    builder = builder.config("spark.ui.showConsoleProgress", "false")
-                for key, value in self.conf.items():
-                    if key.startswith("spark.") and key not in _NOT_FORWARDED:
-                        builder = builder.config(key, str(value))
+                for key, value in session_settings(self.conf, self.host, self.address).items():
+                    builder = builder.config(key, value)
                 session = builder.getOrCreate()
                 # The first job pays for class loading and code generation; pay it here,
                 # before the task reports ready, not on the first batch of real tuples.

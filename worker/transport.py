@@ -1,6 +1,11 @@
 """Tuples between worker processes over ZeroMQ.
 
-Each worker binds a PULL socket on its slot port. Tuples for tasks in the same worker skip
+Each worker binds a PULL socket on its slot port, on the address of the host its supervisor
+registered with (storm.local.hostname), never on every interface: peers reach it through
+that host name, which is what the assignment's node_host holds. A frame larger than
+worker.max.message.bytes is refused by ZeroMQ before it is read (the peer that sent it is
+disconnected; the others are not), so one hostile frame cannot grow the worker; the sender
+splits its frames to stay under the same bound. Tuples for tasks in the same worker skip
 the network; the rest go to a sender thread that owns one PUSH socket per remote worker
 (ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
 message of frames, each an Arrow record batch (codec.py). ZeroMQ reconnects by itself when a
@@ -9,35 +14,91 @@ peer worker restarts.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import queue
+import socket
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import zmq
 
-from .codec import CodecError, FieldsOf, decode, encode
+from .codec import CodecError, FieldsOf, decode, encode_bounded
 from .delivery import Delivery
 
 log = logging.getLogger("squall.worker.transport")
 
 Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = 1000
+MALFORMED_LOG_SECS = 10.0
+Resolver = Callable[..., list[tuple[Any, ...]]]
+
+
+class BindError(ValueError):
+    """The worker's host has no address this machine can bind."""
+
+
+def bind_address(host: str, resolve: Resolver = socket.getaddrinfo) -> str:
+    """The IP address to bind for `host` (ZeroMQ binds an address or an interface, never a
+    name): its first IPv4 address, else its first IPv6 one."""
+    if not host:
+        raise BindError("a worker needs its supervisor's host to bind to")
+    try:
+        infos = resolve(host, None, 0, socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise BindError(f"cannot resolve the worker's host {host!r}: {exc}") from exc
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for info in infos:
+            if info[0] == family:
+                return str(info[4][0])
+    raise BindError(f"the worker's host {host!r} has no IPv4 or IPv6 address")
+
+
+def loopback_surprise(host: str, address: str) -> bool:
+    """Whether a host *name* other than localhost resolved to a loopback address (Debian's
+    /etc/hosts maps the machine's name to 127.0.1.1): workers on other machines then cannot
+    reach this one, and storm.local.hostname should name a reachable address."""
+    try:
+        ipaddress.ip_address(host)
+        return False  # an address given literally is meant as given
+    except ValueError:
+        pass
+    return host != "localhost" and ipaddress.ip_address(address).is_loopback
+
+
+def endpoint(address: str, port: int) -> str:
+    """The ZeroMQ TCP endpoint of an IP address (IPv6 ones in brackets)."""
+    return f"tcp://[{address}]:{port}" if ":" in address else f"tcp://{address}:{port}"
 
 
 class Transport:
-    def __init__(self, port: int, deliver: Callable[[Delivery], None], fields_of: FieldsOf):
+    def __init__(
+        self,
+        address: str,
+        port: int,
+        deliver: Callable[[Delivery], None],
+        fields_of: FieldsOf,
+        max_message_bytes: int,
+    ):
         self.ctx = zmq.Context()
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.setsockopt(zmq.RCVHWM, 100_000)
-        self.pull.bind(f"tcp://*:{port}")
+        self.pull.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        if ":" in address:
+            self.pull.setsockopt(zmq.IPV6, 1)
+        self.pull.bind(endpoint(address, port))
+        self.max_message_bytes = max_message_bytes
         self.deliver = deliver
         self.fields_of = fields_of
         self.outbox: queue.Queue[tuple[Address, Delivery] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
         self.stopping = threading.Event()
+        self.malformed_dropped = 0
+        self.malformed_logged_at = -MALFORMED_LOG_SECS
         self.threads = [
             threading.Thread(target=self._receive, name="transport-recv", daemon=True),
             threading.Thread(target=self._send, name="transport-send", daemon=True),
@@ -72,10 +133,25 @@ class Transport:
                 try:
                     deliveries = decode(frame)
                 except CodecError as exc:
-                    log.warning("dropping a malformed frame of %d bytes: %s", len(frame), exc)
+                    self._malformed(len(frame), exc)
                     continue
                 for delivery in deliveries:
                     self.deliver(delivery)
+
+    def _malformed(self, size: int, exc: CodecError) -> None:
+        """Log dropped frames at most once per MALFORMED_LOG_SECS: a peer sending junk must
+        not fill the worker's log."""
+        self.malformed_dropped += 1
+        now = time.monotonic()
+        if now - self.malformed_logged_at >= MALFORMED_LOG_SECS:
+            log.warning(
+                "dropped %d malformed frame(s); the latest, %d bytes: %s",
+                self.malformed_dropped,
+                size,
+                exc,
+            )
+            self.malformed_dropped = 0
+            self.malformed_logged_at = now
 
     def _send(self) -> None:
         sockets: dict[Address, zmq.Socket] = {}
@@ -104,7 +180,19 @@ class Transport:
                     sock.setsockopt(zmq.LINGER, 2000)
                     sock.connect(f"tcp://{address[0]}:{address[1]}")
                     sockets[address] = sock
-                sock.send_multipart(encode(deliveries, self.fields_of))
+                frames, too_large = encode_bounded(
+                    deliveries, self.fields_of, self.max_message_bytes
+                )
+                for d in too_large:
+                    log.error(
+                        "a tuple from %s to task %d is larger than worker.max.message.bytes "
+                        "(%d) and cannot be sent; it is dropped (its tree fails on timeout)",
+                        d.component,
+                        d.target,
+                        self.max_message_bytes,
+                    )
+                if frames:
+                    sock.send_multipart(frames)
             if self.stopping.is_set():
                 break
         for sock in sockets.values():
