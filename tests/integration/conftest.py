@@ -14,13 +14,6 @@ TOPOLOGIES = HERE / "topologies"
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test under this directory `integration` (deselect with -m 'not integration')."""
-    for item in items:
-        if HERE in item.path.parents:
-            item.add_marker(pytest.mark.integration)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with LocalCluster(tmp_path_factory.mktemp("cluster"), supervisors=2) as c:
