@@ -296,3 +296,22 @@ def test_protocol_messages_are_typed_on_the_wire_and_back():
         stream_message(1, "default", [1])
     with pytest.raises(TypeError):
         message_stream(Tick(0))
+
+
+class _Draws:
+    """Hands out given getrandbits values, checking each is asked for 64 bits."""
+
+    def __init__(self, *values):
+        self.values = list(values)
+
+    def getrandbits(self, k):
+        assert k == 64
+        return self.values.pop(0)
+
+
+def test_acking_ids_are_non_zero_signed_64_bit_values():
+    from squall.worker.acking import AckIds
+
+    ids = AckIds(_Draws(1 << 63, 0, (1 << 64) - 1))  # the first draw would be the id 0
+    assert ids() == -(1 << 63)  # zero skipped; the lowest signed 64-bit value
+    assert ids() == (1 << 63) - 1  # the highest

@@ -96,3 +96,14 @@ def test_without_ackers_nothing_is_acked():
 def test_an_unknown_event_raises():
     with pytest.raises(TypeError):
         anchoring().handle(Tick(0))
+
+
+def test_untracked_outputs_draw_no_acking_ids():
+    """An id costs a draw from the executor's generator: untracked traffic pays none."""
+
+    def no_ids():
+        raise AssertionError("an untracked emit drew an acking id")
+
+    a = Anchoring((10,), no_ids)
+    assert a.handle(InputsTaken(({}, {}))) == []  # taking inputs sends nothing
+    assert a.handle(BoltEmitted((3,))) == [Send(3)]

@@ -158,3 +158,12 @@ def test_a_spark_bolt_runs_one_job_per_input_stream_with_its_fields_and_acks_eac
         ("__ack_ack", (102, 3)),
     ]
     assert len(io.errors) == 1 and ex.stats.executed == 4
+
+
+def test_each_micro_batch_counts_its_rows_from_zero():
+    m = MicroBatcher(size=2, timeout=10)
+    m.handle(Arrived(tup("a"), now=0))
+    assert len(m.handle(Arrived(tup("a"), now=0))) == 1
+    assert m.handle(Arrived(tup("a"), now=1)) == []  # one row of two: still gathering
+    [job] = m.handle(Arrived(tup("a"), now=1))
+    assert job.rows == 2
