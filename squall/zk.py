@@ -14,6 +14,7 @@ from squall.records import RecordError, decode
 from squall.zk_layout import ZkLayout
 
 R = TypeVar("R")
+log = logging.getLogger("squall.zk")
 
 
 def connect(conf: dict[str, Any]) -> KazooClient:
@@ -53,8 +54,23 @@ def read_records(zk: KazooClient, cls: type[R], parent: str) -> dict[str, R]:
     for child in children(zk, parent):
         try:
             record = read_record(zk, cls, f"{parent}/{child}")
-        except RecordError:
+        except RecordError as exc:
+            log.warning("skipping a node this version cannot read: %s", exc)
             continue
         if record is not None:
             out[child] = record
     return out
+
+
+def read_epoch(zk: KazooClient, lay: ZkLayout) -> int | None:
+    """The current leader epoch (/nimbus/epoch), or None when it is missing or not a
+    non-negative integer (then nothing can be checked against it)."""
+    try:
+        data, _ = zk.get(lay.nimbus_epoch)
+    except NoNodeError:
+        return None
+    text = (data or b"0").decode("ascii", "replace").strip()
+    if not text.isdigit() or len(text) > 18:
+        log.warning("%s holds %r, not an epoch", lay.nimbus_epoch, text[:40])
+        return None
+    return int(text)

@@ -65,6 +65,8 @@ class Supervisor:
         self.stopping = threading.Event()
         self.needs_register = threading.Event()
         self.epochs: dict[str, int] = {}
+        self.accepted: dict[str, Assignment] = {}
+        self.refused: set[str] = set()
         self.beats = BeatTracker({})
         self.watched: set[str] = set()
         self.started = int(time.time())
@@ -138,8 +140,20 @@ class Supervisor:
             self.register()
             self.needs_register.clear()
         assignments = zk_mod.read_records(self.zk, Assignment, self.layout.assignments)
-        accepted, self.epochs = accept_epochs(assignments, self.epochs)
-        desired = desired_workers(self.id, accepted)
+        current = zk_mod.read_epoch(self.zk, self.layout)
+        accepted = accept_epochs(assignments, current, self.epochs, self.accepted)
+        for tid in sorted(set(accepted.refused) - self.refused):
+            log.warning(
+                "ignoring the assignment of %s: epoch %d is not one nimbus wrote (current %s, "
+                "newest seen %s)",
+                tid,
+                assignments[tid].epoch,
+                current,
+                self.epochs.get(tid),
+            )
+        self.accepted, self.epochs = accepted.assignments, accepted.seen
+        self.refused = set(accepted.refused)
+        desired = desired_workers(self.id, self.accepted, self.ports)
         for key in self.launcher.exited():
             log.warning("worker %s:%d exited; it will be restarted if still assigned", *key)
             self.launcher.stop(key)
@@ -164,7 +178,8 @@ class Supervisor:
             path = self.layout.taskbeat(tid, self.id, port)
             try:
                 beat = zk_mod.read_record(self.zk, WorkerBeat, path)
-            except ValueError:
+            except ValueError as exc:
+                log.warning("skipping a heartbeat: %s", exc)
                 beat = None
             if beat is not None:
                 seqs[(tid, port)] = beat.seq
