@@ -286,3 +286,67 @@ def check_reads(cluster, tid):
     listed = integration.squall(cluster, "list")
     assert listed.returncode == 0, listed.stderr
     assert "trust" in listed.stdout
+
+
+# --- ZooKeeper digest auth and ACLs (storm.zookeeper.auth.*), off by default ---
+
+AUTH = {
+    "storm.zookeeper.auth.scheme": "digest",
+    "storm.zookeeper.auth.payload": "squall:s3cret-7f3a",
+}
+
+
+def test_auth_is_off_by_default_and_digest_acls_when_on():
+    from kazoo.security import make_digest_acl
+
+    from squall.config import cluster_conf
+    from squall.zk import ZkAuthError, auth_settings
+
+    assert auth_settings(cluster_conf()) == ([], None)
+    conf = cluster_conf(**AUTH, **{"storm.zookeeper.superACL": "digest:admin:abc="})
+    auth, acl = auth_settings(conf)
+    assert auth == [("digest", "squall:s3cret-7f3a")]
+    assert acl[0] == make_digest_acl("squall", "s3cret-7f3a", all=True)
+    assert (acl[1].id.scheme, acl[1].id.id, acl[1].perms) == ("digest", "admin:abc=", 31)
+    assert len(auth_settings(cluster_conf(**AUTH))[1]) == 1
+    for bad in (
+        {**AUTH, "storm.zookeeper.auth.scheme": "sasl"},
+        {**AUTH, "storm.zookeeper.auth.payload": "no-colon"},
+        {**AUTH, "storm.zookeeper.auth.payload": ":p"},
+        {**AUTH, "storm.zookeeper.auth.payload": "u:"},
+        {**AUTH, "storm.zookeeper.superACL": "digest"},
+    ):
+        with pytest.raises(ZkAuthError):
+            auth_settings(cluster_conf(**bad))
+
+
+def test_with_auth_on_an_anonymous_client_cannot_read_or_write_squall_nodes(tmp_path):
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoAuthError
+
+    with LocalCluster(tmp_path / "auth", supervisors=1, conf=AUTH) as cluster:
+        with cluster.client() as client:
+            submit_file(client, TINY, cluster.client_conf(), name="trust")
+            tid = {t.name: t.id for t in client.getClusterInfo().topologies}["trust"]
+            wait_for(lambda: running(client), 90, "trust running with ZooKeeper auth on")
+        anonymous = KazooClient(hosts=cluster.zookeeper.hosts)
+        anonymous.start()
+        try:
+            attempts = [
+                lambda: anonymous.set(f"{ROOT}/assignments/{tid}", b"{}"),
+                lambda: anonymous.create(f"{ROOT}/nimbuses/x", b"[]"),
+                lambda: anonymous.create(f"{ROOT}/supervisors/fake", b"{}"),
+                lambda: anonymous.delete(f"{ROOT}/storms/{tid}"),
+                lambda: anonymous.set(f"{ROOT}/nimbus/epoch", b"1000000"),
+                lambda: anonymous.get(f"{ROOT}/assignments/{tid}"),
+                lambda: anonymous.get_children(f"{ROOT}/assignments"),
+            ]
+            for attempt in attempts:
+                with pytest.raises(NoAuthError):
+                    attempt()
+        finally:
+            anonymous.stop()
+            anonymous.close()
+        with cluster.client() as client:  # and the cluster itself still works
+            assert [t.id for t in client.getClusterInfo().topologies] == [tid]
+            assert running(client)
