@@ -96,8 +96,9 @@ def test_a_malformed_record_is_a_record_error(cls, data):
 def test_well_formed_records_still_decode():
     assert decode(StormBase, raw(**BASE), "/x").component_executors == {"a": 1}
     assert decode(Assignment, raw(**ASSIGNMENT), "/x").task_slots == {1: ("s", 6700)}
-    beat = decode(WorkerBeat, raw(seq=1, time_secs=1, uptime_secs=1, tasks={"1": {}}), "/x")
-    assert beat.tasks == {1: {}}
+    stats = {"emitted": {"default": 1}, "anything": [None]}
+    beat = decode(WorkerBeat, raw(seq=1, time_secs=1, uptime_secs=1, tasks={"1": stats}), "/x")
+    assert beat.tasks == {1: stats}
     nimbus = decode(NimbusInfo, raw(host="h", port=1, start=1.5, version="v"), "/x")
     assert nimbus == NimbusInfo("h", 1, 1.5, "v")
     pending = {**BASE, "pending": {"event": "remove", "due_secs": 3}}
@@ -115,6 +116,30 @@ def test_junk_stats_in_a_heartbeat_are_left_out_of_topology_info():
     (executor,) = info.executors
     assert executor.stats.emitted == {":all-time": {"default": 3}}
     assert executor.stats.transferred == {":all-time": {}}
+
+
+def test_junk_in_the_epoch_node_counts_from_zero_for_a_new_leader():
+    from squall.nimbus.cluster_state import _epoch_of
+
+    assert _epoch_of(b"41") == 41 and _epoch_of(b"") == 0 and _epoch_of(None) == 0
+    for junk in (b"x", b"-3", b"1e6", b"\xff", b"9" * 19, "²".encode()):
+        assert _epoch_of(junk) == 0
+
+
+def test_the_epoch_read_by_supervisors_and_workers(zk):
+    from squall.zk import read_epoch
+    from squall.zk_layout import ZkLayout
+
+    lay = ZkLayout("/epoch-probe")
+    try:
+        assert read_epoch(zk, lay) is None  # no node yet
+        zk.create(lay.nimbus_epoch, b"7", makepath=True)
+        assert read_epoch(zk, lay) == 7
+        for junk in (b"x", b"-1", b"[]", b"\xff", b"9" * 19):
+            zk.set(lay.nimbus_epoch, junk)
+            assert read_epoch(zk, lay) is None
+    finally:
+        zk.delete("/epoch-probe", recursive=True)
 
 
 def test_trusted_epoch_bounds():
