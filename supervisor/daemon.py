@@ -29,7 +29,7 @@ from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
 from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
 
 from .launcher import Launcher
-from .sync import BeatTracker, accept_epochs, desired_workers, plan
+from .sync import BeatTracker, WorkerSpec, accept_epochs, desired_workers, plan
 
 log = logging.getLogger("squall.supervisor")
 
@@ -165,12 +165,21 @@ class Supervisor:
         for key in todo.stop:
             self.launcher.stop(key)
         for spec in todo.start:
-            code_dir = self._ensure_code(spec.topology_id)
-            topology_conf = self._fetch_conf(spec.topology_id, code_dir)
-            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
+            self._start_worker(spec)
         for tid in {p.name for p in self.code_root.glob("*")} - {k[0] for k in desired}:
             if not any(k[0] == tid for k in self.launcher.running()):
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
+
+    def _start_worker(self, spec: WorkerSpec) -> None:
+        """One worker's start; its failure (e.g. an assignment naming a topology nimbus has no
+        code for) is logged and retried at the next sync, and never keeps the other
+        topologies' workers from starting."""
+        try:
+            code_dir = self._ensure_code(spec.topology_id)
+            topology_conf = self._fetch_conf(spec.topology_id, code_dir)
+            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
+        except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
+            log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
 
     def _hung_workers(self) -> list:
         seqs = {}

@@ -271,8 +271,18 @@ def junk_under(tid: str) -> dict[str, bytes]:
     }
 
 
+def ghost_assignment(zk, tid) -> bytes:
+    """A well-formed assignment of the current epoch for a topology nimbus never had, on a
+    port of supervisor1 the real topology does not use: its worker can never start."""
+    info = decode(SupervisorInfo, zk.get(f"{ROOT}/supervisors/supervisor1")[0], "s1")
+    used = {port for _, port in assignment(zk, tid).slots()}
+    spare = max(p for p in info.ports if p not in used)
+    epoch = int(zk.get(f"{ROOT}/nimbus/epoch")[0])
+    return encode(Assignment(epoch, "ghost", {}, {1: ("supervisor1", spare)}, {1: 0}))
+
+
 def test_junk_nodes_leave_every_read_working(cluster, zk, tid):
-    nodes = {**JUNK, **junk_under(tid)}
+    nodes = {**JUNK, **junk_under(tid), f"{ROOT}/assignments/ghost-3-3": ghost_assignment(zk, tid)}
     for path, data in nodes.items():
         zk.create(path, data, makepath=True)
     try:
