@@ -156,3 +156,16 @@ def test_a_negative_epoch_is_refused():
 def test_only_this_supervisors_configured_ports_are_desired():
     a = assignment(1, {1: ("s1", 6700), 2: ("s1", 22), 3: ("s2", 6701)})
     assert set(desired_workers("s1", {"t": a}, (6700, 6701))) == {("t", 6700)}
+
+
+def test_epoch_zero_is_accepted_under_a_later_epoch_and_after_a_dropped_mark():
+    zero = assignment(0, {})
+    assert accept_epochs({"t": zero}, 3, {}, {}).assignments == {"t": zero}
+    assert accept_epochs({"t": zero}, 5, {"t": 7}, {}).assignments == {"t": zero}
+
+
+def test_every_topology_is_decided_on_its_own():
+    a, b, forged = assignment(1, {}), assignment(2, {}), assignment(9, {})
+    accepted = accept_epochs({"a": a, "b": b, "c": forged}, 2, {}, {})
+    assert accepted.assignments == {"a": a, "b": b}
+    assert accepted.seen == {"a": 1, "b": 2} and accepted.refused == ("c",)
