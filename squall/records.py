@@ -67,8 +67,6 @@ def type_problem(value: Any, hint: Any = None) -> str | None:
     if origin in (typing.Union, types.UnionType):
         ok = any(type_problem(value, a) is None for a in args)
         return None if ok else f"{value!r:.40} is none of {hint}"
-    if hint is type(None):
-        return None if value is None else f"{value!r:.40} is not None"
     if is_dataclass(hint):
         return type_problem(value) if isinstance(value, hint) else f"not a {hint.__name__}"
     if origin is dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
 from squall.records import (
     Assignment,
+    ErrorReport,
     NimbusInfo,
     RecordError,
     StormBase,
@@ -28,6 +29,7 @@ from squall.records import (
     decode,
     encode,
     trusted_epoch,
+    type_problem,
 )
 from squall.submit import submit_file
 
@@ -140,6 +142,48 @@ def test_the_epoch_read_by_supervisors_and_workers(zk):
             assert read_epoch(zk, lay) is None
     finally:
         zk.delete("/epoch-probe", recursive=True)
+
+
+@dataclass(frozen=True)
+class Probe:
+    m: dict[str, int]
+    seq: list[int]
+    pair: tuple[str, int]
+    maybe: int | None = None
+
+
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"m": []}, "m: [] is not a map"),
+        ({"m": {1: 1}}, "m: 1 is not str"),
+        ({"m": {"a": "x"}}, "m: 'x' is not int"),
+        ({"seq": (1,)}, "seq: (1,) is not a list"),
+        ({"seq": [1, "x"]}, "seq: 'x' is not int"),
+        ({"pair": ["s", 1]}, "pair: ['s', 1] is not a tuple"),
+        ({"pair": ("s",)}, "pair: ('s',) has 1 items, not 2"),
+        ({"pair": ("s", "x")}, "pair: 'x' is not int"),
+        ({"maybe": "x"}, "maybe: 'x' is none of"),
+        ({"maybe": True}, "maybe: True is none of"),
+    ],
+)
+def test_type_problem_names_the_field_and_the_value(changes, problem):
+    good = Probe({"a": 1}, [1, 2], ("s", 1))
+    assert type_problem(good) is None and type_problem(replace(good, maybe=3)) is None
+    assert type_problem(replace(good, **changes)).startswith(problem)
+
+
+def test_encode_round_trips_with_sorted_keys_and_a_missing_field_is_named():
+    placed = decode(Assignment, raw(**ASSIGNMENT), "/x")
+    assert encode(placed).startswith(b'{"code_dir":"t","epoch":1,')
+    assert decode(Assignment, encode(placed), "/x") == placed
+    with pytest.raises(RecordError, match="/x: StormBase record lacks launch_time_secs, name"):
+        decode(
+            StormBase,
+            raw(**{k: v for k, v in BASE.items() if k not in ("name", "launch_time_secs")}),
+            "/x",
+        )
+    assert decode(ErrorReport, raw(error="e", time_secs=1), "/x") == ErrorReport("e", 1)
 
 
 def test_trusted_epoch_bounds():
