@@ -158,6 +158,7 @@ class Probe:
         ({"m": []}, "m: [] is not a map"),
         ({"m": {1: 1}}, "m: 1 is not str"),
         ({"m": {"a": "x"}}, "m: 'x' is not int"),
+        ({"m": {"a": 1, "b": "x"}}, "m: 'x' is not int"),
         ({"seq": (1,)}, "seq: (1,) is not a list"),
         ({"seq": [1, "x"]}, "seq: 'x' is not int"),
         ({"pair": ["s", 1]}, "pair: ['s', 1] is not a tuple"),
