@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
@@ -19,15 +20,20 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from squall import zk as zk_mod
 from squall.records import (
     Assignment,
+    ErrorReport,
+    NimbusInfo,
+    RecordError,
     Slot,
     StormBase,
     SupervisorInfo,
     WorkerBeat,
+    decode,
     encode,
 )
 from squall.zk_layout import ZkLayout
 
 R = TypeVar("R")
+log = logging.getLogger("squall.nimbus")
 
 
 class FencedOut(RuntimeError):
@@ -60,7 +66,7 @@ class ClusterState:
         """Increment the epoch (compare-and-set) and fence every later write on it."""
         while True:
             data, stat = self.zk.get(self.layout.nimbus_epoch)
-            epoch = int(data or b"0") + 1
+            epoch = _epoch_of(data) + 1
             try:
                 new_stat = self.zk.set(
                     self.layout.nimbus_epoch, str(epoch).encode(), version=stat.version
@@ -169,28 +175,33 @@ class ClusterState:
         return beats
 
     def read_errors(self, topology_id: str) -> dict[str, list[dict[str, Any]]]:
-        """/errors/[id]/[component]: the last errors a component's tasks reported."""
+        """/errors/[id]/[component]: the last errors a component's tasks reported; a node or
+        an entry that is not an error report is skipped (and logged)."""
         out = {}
         parent = self.layout.errors(topology_id)
         for component in self._children(parent):
+            path = f"{parent}/{component}"
             try:
-                data, _ = self.zk.get(f"{parent}/{component}")
-                errors = json.loads(data.decode())
-            except (NoNodeError, ValueError, UnicodeDecodeError):
+                data, _ = self.zk.get(path)
+                entries = json.loads(data.decode())
+            except NoNodeError:
                 continue
-            if isinstance(errors, list):
-                out[component] = [e for e in errors if isinstance(e, dict) and "error" in e]
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                log.warning("skipping %s: not a JSON list of error reports", path)
+                continue
+            if not isinstance(entries, list):
+                log.warning("skipping %s: not a JSON list of error reports", path)
+                continue
+            reports = [r for r in (_error_report(e, path) for e in entries) if r is not None]
+            out[component] = [
+                {"error": r.error, "time_secs": r.time_secs, "host": r.host, "port": r.port}
+                for r in reports
+            ]
         return out
 
-    def read_nimbuses(self) -> dict[str, dict[str, Any]]:
-        out = {}
-        for child in self._children(self.layout.nimbuses):
-            try:
-                data, _ = self.zk.get(f"{self.layout.nimbuses}/{child}")
-                out[child] = json.loads(data.decode())
-            except (NoNodeError, ValueError, UnicodeDecodeError):
-                continue
-        return out
+    def read_nimbuses(self) -> dict[str, NimbusInfo]:
+        """Every registered nimbus; a node that is not a nimbus record is skipped."""
+        return self._read_all(NimbusInfo, self.layout.nimbuses)
 
     def register_nimbus(self, host: str, port: int, summary: bytes) -> None:
         path = f"{self.layout.nimbuses}/{host}:{port}"
@@ -199,3 +210,22 @@ class ClusterState:
         except NodeExistsError:
             self.zk.delete(path)
             self.zk.create(path, summary, ephemeral=True)
+
+
+def _error_report(entry: Any, where: str) -> ErrorReport | None:
+    try:
+        return decode(ErrorReport, json.dumps(entry).encode(), where)
+    except RecordError as exc:
+        log.warning("skipping an error report: %s", exc)
+        return None
+
+
+def _epoch_of(data: bytes | None) -> int:
+    """The epoch in /nimbus/epoch; junk there counts as 0 (the compare-and-set on the node's
+    version still fences, and the next epoch overwrites the junk) instead of leaving the
+    cluster without a leader."""
+    text = (data or b"0").decode("ascii", "replace").strip()
+    if text.isdigit() and len(text) <= 18:
+        return int(text)
+    log.warning("/nimbus/epoch holds %r, not an epoch; counting from 0", text[:40])
+    return 0

@@ -186,6 +186,6 @@ class NimbusHandler:
         """Every registered nimbus (/nimbuses), the leader marked."""
         leader = self.leader_of()
         return [
-            self._summary(n["host"], n["port"], n.get("start", time.time()), key == leader)
+            self._summary(n.host, n.port, n.start, key == leader)
             for key, n in sorted(self.c.state.read_nimbuses().items())
         ]

@@ -106,7 +106,23 @@ def topology_info(
 
 def _executor_stats(stats: Mapping[str, Any]) -> Any:
     return T.ExecutorStats(
-        emitted={":all-time": {k: int(v) for k, v in stats.get("emitted", {}).items()}},
-        transferred={":all-time": {k: int(v) for k, v in stats.get("transferred", {}).items()}},
+        emitted={":all-time": _counts(stats.get("emitted"))},
+        transferred={":all-time": _counts(stats.get("transferred"))},
         rate=0.0,
     )
+
+
+def _counts(raw: Any) -> dict[str, int]:
+    """A stream -> count map from a worker's heartbeat. Heartbeats are written by anyone who
+    can write ZooKeeper: entries that are not a stream name and a count are left out rather
+    than failing getTopologyInfo."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {
+        k: v
+        for k, v in raw.items()
+        if isinstance(k, str)
+        and isinstance(v, int)
+        and not isinstance(v, bool)
+        and -(2**63) <= v < 2**63
+    }

@@ -7,7 +7,9 @@ the node, instead of a KeyError deep inside a daemon.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+import types
+import typing
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 R = TypeVar("R")
@@ -24,7 +26,7 @@ def encode(record: Any) -> bytes:
 def decode(cls: type[R], data: bytes, where: str) -> R:
     try:
         raw = json.loads(data.decode())
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise RecordError(f"{where}: not a JSON {cls.__name__} record") from exc
     if not isinstance(raw, dict):
         raise RecordError(f"{where}: expected a JSON object for {cls.__name__}")
@@ -38,9 +40,63 @@ def decode(cls: type[R], data: bytes, where: str) -> R:
     if missing:
         raise RecordError(f"{where}: {cls.__name__} record lacks {', '.join(sorted(missing))}")
     try:
-        return cls._from_raw({k: v for k, v in raw.items() if k in names})  # type: ignore[attr-defined]
-    except (TypeError, ValueError, AttributeError) as exc:
+        record = cls._from_raw({k: v for k, v in raw.items() if k in names})  # type: ignore[attr-defined]
+    except (TypeError, ValueError, AttributeError, IndexError, KeyError) as exc:
         raise RecordError(f"{where}: malformed {cls.__name__} record: {exc}") from exc
+    problem = type_problem(record)
+    if problem:
+        raise RecordError(f"{where}: malformed {cls.__name__} record: {problem}")
+    return record
+
+
+def type_problem(value: Any, hint: Any = None) -> str | None:
+    """Why `value` does not match `hint` (a record's field annotations when `hint` is None),
+    or None. Records are written by other processes, and anyone on the network can write
+    ZooKeeper: a field of the wrong type must fail here, at the read that skips the node,
+    not later inside a daemon (a name of 5, a status of [] broke getClusterInfo)."""
+    if hint is None:
+        hints = typing.get_type_hints(type(value))
+        for f in fields(value):
+            problem = type_problem(getattr(value, f.name), hints[f.name])
+            if problem:
+                return f"{f.name}: {problem}"
+        return None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        ok = any(type_problem(value, a) is None for a in args)
+        return None if ok else f"{value!r:.40} is none of {hint}"
+    if is_dataclass(hint):
+        return type_problem(value) if isinstance(value, hint) else f"not a {hint.__name__}"
+    if origin is dict:
+        if not isinstance(value, dict):
+            return f"{value!r:.40} is not a map"
+        for k, v in value.items():
+            problem = type_problem(k, args[0]) or type_problem(v, args[1])
+            if problem:
+                return problem
+        return None
+    if origin in (list, tuple):
+        if not isinstance(value, origin):
+            return f"{value!r:.40} is not a {origin.__name__}"
+        items = args if origin is tuple else [args[0]] * len(value)
+        if len(items) != len(value):
+            return f"{value!r:.40} has {len(value)} items, not {len(items)}"
+        return next(filter(None, map(type_problem, value, items)), None)
+    if hint in (int, float) and isinstance(value, bool):
+        return f"{value!r} is not a number"
+    if hint is float and isinstance(value, int):
+        return None
+    return None if isinstance(value, hint) else f"{value!r:.40} is not {hint.__name__}"
+
+
+def trusted_epoch(assignment_epoch: int, current_epoch: int) -> bool:
+    """An assignment can only have been written by a leader whose epoch is at most the
+    current /nimbus/epoch (a deposed leader's writes are fenced by the epoch's version, and
+    an unchanged assignment keeps the epoch it was written under). One from a later epoch was
+    not written by any nimbus: acting on it let one anonymous write move a worker."""
+    return 0 <= assignment_epoch <= current_epoch
 
 
 @dataclass(frozen=True)
@@ -142,3 +198,31 @@ class WorkerBeat:
             uptime_secs=int(raw["uptime_secs"]),
             tasks={int(t): dict(s) for t, s in raw.get("tasks", {}).items()},
         )
+
+
+@dataclass(frozen=True)
+class NimbusInfo:
+    """/nimbuses/[host:port] (ephemeral): a nimbus that can answer, leader or standby."""
+
+    host: str
+    port: int
+    start: float
+    version: str = "unknown"
+
+    @classmethod
+    def _from_raw(cls, raw: dict[str, Any]) -> NimbusInfo:
+        return cls(**raw)
+
+
+@dataclass(frozen=True)
+class ErrorReport:
+    """One entry of /errors/[topology-id]/[component] (a JSON list of them)."""
+
+    error: str
+    time_secs: int
+    host: str | None = None
+    port: int | None = None
+
+    @classmethod
+    def _from_raw(cls, raw: dict[str, Any]) -> ErrorReport:
+        return cls(**raw)

@@ -8,17 +8,51 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.retry import KazooRetry
+from kazoo.security import ACL, Id, Permissions, make_digest_acl
 
 from squall.config import zk_hosts
 from squall.records import RecordError, decode
 from squall.zk_layout import ZkLayout
 
 R = TypeVar("R")
+log = logging.getLogger("squall.zk")
+
+
+class ZkAuthError(ValueError):
+    """The ZooKeeper auth settings cannot be used."""
+
+
+def auth_settings(conf: dict[str, Any]) -> tuple[list[tuple[str, str]], list[ACL] | None]:
+    """kazoo's auth_data and default_acl from Storm's keys. Off (no auth, kazoo's open ACL)
+    unless storm.zookeeper.auth.scheme is set. With digest auth every node this client creates
+    is ALL for the identity in storm.zookeeper.auth.payload ("user:password", shared by the
+    cluster's daemons) and for storm.zookeeper.superACL ("scheme:id", e.g. an admin's
+    "digest:admin:<base64 sha1>"); nobody else can read or write it."""
+    scheme = conf.get("storm.zookeeper.auth.scheme")
+    if not scheme:
+        return [], None
+    payload = str(conf.get("storm.zookeeper.auth.payload") or "")
+    if scheme != "digest":
+        raise ZkAuthError(f"storm.zookeeper.auth.scheme {scheme!r}: only 'digest' is supported")
+    user, sep, password = payload.partition(":")
+    if not (user and sep and password):
+        raise ZkAuthError("storm.zookeeper.auth.payload must be 'user:password' for digest auth")
+    acl = [make_digest_acl(user, password, all=True)]
+    super_acl = conf.get("storm.zookeeper.superACL")
+    if super_acl:
+        super_scheme, sep, super_id = str(super_acl).partition(":")
+        if not (super_scheme and sep and super_id):
+            raise ZkAuthError("storm.zookeeper.superACL must be 'scheme:id'")
+        acl.append(ACL(Permissions.ALL, Id(super_scheme, super_id)))
+    return [(scheme, payload)], acl
 
 
 def connect(conf: dict[str, Any]) -> KazooClient:
+    auth_data, default_acl = auth_settings(conf)
     client = KazooClient(
         hosts=zk_hosts(conf),
+        auth_data=auth_data or None,
+        default_acl=default_acl,
         timeout=conf["storm.zookeeper.session.timeout"] / 1000,
         connection_retry=KazooRetry(max_tries=-1, max_delay=5),
         command_retry=KazooRetry(max_tries=5, max_delay=2),
@@ -53,8 +87,23 @@ def read_records(zk: KazooClient, cls: type[R], parent: str) -> dict[str, R]:
     for child in children(zk, parent):
         try:
             record = read_record(zk, cls, f"{parent}/{child}")
-        except RecordError:
+        except RecordError as exc:
+            log.warning("skipping a node this version cannot read: %s", exc)
             continue
         if record is not None:
             out[child] = record
     return out
+
+
+def read_epoch(zk: KazooClient, lay: ZkLayout) -> int | None:
+    """The current leader epoch (/nimbus/epoch), or None when it is missing or not a
+    non-negative integer (then nothing can be checked against it)."""
+    try:
+        data, _ = zk.get(lay.nimbus_epoch)
+    except NoNodeError:
+        return None
+    text = (data or b"0").decode("ascii", "replace").strip()
+    if not text.isdigit() or len(text) > 18:
+        log.warning("%s holds %r, not an epoch", lay.nimbus_epoch, text[:40])
+        return None
+    return int(text)

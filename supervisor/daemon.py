@@ -29,7 +29,7 @@ from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
 from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
 
 from .launcher import Launcher
-from .sync import BeatTracker, accept_epochs, desired_workers, plan
+from .sync import BeatTracker, WorkerSpec, accept_epochs, desired_workers, plan
 
 log = logging.getLogger("squall.supervisor")
 
@@ -65,6 +65,8 @@ class Supervisor:
         self.stopping = threading.Event()
         self.needs_register = threading.Event()
         self.epochs: dict[str, int] = {}
+        self.accepted: dict[str, Assignment] = {}
+        self.refused: set[str] = set()
         self.beats = BeatTracker({})
         self.watched: set[str] = set()
         self.started = int(time.time())
@@ -138,8 +140,20 @@ class Supervisor:
             self.register()
             self.needs_register.clear()
         assignments = zk_mod.read_records(self.zk, Assignment, self.layout.assignments)
-        accepted, self.epochs = accept_epochs(assignments, self.epochs)
-        desired = desired_workers(self.id, accepted)
+        current = zk_mod.read_epoch(self.zk, self.layout)
+        accepted = accept_epochs(assignments, current, self.epochs, self.accepted)
+        for tid in sorted(set(accepted.refused) - self.refused):
+            log.warning(
+                "ignoring the assignment of %s: epoch %d is not one nimbus wrote (current %s, "
+                "newest seen %s)",
+                tid,
+                assignments[tid].epoch,
+                current,
+                self.epochs.get(tid),
+            )
+        self.accepted, self.epochs = accepted.assignments, accepted.seen
+        self.refused = set(accepted.refused)
+        desired = desired_workers(self.id, self.accepted, self.ports)
         for key in self.launcher.exited():
             log.warning("worker %s:%d exited; it will be restarted if still assigned", *key)
             self.launcher.stop(key)
@@ -151,12 +165,21 @@ class Supervisor:
         for key in todo.stop:
             self.launcher.stop(key)
         for spec in todo.start:
-            code_dir = self._ensure_code(spec.topology_id)
-            topology_conf = self._fetch_conf(spec.topology_id, code_dir)
-            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
+            self._start_worker(spec)
         for tid in {p.name for p in self.code_root.glob("*")} - {k[0] for k in desired}:
             if not any(k[0] == tid for k in self.launcher.running()):
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
+
+    def _start_worker(self, spec: WorkerSpec) -> None:
+        """One worker's start; its failure (e.g. an assignment naming a topology nimbus has no
+        code for) is logged and retried at the next sync, and never keeps the other
+        topologies' workers from starting."""
+        try:
+            code_dir = self._ensure_code(spec.topology_id)
+            topology_conf = self._fetch_conf(spec.topology_id, code_dir)
+            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
+        except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
+            log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
 
     def _hung_workers(self) -> list:
         seqs = {}
@@ -164,7 +187,8 @@ class Supervisor:
             path = self.layout.taskbeat(tid, self.id, port)
             try:
                 beat = zk_mod.read_record(self.zk, WorkerBeat, path)
-            except ValueError:
+            except ValueError as exc:
+                log.warning("skipping a heartbeat: %s", exc)
                 beat = None
             if beat is not None:
                 seqs[(tid, port)] = beat.seq

@@ -1,18 +1,21 @@
 """What a supervisor should run, decided from plain data (no ZooKeeper, no processes).
 
-`desired_workers` reads the assignments for this supervisor's slots, ignoring any assignment
-whose epoch is older than the newest this supervisor has seen for that topology (a deposed
-nimbus's write). `plan` compares that with the running workers.
+`accept_epochs` decides which assignment of each topology to act on: one whose epoch is
+later than the current /nimbus/epoch was written by no nimbus (anyone can write ZooKeeper
+without ACLs) and one older than the newest seen was written by a deposed nimbus; either is
+ignored and the one accepted before stays in force, so the topology keeps running and nimbus's
+next real write applies. `desired_workers` reads the accepted assignments for this
+supervisor's own slots; `plan` compares that with the running workers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from squall.liveness import is_alive
-from squall.records import Assignment
+from squall.records import Assignment, trusted_epoch
 
 WorkerKey = tuple[str, int]  # (topology id, port)
 
@@ -35,24 +38,53 @@ class SyncPlan:
     stop: tuple[WorkerKey, ...]
 
 
+@dataclass(frozen=True)
+class Accepted:
+    """The assignments to act on, the newest epoch seen per topology, and the topologies
+    whose assignment in ZooKeeper was refused this time (to log)."""
+
+    assignments: dict[str, Assignment]
+    seen: dict[str, int]
+    refused: tuple[str, ...]
+
+
 def accept_epochs(
-    assignments: Mapping[str, Assignment], seen: Mapping[str, int]
-) -> tuple[dict[str, Assignment], dict[str, int]]:
-    """Drop assignments older than the newest epoch seen per topology; return the rest and
-    the updated high-water marks."""
-    kept, newest = {}, dict(seen)
-    for tid, a in assignments.items():
-        if a.epoch >= seen.get(tid, 0):
-            kept[tid] = a
-            newest[tid] = a.epoch
-    return kept, newest
+    assignments: Mapping[str, Assignment],
+    current_epoch: int | None,
+    seen: Mapping[str, int],
+    previous: Mapping[str, Assignment],
+) -> Accepted:
+    """Per topology in ZooKeeper: its assignment when the epoch is trusted (at most the
+    current epoch) and not older than the newest seen; otherwise the one accepted before, if
+    any. An unreadable current epoch (None) trusts nothing new. A high-water mark above the
+    current epoch is dropped (the epoch node is the truth), so a forged one can never lock
+    out the real leader's later writes. A topology gone from ZooKeeper is gone."""
+    kept, newest, refused = {}, {}, []
+    for tid, a in sorted(assignments.items()):
+        floor = seen.get(tid, 0)
+        if current_epoch is not None and floor > current_epoch:
+            floor = 0
+        if current_epoch is not None and trusted_epoch(a.epoch, current_epoch) and a.epoch >= floor:
+            kept[tid], newest[tid] = a, a.epoch
+            continue
+        refused.append(tid)
+        if tid in previous:
+            kept[tid] = previous[tid]
+        if tid in seen:
+            newest[tid] = floor
+    return Accepted(kept, newest, tuple(refused))
 
 
-def desired_workers(supervisor_id: str, assignments: Mapping[str, Assignment]) -> dict:
+def desired_workers(
+    supervisor_id: str, assignments: Mapping[str, Assignment], ports: Iterable[int]
+) -> dict:
+    """Workers on this supervisor's configured ports only: an assignment naming another
+    port would have it bind a port it was never given."""
+    own = set(ports)
     desired: dict[WorkerKey, WorkerSpec] = {}
     for tid, a in sorted(assignments.items()):
         for slot in sorted(a.slots()):
-            if slot[0] == supervisor_id:
+            if slot[0] == supervisor_id and slot[1] in own:
                 tasks = tuple(a.tasks_on(slot))
                 started = max(a.task_start_secs.get(t, 0) for t in tasks)
                 desired[(tid, slot[1])] = WorkerSpec(tid, slot[1], tasks, started)

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from squall import zk as zk_mod
-from squall.records import Assignment, StormBase, WorkerBeat, decode, encode
+from squall.records import Assignment, StormBase, WorkerBeat, decode, encode, trusted_epoch
 from squall.zk_layout import ZkLayout
 
 log = logging.getLogger("squall.worker")
@@ -31,14 +31,42 @@ class ZooKeeperAgent:
         self.seq = 0
 
     def assignment(self) -> Assignment | None:
-        return zk_mod.read_record(self.zk, Assignment, self.layout.assignment(self.tid))
+        """This topology's assignment, or None when it is missing, unreadable or of an epoch
+        no nimbus wrote (see `trusted`)."""
+        try:
+            assignment = zk_mod.read_record(self.zk, Assignment, self.layout.assignment(self.tid))
+        except ValueError as exc:
+            log.warning("unreadable assignment: %s", exc)
+            return None
+        return assignment if assignment is not None and self.trusted(assignment) else None
+
+    def trusted(self, assignment: Assignment) -> bool:
+        """Whether the assignment's epoch is one a nimbus can have written (at most the current
+        /nimbus/epoch); a forged one is logged and not acted on."""
+        current = zk_mod.read_epoch(self.zk, self.layout)
+        if current is not None and trusted_epoch(assignment.epoch, current):
+            return True
+        log.warning(
+            "ignoring an assignment of epoch %d: the current epoch is %s", assignment.epoch, current
+        )
+        return False
 
     def task_components(self) -> dict[int, str]:
+        """Task -> component from /tasks/[id]; a child that is not a task number or whose
+        data is not a name is skipped (and logged), never fatal to the worker's start."""
         parent = self.layout.tasks(self.tid)
-        return {
-            int(child): self.zk.get(f"{parent}/{child}")[0].decode()
-            for child in zk_mod.children(self.zk, parent)
-        }
+        out = {}
+        for child in zk_mod.children(self.zk, parent):
+            try:
+                data, _ = self.zk.get(f"{parent}/{child}")
+                name = data.decode()
+            except (NoNodeError, UnicodeDecodeError):
+                name = ""
+            if child.isdigit() and name:
+                out[int(child)] = name
+            else:
+                log.warning("skipping the malformed task node %s/%s", parent, child)
+        return out
 
     def watch(
         self,
@@ -54,7 +82,8 @@ class ZooKeeperAgent:
                 return False
             try:
                 base = decode(StormBase, data, self.layout.storm(self.tid))
-            except ValueError:
+            except ValueError as exc:
+                log.warning("ignoring an unreadable topology record: %s", exc)
                 return None
             on_status(base)
             return None
@@ -65,7 +94,10 @@ class ZooKeeperAgent:
                 return False
             try:
                 assignment = decode(Assignment, data, self.layout.assignment(self.tid))
-            except ValueError:
+            except ValueError as exc:
+                log.warning("ignoring an unreadable assignment: %s", exc)
+                return None
+            if not self.trusted(assignment):
                 return None
             return None if on_assignment(assignment) else False
 
@@ -96,7 +128,7 @@ class ZooKeeperAgent:
         for _ in range(5):
             try:
                 data, stat = self.zk.get(path)
-                errors = (json.loads(data or b"[]") + [entry])[-MAX_ERRORS_KEPT:]
+                errors = (_error_list(data) + [entry])[-MAX_ERRORS_KEPT:]
                 self.zk.set(path, json.dumps(errors).encode(), version=stat.version)
                 return
             except NoNodeError:
@@ -111,3 +143,12 @@ class ZooKeeperAgent:
     def close(self) -> None:
         self.zk.stop()
         self.zk.close()
+
+
+def _error_list(data: bytes | None) -> list[Any]:
+    """The error entries already in an /errors node; junk there is replaced, not fatal."""
+    try:
+        errors = json.loads(data or b"[]")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return []
+    return [e for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
