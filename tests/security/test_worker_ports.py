@@ -3,9 +3,12 @@ live local cluster: the ports listen on the supervisor's address only, and an ov
 (a 512 MiB header, a little of its body) is refused without the worker reading it, growing, or
 dying, while its topology keeps processing."""
 
+import os
 import random
 import socket
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,29 +171,42 @@ def test_oversized_and_junk_frames_are_refused_and_the_topology_keeps_going(clus
     assert set(worker_pids(cluster)) == set(pids)
 
 
-def children(pid: int) -> set[int]:
-    found = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found |= {int(c) for c in (task / "children").read_text().split()}
-    return found
+SPARK_WORKER = """
+import sys
+from pathlib import Path
+from pyspark import SparkContext
+from squall.worker.spark import SparkHolder
+
+conf = {"spark.master": "local[1]", "spark.sql.shuffle.partitions": 1}
+holder = SparkHolder(conf, "squall-ports", Path(sys.argv[1]), "127.0.0.1", "127.0.0.1")
+holder.session()
+print(SparkContext._gateway.proc.pid, flush=True)
+sys.stdin.read()  # hold the session until the test closes our stdin
+holder.stop()
+"""
 
 
-def test_a_workers_spark_driver_listens_on_the_worker_address_only(tmp_path, monkeypatch):
+def test_a_workers_spark_driver_listens_on_the_worker_address_only(tmp_path):
     """The SparkSession a worker starts, left to squall's defaults: every port of its JVM
-    (driver RPC, block manager, Py4J) is on the worker's address."""
-    import os
-
-    from squall.worker.spark import SparkHolder
-
-    monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)  # restored when the test ends
-    conf = {"spark.master": "local[1]", "spark.sql.shuffle.partitions": 1}
-    holder = SparkHolder(conf, "squall-ports", tmp_path / "handoff", "127.0.0.1", "127.0.0.1")
-    before = children(os.getpid())
+    (driver RPC, block manager, Py4J) is on the worker's address. It runs in a process of
+    its own, as in a worker: this one may hold a SparkSession of other tests already."""
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_LOCAL_IP"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", SPARK_WORKER, str(tmp_path / "handoff")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
-        holder.session()
-        [jvm] = children(os.getpid()) - before
+        jvm = int(process.stdout.readline())
         sockets = listening(jvm)
         assert sockets, "the JVM listens on nothing"
         assert {address for address, _ in sockets} <= {"127.0.0.1", "::ffff:127.0.0.1"}, sockets
     finally:
-        holder.stop()
+        process.stdin.close()
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
