@@ -25,6 +25,7 @@ from squall.validation import name_problem
 
 from . import summaries
 from .controller import Controller
+from .redaction import redacted
 
 log = logging.getLogger("squall.nimbus.handler")
 
@@ -112,7 +113,7 @@ class NimbusHandler:
 
     @_guarded
     def getNimbusConf(self):
-        return json.dumps(self.conf)
+        return json.dumps(redacted(self.conf))
 
     @_guarded
     def getClusterInfo(self):

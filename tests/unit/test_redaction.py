@@ -1,0 +1,26 @@
+"""getNimbusConf's view of the conf: no password leaves nimbus."""
+
+from squall.nimbus.redaction import REDACTED, redacted
+
+
+def test_the_zookeeper_payload_and_the_store_password_are_redacted():
+    conf = {
+        "storm.zookeeper.auth.payload": "squall:s3cret",
+        "nimbus.store.url": "postgresql+psycopg://nimbus:s3cret@db.example:5432/squall",
+        "nimbus.thrift.port": 6627,
+    }
+    shown = redacted(conf)
+    assert shown["storm.zookeeper.auth.payload"] == REDACTED
+    assert shown["nimbus.store.url"] == "postgresql+psycopg://nimbus:***@db.example:5432/squall"
+    assert shown["nimbus.thrift.port"] == 6627
+    assert "s3cret" not in repr(shown)
+    assert conf["storm.zookeeper.auth.payload"] == "squall:s3cret"  # the original is kept
+
+
+def test_settings_without_secrets_are_shown_as_they_are():
+    conf = {"storm.zookeeper.auth.payload": "", "nimbus.store.url": "sqlite:////var/store.db"}
+    assert redacted(conf) == conf
+
+
+def test_a_store_url_that_cannot_be_parsed_is_hidden_whole():
+    assert redacted({"nimbus.store.url": "not a url :: s3cret"})["nimbus.store.url"] == REDACTED
