@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS: dict[str, tuple[str, ...]] = {
     "nimbus/decide.py": (
         "tests/unit/test_nimbus_decide.py",
+        "tests/unit/test_nimbus_limits.py",
         "tests/unit/test_nimbus_properties.py",
         "tests/unit/test_nimbus_controller.py",
     ),
