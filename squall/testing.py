@@ -38,6 +38,7 @@ from squall.worker.inbound import Inbound
 from squall.worker.routing import Router
 from squall.worker.spark import SparkHolder
 from squall.worker.tables import as_table
+from squall.worker.task_io import WorkerTaskIO
 
 
 class RunTimeout(TimeoutError):
@@ -112,29 +113,6 @@ class _Recorder:
             self.result.emitted[(self.component, stream)].extend(rows)
 
 
-class _InProcessIO:
-    """The TaskIO of a topology whose tasks all live in this process."""
-
-    def __init__(self, router: Router, ackers: Sequence[int], result: RunResult) -> None:
-        self.router = router
-        self.ackers = tuple(ackers)
-        self.result = result
-        self.inbound: Inbound | None = None
-
-    def targets(self, component, task, stream, values, direct):
-        return self.router.targets(component, task, stream, values, direct)
-
-    def split(self, component, task, stream, table, direct):
-        return self.router.split(component, task, stream, table, direct)
-
-    def send(self, delivery: Any) -> None:
-        assert self.inbound is not None
-        self.inbound.deliver(delivery)
-
-    def report_error(self, component: str, text: str) -> None:
-        self.result.errors[component].append(text)
-
-
 def _check_inputs(topology: type[Topology], inputs: Mapping[str, Any]) -> None:
     specs = topology.specs
     unknown = sorted(set(inputs) - set(specs))
@@ -173,14 +151,17 @@ def run(
         by_component[name].append(task)
 
     result = RunResult()
-    io = _InProcessIO(
-        Router(structure, task_components, task_components), by_component[ACKER], result
+    executors: dict[int, Executor] = {}  # filled below; Inbound looks tasks up at delivery
+    io = WorkerTaskIO(
+        Router(structure, task_components, task_components),
+        Inbound(structure, executors).deliver,
+        by_component[ACKER],
+        lambda component, text: result.errors[component].append(text),
     )
     scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
     out = str(output_dir or Path(scratch.name) / "output")
     spark = SparkHolder(conf, "squall-testing", Path(scratch.name) / "spark-handoff")
     registry = InMemoryRegistry()
-    executors: dict[int, Executor] = {}
     for task, name in sorted(task_components.items()):
         context = TaskContext(
             "testing",
@@ -197,7 +178,6 @@ def run(
         if isinstance(component, Spout):
             _record_verdicts(component, name, result)
         executors[task] = executor
-    io.inbound = Inbound(structure, executors)
     try:
         for executor in executors.values():
             executor.active.set()

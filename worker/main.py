@@ -85,7 +85,7 @@ class Worker:
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
         router = Router(self.structure, task_components, self.my_tasks)
-        io = WorkerTaskIO(router, self.transport, ackers, self.report_error)
+        io = WorkerTaskIO(router, self.transport.send, ackers, self.report_error)
         handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
         self.spark = SparkHolder(
             self.conf,

@@ -1,6 +1,7 @@
-"""The worker's TaskIO: what its executors use to route, send and report. Routing follows
-the topology's groupings (Router); sending goes through the Transport, which skips the
-network for tasks of this worker."""
+"""The TaskIO executors use to route, send and report. Routing follows the topology's
+groupings (Router); `send` is the Transport's in a worker (which skips the network for
+tasks of the same worker) and Inbound's `deliver` when every task lives in one process
+(squall.testing)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,18 @@ import pyarrow as pa
 
 from .delivery import Delivery
 from .routing import Router
-from .transport import Transport
 
 
 class WorkerTaskIO:
     def __init__(
         self,
         router: Router,
-        transport: Transport,
+        send: Callable[[Delivery], None],
         ackers: Sequence[int],
         report_error: Callable[[str, str], None],
     ) -> None:
         self.router = router
-        self.transport = transport
+        self._send = send
         self.ackers = tuple(ackers)
         self._report_error = report_error
 
@@ -38,7 +38,7 @@ class WorkerTaskIO:
         return self.router.split(component, task, stream, table, direct)
 
     def send(self, delivery: Delivery) -> None:
-        self.transport.send(delivery)
+        self._send(delivery)
 
     def report_error(self, component: str, text: str) -> None:
         self._report_error(component, text)
