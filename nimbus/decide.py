@@ -17,7 +17,7 @@ from typing import Any
 from squall import thrift_api as T
 from squall.records import Assignment, Slot, StormBase, WorkerBeat
 from squall.structure import ACKER, assign_task_ids
-from squall.validation import invalid, validate_topology_conf
+from squall.validation import check_name_free, invalid, validate_topology_conf
 
 from . import events as ev
 from . import instructions as ins
@@ -125,10 +125,7 @@ def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
 
 
 def _submit(model: NimbusModel, e: ev.Submit) -> Result:
-    if model.name_taken(e.name):
-        raise T.AlreadyAliveException(msg=f"topology {e.name!r} is already alive")
-    if e.name in model.topologies:
-        raise invalid(f"topology name {e.name!r} is the id of a running topology; choose another")
+    check_name_free(e.name, [(t.base.name, tid) for tid, t in model.topologies.items()])
     num_workers = check_workers(e.conf.get("topology.workers", model.settings.default_workers))
     ackers = e.conf.get(ACKERS_KEY, model.settings.default_ackers)
     ackers = check_ackers(num_workers if ackers is None else ackers)

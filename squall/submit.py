@@ -15,8 +15,8 @@ from squall.client import upload
 from squall.code_package import pack_directory
 from squall.topology import Topology, load_topology_file
 from squall.validation import (
+    check_name_free,
     check_topology_name,
-    invalid,
     json_text,
     validate_topology,
     validate_topology_conf,
@@ -37,15 +37,6 @@ def checked(topology: type[Topology], name: str, conf: dict[str, Any]) -> tuple[
     return thrift, json_conf
 
 
-def check_name_free(client: Any, name: str) -> None:
-    """Refuse a name already in use, as a name or as another topology's id, before the upload."""
-    for summary in client.getClusterInfo().topologies or []:
-        if name == summary.name:
-            raise T.AlreadyAliveException(msg=f"topology {name!r} is already alive")
-        if name == summary.id:
-            raise invalid(f"topology name {name!r} is the id of a running topology; choose another")
-
-
 def submit_file(
     client: Any,
     path: str | Path,
@@ -60,7 +51,8 @@ def submit_file(
     topology = load_topology_file(path)
     topology_name = name or topology.name or path.stem
     thrift, json_conf = checked(topology, topology_name, {**topology.config, **(overrides or {})})
-    check_name_free(client, topology_name)
+    running = client.getClusterInfo().topologies or []
+    check_name_free(topology_name, [(t.name, t.id) for t in running])
     package = pack_directory(path.parent, conf["nimbus.upload.max.bytes"])
     sent = 0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from squall import config as config_mod
@@ -59,6 +60,16 @@ def check_topology_name(name: Any) -> str:
     if problem:
         raise invalid(problem)
     return name
+
+
+def check_name_free(name: str, running: Iterable[tuple[str, str]]) -> None:
+    """Refuse a name already in use by a running topology, as its name or as its id (killing
+    by a name equal to another's id would kill the other). `running`: (name, id) pairs."""
+    for other_name, other_id in running:
+        if name == other_name:
+            raise T.AlreadyAliveException(msg=f"topology {name!r} is already alive")
+        if name == other_id:
+            raise invalid(f"topology name {name!r} is the id of a running topology; choose another")
 
 
 def _grouping(component: str, source: str, stream: str, g: Any) -> GroupingSpec:

@@ -252,21 +252,14 @@ def test_client_check_refuses_unserializable_kwargs_and_conf():
     assert validate_topology(thrift).task_counts() == {"lines": 1}
 
 
-class _Summaries:
-    def __init__(self, *pairs):
-        self.topologies = [T.TopologySummary(id=i, name=n) for i, n in pairs]
+def test_a_name_in_use_as_name_or_id_is_refused():
+    """One rule for the client (before the upload) and nimbus (squall.validation)."""
+    from squall.validation import check_name_free
 
-    def getClusterInfo(self):
-        return self
-
-
-def test_client_refuses_a_name_in_use_as_name_or_id_before_the_upload():
-    from squall.submit import check_name_free
-
-    client = _Summaries(("t-1a2b3c4d-1000", "t"))
+    running = [("t", "t-1a2b3c4d-1000")]
     with pytest.raises(T.AlreadyAliveException):
-        check_name_free(client, "t")
+        check_name_free("t", running)
     with pytest.raises(T.InvalidTopologyException) as info:
-        check_name_free(client, "t-1a2b3c4d-1000")
+        check_name_free("t-1a2b3c4d-1000", running)
     assert "is the id of a running topology" in info.value.msg
-    check_name_free(client, "u")
+    check_name_free("u", running)
