@@ -17,11 +17,19 @@ import yaml
 
 # Namespaces squall owns: keys there must be known. `spark.` is open (any Spark setting passes
 # through to the SparkSession); keys outside these are the user's own and pass through.
-OWNED_PREFIXES = ("storm.", "nimbus.", "supervisor.", "worker.", "task.", "topology.")
+OWNED_PREFIXES = (
+    "storm.",
+    "nimbus.",
+    "supervisor.",
+    "worker.",
+    "task.",
+    "topology.",
+    "security.",
+)
 OPEN_PREFIXES = ("spark.",)
 # Keys that belong to the cluster, never to one topology: a topology that sets one (e.g.
 # storm.zookeeper.root) would point its workers at another cluster, or at nothing.
-CLUSTER_ONLY_PREFIXES = ("storm.", "nimbus.", "supervisor.")
+CLUSTER_ONLY_PREFIXES = ("storm.", "nimbus.", "supervisor.", "security")
 
 # Sizes, counts and periods where 0 or less means a busy loop, a division by zero or nothing
 # at all (topology.batch.size 0 spun a worker at 94% CPU): the smallest value each may take.
