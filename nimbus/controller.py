@@ -283,10 +283,10 @@ class Controller:
             value = json_value
         self.call(Decide(ev.SetConfig(name, key, value, self.wall())))
 
-    def begin_upload(self) -> str:
+    def begin_upload(self, owner: str | None = None) -> str:
         if not self.leading:
             raise self._not_leader()
-        return self.inbox.begin(self.clock())
+        return self.inbox.begin(self.clock(), owner)
 
     def _not_leader(self) -> T.IllegalStateException:
         leader = self.leader_of() or "unknown"

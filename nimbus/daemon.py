@@ -32,6 +32,7 @@ from .inbox import Inbox
 from .server import NimbusServer
 from .store import Store
 from .timers import Timers
+from .upload_policy import UploadQuota
 
 log = logging.getLogger("squall.nimbus")
 
@@ -65,7 +66,7 @@ def run_nimbus(conf: dict[str, Any]) -> None:
     controller = Controller(
         conf,
         state,
-        Inbox(local / "inbox", conf["nimbus.upload.max.bytes"]),
+        Inbox(local / "inbox", UploadQuota.from_conf(conf)),
         CodeStore(local / "stormdist", store),
         later=timers.after,
         leader_of=leader_of,

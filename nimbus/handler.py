@@ -23,7 +23,7 @@ from squall import thrift_api as T
 from squall.structure import structure_to_thrift
 from squall.validation import name_problem
 
-from . import summaries
+from . import request_context, summaries
 from .controller import Controller
 from .redaction import redacted
 
@@ -67,6 +67,8 @@ class NimbusHandler:
 
     @_guarded
     def submitTopologyWithOpts(self, name, uploadedJarLocation, jsonConf, topology, options):
+        # before anything else: a refused submit discards its upload, never another's
+        self.c.inbox.check_owner(uploadedJarLocation, request_context.current().principal)
         status = options.initial_status if options else T.TopologyInitialStatus.ACTIVE
         self.c.submit(name, uploadedJarLocation, jsonConf, topology, status)
 
@@ -93,15 +95,16 @@ class NimbusHandler:
 
     @_guarded
     def beginFileUpload(self):
-        return self.c.begin_upload()
+        return self.c.begin_upload(request_context.current().principal)
 
     @_guarded
     def uploadChunk(self, location, chunk):
-        self.c.inbox.append(location, chunk)
+        principal = request_context.current().principal
+        self.c.inbox.append(location, chunk, self.c.clock(), principal)
 
     @_guarded
     def finishFileUpload(self, location):
-        self.c.inbox.finish(location)
+        self.c.inbox.finish(location, self.c.clock(), request_context.current().principal)
 
     @_guarded
     def beginFileDownload(self, file):

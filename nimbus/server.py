@@ -1,92 +1,245 @@
-"""The Thrift server: framed transport, binary protocol (what Storm clients speak), and the
-limits that keep a hostile client from taking nimbus down.
+"""Nimbus's Thrift server: framed transport, binary protocol (what Storm clients speak), on
+an asyncio loop, with the limits that keep hostile clients from taking nimbus down or
+locking others out.
 
-- A frame larger than nimbus.thrift.max_buffer_size, or with a negative length, closes that
-  connection before anything is allocated for it.
-- At most nimbus.thrift.max.connections connections are served at once; more are closed.
-- A connection silent for nimbus.thrift.client.idle.secs is closed.
-- Any error while decoding a request closes only that connection.
+- Each request is one frame, read whole before it is decoded (nimbus/thrift_call.py bounds
+  what it can decode into). A frame larger than nimbus.thrift.max_buffer_size, or with a
+  negative length, closes its connection before anything is allocated for it.
+- Deadlines: a TLS handshake (nimbus.thrift.handshake.timeout.secs), a request from its
+  frame's first byte to its last and the write of its reply
+  (nimbus.thrift.request.timeout.secs), the silence between requests
+  (nimbus.thrift.client.idle.secs). A connection past one is closed.
+- Connections cost a coroutine, not a thread. When nimbus.thrift.max.connections (or
+  nimbus.thrift.max.connections.per.address for one host) are open, a newcomer is still
+  served: the connection waiting on its client longest is closed (nimbus/connection_limits.py).
+- Handler calls run on nimbus.thrift.threads threads (they block on the controller), each
+  inside the caller's RequestContext (principal: the TLS client certificate's CN).
+- Any error in a request closes only that connection.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
 import logging
+import resource
+import socket
+import ssl
 import struct
 import threading
-from io import BytesIO
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-from thriftpy2.protocol.binary import TBinaryProtocolFactory
-from thriftpy2.thrift import TProcessor
-from thriftpy2.transport import TServerSocket, TTransportException
-from thriftpy2.transport.base import readall
-from thriftpy2.transport.framed import TFramedTransport
+from . import request_context
+from .connection_limits import ConnectionView, admit
+from .request_context import RequestContext
+from .thrift_call import BadRequest, Refusal, decode_call, frame_length, run_call
 
 log = logging.getLogger("squall.nimbus.server")
+WARN_EVERY_SECS = 10.0
 
 
-class BoundedFramedTransport(TFramedTransport):
-    def __init__(self, trans: Any, max_frame: int) -> None:
-        super().__init__(trans)
-        self.max_frame = max_frame
+@dataclass(frozen=True)
+class ServerLimits:
+    max_frame: int
+    max_values: int
+    max_connections: int
+    max_per_address: int
+    idle_secs: float
+    request_secs: float
+    handshake_secs: float
+    threads: int
 
-    def read_frame(self) -> None:
-        (size,) = struct.unpack("!i", readall(self._trans.read, 4))
-        if size < 0 or size > self.max_frame:
-            raise TTransportException(TTransportException.UNKNOWN, f"frame of {size} bytes refused")
-        self._rbuf = BytesIO(readall(self._trans.read, size))
+    @staticmethod
+    def from_conf(conf: dict[str, Any]) -> ServerLimits:
+        return ServerLimits(
+            max_frame=conf["nimbus.thrift.max_buffer_size"],
+            max_values=conf["nimbus.thrift.max.request.values"],
+            max_connections=conf["nimbus.thrift.max.connections"],
+            max_per_address=conf["nimbus.thrift.max.connections.per.address"],
+            idle_secs=conf["nimbus.thrift.client.idle.secs"],
+            request_secs=conf["nimbus.thrift.request.timeout.secs"],
+            handshake_secs=conf["nimbus.thrift.handshake.timeout.secs"],
+            threads=conf["nimbus.thrift.threads"],
+        )
+
+
+class FrameRefused(Exception):
+    """A frame header announced a length nimbus will not read."""
+
+
+@dataclass
+class _Connection:
+    id: int
+    address: str
+    transport: asyncio.BaseTransport
+    waiting_since: float | None
+
+
+def principal_of(peercert: dict[str, Any] | None) -> str | None:
+    """The subject CN of a verified TLS client certificate (None without one)."""
+    for rdn in (peercert or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return str(value)
+    return None
+
+
+def raise_open_files_limit() -> int:
+    """Raise the soft RLIMIT_NOFILE to the hard limit: each connection is a descriptor."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            return target
+    return soft
 
 
 class NimbusServer:
-    def __init__(self, service: Any, conf: dict[str, Any]) -> None:
+    def __init__(
+        self, service: Any, conf: dict[str, Any], ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.service = service
-        self.processor: TProcessor | None = None
-        self.max_frame = conf["nimbus.thrift.max_buffer_size"]
-        self.slots = threading.BoundedSemaphore(conf["nimbus.thrift.max.connections"])
-        self.socket = TServerSocket(
-            host=conf["nimbus.host"],
-            port=conf["nimbus.thrift.port"],
-            client_timeout=conf["nimbus.thrift.client.idle.secs"] * 1000,
-        )
-        self.protocol = TBinaryProtocolFactory()
+        self.handler: Any = None
+        self.ssl_context = ssl_context
+        self.limits = ServerLimits.from_conf(conf)
+        self.address = (conf["nimbus.host"], conf["nimbus.thrift.port"])
+        self.sock: socket.socket | None = None
+        self.loop = asyncio.new_event_loop()
+        self.pool = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="nimbus-thrift")
+        self.connections: dict[int, _Connection] = {}
+        self.ids = itertools.count(1)
         self.closed = threading.Event()
+        self.stop: asyncio.Event | None = None
+        self.cut = 0  # connections closed to make room since the last warning
+        self.warned_at = 0.0
 
     def listen(self) -> int:
         """Bind and listen; returns the port (useful when configured as 0)."""
-        self.socket.listen()
-        return self.socket.sock.getsockname()[1]
+        files = raise_open_files_limit()
+        if files < self.limits.max_connections + 64:
+            log.warning(
+                "open files limit %d is low for %d connections", files, self.limits.max_connections
+            )
+        self.sock = socket.create_server(self.address, backlog=128)
+        return self.sock.getsockname()[1]
 
     def serve_forever(self, handler: Any) -> None:
-        self.processor = TProcessor(self.service, handler)
-        while not self.closed.is_set():
-            try:
-                client = self.socket.accept()
-            except Exception:  # noqa: BLE001 - the accept loop must survive anything
-                if self.closed.is_set():
-                    return
-                log.exception("accept failed")
-                continue
-            if not self.slots.acquire(blocking=False):
-                log.warning("too many Thrift connections; closing a new one")
-                client.close()
-                continue
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client: Any) -> None:
-        trans = BoundedFramedTransport(client, self.max_frame)
-        proto = self.protocol.get_protocol(trans)
-        assert self.processor is not None
+        """Serve until close(); runs the event loop on the calling thread."""
+        self.handler = handler
         try:
-            while not self.closed.is_set():
-                self.processor.process(proto, proto)
-        except TTransportException:
-            pass
-        except Exception as exc:  # noqa: BLE001 - a bad request closes its connection only
-            log.info("closing a Thrift connection after a bad request: %s", exc)
+            self.loop.run_until_complete(self._main())
         finally:
-            trans.close()
-            self.slots.release()
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.loop.close()
 
     def close(self) -> None:
+        """Stop serving; safe from any thread and from signal handlers."""
         self.closed.set()
-        self.socket.close()
+        with contextlib.suppress(RuntimeError):  # the loop already ended
+            self.loop.call_soon_threadsafe(self._stop_soon)
+        if not self.loop.is_running() and self.sock is not None:
+            self.sock.close()
+
+    def _stop_soon(self) -> None:
+        if self.stop is not None:
+            self.stop.set()
+
+    async def _main(self) -> None:
+        self.stop = asyncio.Event()
+        if self.closed.is_set() or self.sock is None:
+            return
+        server = await asyncio.start_server(
+            self._connection,
+            sock=self.sock,
+            ssl=self.ssl_context,
+            ssl_handshake_timeout=self.limits.handshake_secs if self.ssl_context else None,
+        )
+        try:
+            await self.stop.wait()
+        finally:
+            server.close()
+            for conn in list(self.connections.values()):
+                conn.transport.abort()
+
+    def _admit(self, conn: _Connection) -> bool:
+        views = [
+            ConnectionView(c.id, c.address, c.waiting_since) for c in self.connections.values()
+        ]
+        decision = admit(
+            views, conn.address, self.limits.max_connections, self.limits.max_per_address
+        )
+        if decision.evict is not None:
+            self.connections.pop(decision.evict).transport.abort()
+        if decision.evict is not None or not decision.admit:
+            self.cut += 1
+            now = time.monotonic()
+            if now - self.warned_at > WARN_EVERY_SECS:
+                log.warning("%s (%d connections closed or refused)", decision.reason, self.cut)
+                self.warned_at, self.cut = now, 0
+        return decision.admit
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        principal = principal_of(writer.get_extra_info("peercert")) if self.ssl_context else None
+        ctx = RequestContext(principal=principal, address=f"{peer[0]}:{peer[1]}")
+        conn = _Connection(next(self.ids), str(peer[0]), writer.transport, self.loop.time())
+        if not self._admit(conn):
+            writer.transport.abort()
+            return
+        self.connections[conn.id] = conn
+        try:
+            await self._serve(conn, reader, writer, ctx)
+        except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, ssl.SSLError):
+            pass  # the client left, stalled or broke TLS: only its connection ends
+        except (FrameRefused, BadRequest) as exc:
+            log.info("closing Thrift connection from %s: %s", ctx.address, exc)
+        except Exception:  # noqa: BLE001 - nothing a client does ends the server
+            log.exception("Thrift connection from %s failed", ctx.address)
+        finally:
+            self.connections.pop(conn.id, None)
+            writer.transport.abort()
+
+    async def _serve(
+        self,
+        conn: _Connection,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        ctx: RequestContext,
+    ) -> None:
+        limits = self.limits
+        while not self.closed.is_set():
+            conn.waiting_since = self.loop.time()
+            first = await asyncio.wait_for(reader.readexactly(1), limits.idle_secs)
+            frame = await asyncio.wait_for(self._rest_of_frame(reader, first), limits.request_secs)
+            conn.waiting_since = None  # its call runs: never closed to make room
+            reply, close = await self.loop.run_in_executor(self.pool, self._process, frame, ctx)
+            conn.waiting_since = self.loop.time()
+            if reply is not None:
+                writer.write(struct.pack("!i", len(reply)) + reply)
+                await asyncio.wait_for(writer.drain(), limits.request_secs)
+            if close:
+                return
+
+    async def _rest_of_frame(self, reader: asyncio.StreamReader, first: bytes) -> bytes:
+        size = frame_length(first + await reader.readexactly(3))
+        if size < 0 or size > self.limits.max_frame:
+            raise FrameRefused(f"frame of {size} bytes refused (nimbus.thrift.max_buffer_size)")
+        return await reader.readexactly(size)
+
+    def _process(self, frame: bytes, ctx: RequestContext) -> tuple[bytes | None, bool]:
+        """On a pool thread: decode, check and run one request; returns (reply, close)."""
+        try:
+            call = decode_call(self.service, frame, self.limits.max_values)
+        except BadRequest as exc:
+            log.info("closing Thrift connection from %s: %s", ctx.address, exc)
+            return None, True
+        if isinstance(call, Refusal):
+            log.info("refused a request from %s: %s", ctx.address, call.reason)
+            return call.reply, call.close
+        with request_context.bind(ctx):
+            return run_call(self.service, self.handler, call), False

@@ -1,0 +1,50 @@
+"""Which connection makes room for a new one: the decision behind nimbus's connection limits.
+
+Refusing newcomers when full lets idle or one-byte-per-second clients lock everyone else out
+(256 of them did). Instead a newcomer is admitted and the connection that has waited on its
+client the longest is closed: waiting means between requests or part-way through sending a
+frame, so both idle and slow clients are the first to go, and a client whose call is running
+is never cut. The per-address cap keeps one host from pushing every other host's connections
+out; when a host is at its cap, its own longest-waiting connection makes room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ConnectionView:
+    id: int
+    address: str  # the peer's host
+    waiting_since: float | None  # monotonic; None while a call of it runs (never evicted)
+
+
+@dataclass(frozen=True)
+class Admission:
+    admit: bool
+    evict: int | None  # the id of the connection to close first
+    reason: str
+
+
+def _longest_waiting(candidates: Sequence[ConnectionView]) -> ConnectionView | None:
+    waiting = [c for c in candidates if c.waiting_since is not None]
+    return min(waiting, key=lambda c: (c.waiting_since, c.id), default=None)
+
+
+def admit(
+    connections: Sequence[ConnectionView], address: str, max_total: int, max_per_address: int
+) -> Admission:
+    """Decide whether a new connection from `address` is served, and whom it replaces."""
+    same = [c for c in connections if c.address == address]
+    if len(same) >= max_per_address:
+        pool, limit = same, f"{address} has {len(same)} connections (per-address cap)"
+    elif len(connections) >= max_total:
+        pool, limit = connections, f"{len(connections)} connections (nimbus.thrift.max.connections)"
+    else:
+        return Admission(True, None, "room")
+    victim = _longest_waiting(pool)
+    if victim is None:
+        return Admission(False, None, f"{limit}, all running calls")
+    return Admission(True, victim.id, f"{limit}; closing the one waiting longest")

@@ -1,0 +1,166 @@
+"""One Thrift request: decoded from exactly one frame, checked, run, and its reply encoded.
+
+A request never spans frames, so what it can decode is bounded by the frame
+(nimbus.thrift.max_buffer_size). thriftpy2's decoders trust length prefixes: its Cython
+memory buffer pads short reads with zeros, so a list claiming 2**31 booleans decodes into
+2**31 objects from a few bytes. Here every read must be satisfied by the frame, and a
+request may make at most nimbus.thrift.max.request.values reads: each decoded object costs
+at least one read, so a frame of 1 MiB can never become more than that many objects.
+
+Only CALL messages for declared two-way methods run the handler. Any other message type
+(REPLY, EXCEPTION, ONEWAY sent to a server) is answered with a TApplicationException and
+ends the connection; an unknown method is answered and the connection kept, as Thrift does.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from thriftpy2.protocol.binary import TBinaryProtocol
+from thriftpy2.thrift import TApplicationException, TMessageType, TType
+
+log = logging.getLogger("squall.nimbus.thrift_call")
+
+
+class BadRequest(Exception):
+    """The frame is not one well-formed Thrift call within the limits."""
+
+
+class FrameReader:
+    """A read-only transport over one frame that refuses short reads and too many reads."""
+
+    def __init__(self, frame: bytes, max_reads: int) -> None:
+        self.frame = memoryview(frame)
+        self.pos = 0
+        self.reads_left = max_reads
+
+    def read(self, n: int) -> bytes:
+        self.reads_left -= 1
+        if self.reads_left < 0:
+            raise BadRequest("request exceeds nimbus.thrift.max.request.values reads")
+        if n < 0 or self.pos + n > len(self.frame):
+            raise BadRequest(f"request reads {n} bytes past the end of its frame")
+        data = bytes(self.frame[self.pos : self.pos + n])
+        self.pos += n
+        return data
+
+    @property
+    def remaining(self) -> int:
+        return len(self.frame) - self.pos
+
+
+class ReplyWriter:
+    """A write-only transport collecting one reply."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def flush(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Call:
+    api: str
+    seqid: int
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A frame answered without running the handler; `close` ends the connection."""
+
+    reply: bytes
+    close: bool
+    reason: str
+
+
+def _encode(api: str, kind: int, seqid: int, payload: Any) -> bytes:
+    out = ReplyWriter()
+    proto = TBinaryProtocol(out)
+    proto.write_message_begin(api, kind, seqid)
+    payload.write(proto)
+    proto.write_message_end()
+    return bytes(out.data)
+
+
+def exception_reply(api: str, seqid: int, kind: int, message: str) -> bytes:
+    return _encode(api, TMessageType.EXCEPTION, seqid, TApplicationException(kind, message))
+
+
+def decode_call(service: Any, frame: bytes, max_reads: int) -> Call | Refusal:
+    """Decode and check one request; raises BadRequest when the frame is not Thrift at all."""
+    reader = FrameReader(frame, max_reads)
+    proto = TBinaryProtocol(reader, decode_response=True)
+    try:
+        api, kind, seqid = proto.read_message_begin()
+    except BadRequest:
+        raise
+    except Exception as exc:  # noqa: BLE001 - bad version, bad UTF-8, struct errors
+        raise BadRequest(f"not a Thrift message: {exc}") from exc
+    if kind != TMessageType.CALL:
+        reason = f"message type {kind} sent to a server; only CALL ({TMessageType.CALL}) is served"
+        reply = exception_reply(api, seqid, TApplicationException.INVALID_MESSAGE_TYPE, reason)
+        return Refusal(reply, close=True, reason=reason)
+    if api not in service.thrift_services:
+        reason = f"unknown method {api!r}"
+        reply = exception_reply(api, seqid, TApplicationException.UNKNOWN_METHOD, reason)
+        return Refusal(reply, close=False, reason=reason)
+    result_cls = getattr(service, api + "_result")
+    if getattr(result_cls, "oneway", False):
+        reason = f"{api} is oneway; nimbus serves no oneway calls"
+        reply = exception_reply(api, seqid, TApplicationException.INVALID_MESSAGE_TYPE, reason)
+        return Refusal(reply, close=True, reason=reason)
+    args = getattr(service, api + "_args")()
+    try:
+        proto.read_struct(args)
+    except BadRequest:
+        raise
+    except Exception as exc:  # noqa: BLE001 - RecursionError, struct errors, bad fields
+        raise BadRequest(f"{api}: arguments do not decode: {exc}") from exc
+    if reader.remaining:
+        raise BadRequest(f"{api}: {reader.remaining} bytes after the arguments in its frame")
+    names = [spec[1] for spec in args.thrift_spec.values()]
+    return Call(api, seqid, tuple(getattr(args, name) for name in names))
+
+
+def run_call(service: Any, handler: Any, call: Call) -> bytes:
+    """Run the handler method and encode its reply; declared exceptions go to the client as
+    Thrift declares them, anything else as an INTERNAL_ERROR TApplicationException."""
+    result = getattr(service, call.api + "_result")()
+    try:
+        result.success = getattr(handler, call.api)(*call.args)
+    except TApplicationException as exc:
+        return _encode(call.api, TMessageType.EXCEPTION, call.seqid, exc)
+    except Exception as exc:  # noqa: BLE001 - a failed call never ends the server
+        if not _declared(result, exc):
+            log.exception("%s failed", call.api)
+            return exception_reply(
+                call.api, call.seqid, TApplicationException.INTERNAL_ERROR, f"{call.api}: {exc}"
+            )
+    try:
+        return _encode(call.api, TMessageType.REPLY, call.seqid, result)
+    except Exception as exc:  # noqa: BLE001 - a reply the IDL cannot carry
+        log.exception("%s: reply does not encode", call.api)
+        return exception_reply(
+            call.api, call.seqid, TApplicationException.INTERNAL_ERROR, f"{call.api}: {exc}"
+        )
+
+
+def _declared(result: Any, exc: Exception) -> bool:
+    for spec in result.thrift_spec.values():
+        if spec[1] != "success" and spec[0] == TType.STRUCT and isinstance(exc, spec[2]):
+            setattr(result, spec[1], exc)
+            return True
+    return False
+
+
+def frame_length(header: bytes) -> int:
+    """The length a 4-byte frame header announces (may be negative: the caller refuses it)."""
+    return struct.unpack("!i", header)[0]
