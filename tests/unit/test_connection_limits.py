@@ -1,0 +1,44 @@
+"""Which connection makes room: idle and slow clients go first, running calls never."""
+
+from squall.nimbus.connection_limits import ConnectionView, admit
+
+
+def conns(*specs):
+    return [ConnectionView(i, address, since) for i, (address, since) in enumerate(specs, 1)]
+
+
+def test_room_admits_without_closing_anything():
+    decision = admit(conns(("a", 1.0)), "b", max_total=2, max_per_address=2)
+    assert decision.admit and decision.evict is None
+
+
+def test_full_closes_the_connection_waiting_longest():
+    current = conns(("a", 5.0), ("b", 1.0), ("c", 3.0))
+    decision = admit(current, "d", max_total=3, max_per_address=3)
+    assert decision.admit and decision.evict == 2
+    assert "nimbus.thrift.max.connections" in decision.reason
+
+
+def test_running_calls_are_never_closed_to_make_room():
+    current = conns(("a", None), ("b", 9.0), ("c", None))
+    assert admit(current, "d", max_total=3, max_per_address=3).evict == 2
+    busy = conns(("a", None), ("b", None))
+    decision = admit(busy, "d", max_total=2, max_per_address=2)
+    assert not decision.admit and decision.evict is None
+
+
+def test_a_host_at_its_cap_makes_room_from_its_own_connections():
+    current = conns(("x", 1.0), ("attacker", 7.0), ("attacker", 8.0))
+    decision = admit(current, "attacker", max_total=10, max_per_address=2)
+    assert decision.admit and decision.evict == 2  # not x's, though x waited longer
+    assert "per-address" in decision.reason
+
+
+def test_a_host_at_its_cap_with_every_call_running_is_refused():
+    current = conns(("x", 1.0), ("h", None))
+    assert not admit(current, "h", max_total=10, max_per_address=1).admit
+
+
+def test_ties_go_to_the_older_connection():
+    current = conns(("a", 2.0), ("b", 2.0))
+    assert admit(current, "c", max_total=2, max_per_address=2).evict == 1

@@ -1,0 +1,138 @@
+"""One request per frame: decoding is bounded by the frame, message types are checked before
+any handler runs, and handler outcomes become the replies Thrift declares."""
+
+import struct
+
+import pytest
+from thriftpy2.protocol.binary import TBinaryProtocol
+from thriftpy2.thrift import TApplicationException, TMessageType, TType
+
+from squall import thrift_api as T
+from squall.nimbus.thrift_call import (
+    BadRequest,
+    Call,
+    FrameReader,
+    Refusal,
+    ReplyWriter,
+    decode_call,
+    run_call,
+)
+
+MAX_VALUES = 100_000
+
+
+def message(api: str, kind: int = TMessageType.CALL, seqid: int = 7) -> bytes:
+    out = ReplyWriter()
+    TBinaryProtocol(out).write_message_begin(api, kind, seqid)
+    return bytes(out.data)
+
+
+def call_frame(api: str, args, kind: int = TMessageType.CALL) -> bytes:
+    out = ReplyWriter()
+    args.write(TBinaryProtocol(out))
+    return message(api, kind) + bytes(out.data)
+
+
+def read_reply(reply: bytes):
+    proto = TBinaryProtocol(FrameReader(reply, MAX_VALUES))
+    api, kind, seqid = proto.read_message_begin()
+    if kind == TMessageType.EXCEPTION:
+        payload = TApplicationException()
+    else:
+        payload = getattr(T.Nimbus, api + "_result")()
+    proto.read_struct(payload)
+    return api, kind, seqid, payload
+
+
+def test_a_call_decodes_into_its_arguments():
+    frame = call_frame("uploadChunk", T.Nimbus.uploadChunk_args(location="loc", chunk=b"\x00x"))
+    call = decode_call(T.Nimbus, frame, MAX_VALUES)
+    assert call == Call("uploadChunk", 7, ("loc", b"\x00x"))
+
+
+@pytest.mark.parametrize("kind", [TMessageType.ONEWAY, TMessageType.REPLY, TMessageType.EXCEPTION])
+def test_non_call_messages_are_refused_and_end_the_connection(kind):
+    frame = call_frame("beginFileUpload", T.Nimbus.beginFileUpload_args(), kind)
+    refusal = decode_call(T.Nimbus, frame, MAX_VALUES)
+    assert isinstance(refusal, Refusal) and refusal.close
+    api, reply_kind, seqid, exc = read_reply(refusal.reply)
+    assert (api, reply_kind, seqid) == ("beginFileUpload", TMessageType.EXCEPTION, 7)
+    assert exc.type == TApplicationException.INVALID_MESSAGE_TYPE
+
+
+def test_an_unknown_method_is_answered_and_the_connection_kept():
+    refusal = decode_call(T.Nimbus, message("noSuchMethod") + b"\x00", MAX_VALUES)
+    assert isinstance(refusal, Refusal) and not refusal.close
+    assert read_reply(refusal.reply)[3].type == TApplicationException.UNKNOWN_METHOD
+
+
+def test_a_huge_map_length_prefix_fails_at_the_end_of_its_frame():
+    """submitTopology's topology.spouts map claims 2**31-1 entries; the frame holds two."""
+    spouts = bytes([TType.STRING, TType.STRUCT]) + struct.pack("!i", 2**31 - 1)
+    entry = struct.pack("!i", 1) + b"s" + b"\x00"
+    topology = bytes([TType.MAP]) + struct.pack("!h", 1) + spouts + entry * 2
+    frame = message("submitTopology") + bytes([TType.STRUCT]) + struct.pack("!h", 4) + topology
+    with pytest.raises(BadRequest, match="past the end of its frame"):
+        decode_call(T.Nimbus, frame, MAX_VALUES)
+
+
+def test_a_list_of_two_billion_booleans_is_not_padded_from_nothing():
+    """thriftpy2's Cython memory buffer pads short reads with zeros; this reader refuses them."""
+    args_list = bytes([TType.LIST]) + struct.pack("!h", 2)
+    body = bytes([TType.BOOL]) + struct.pack("!i", 2**31 - 1)
+    frame = message("getClusterInfo") + args_list + body + b"\x01"
+    with pytest.raises(BadRequest):
+        decode_call(T.Nimbus, frame, MAX_VALUES)
+
+
+def test_a_frame_of_a_million_empty_structs_exceeds_the_values_budget():
+    """1 MiB of STOP bytes in a list<JavaObjectArg> would be a million objects (145 MB)."""
+    n = 1_000_000
+    # a field unknown to the args struct is skipped, which reads as much as decoding it
+    skipped = bytes([TType.LIST]) + struct.pack("!h", 99) + bytes([TType.STRUCT])
+    frame = message("getClusterInfo") + skipped + struct.pack("!i", n) + b"\x00" * n + b"\x00"
+    with pytest.raises(BadRequest, match="nimbus.thrift.max.request.values"):
+        decode_call(T.Nimbus, frame, MAX_VALUES)
+
+
+def test_bytes_after_the_arguments_are_refused():
+    frame = call_frame("getClusterInfo", T.Nimbus.getClusterInfo_args()) + b"junk"
+    with pytest.raises(BadRequest, match="4 bytes after"):
+        decode_call(T.Nimbus, frame, MAX_VALUES)
+
+
+def test_garbage_is_a_bad_request():
+    for frame in (b"", b"\x80\x01", b"GET / HTTP/1.1\r\n", b"\x80\x01\x00\x01\x7f\xff\xff\xff"):
+        with pytest.raises(BadRequest):
+            decode_call(T.Nimbus, frame, MAX_VALUES)
+
+
+class Handler:
+    def getLeader(self):
+        raise T.AuthorizationException(msg="not you")
+
+    def isTopologyNameAllowed(self, name):
+        raise ValueError("boom")
+
+    def getNimbusConf(self):
+        raise TApplicationException(TApplicationException.INTERNAL_ERROR, "said so")
+
+    def beginFileUpload(self):
+        return "upload-1"
+
+
+def test_declared_exceptions_go_back_as_thrift_declares_them():
+    _, kind, _, result = read_reply(run_call(T.Nimbus, Handler(), Call("getLeader", 1, ())))
+    assert kind == TMessageType.REPLY and result.aze.msg == "not you"
+    _, kind, _, result = read_reply(run_call(T.Nimbus, Handler(), Call("beginFileUpload", 2, ())))
+    assert kind == TMessageType.REPLY and result.success == "upload-1"
+
+
+def test_other_failures_become_internal_errors():
+    for api, args, text in (
+        ("isTopologyNameAllowed", ("x",), "boom"),
+        ("getNimbusConf", (), "said so"),
+    ):
+        _, kind, _, exc = read_reply(run_call(T.Nimbus, Handler(), Call(api, 3, args)))
+        assert kind == TMessageType.EXCEPTION
+        assert exc.type == TApplicationException.INTERNAL_ERROR and text in exc.message
