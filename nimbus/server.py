@@ -40,6 +40,10 @@ from .thrift_call import BadRequest, Refusal, decode_call, frame_length, run_cal
 
 log = logging.getLogger("squall.nimbus.server")
 WARN_EVERY_SECS = 10.0
+# Requests decoded at once. Decoding is CPU under the GIL, so more at once is no faster, and
+# each may hold up to nimbus.thrift.max.request.values objects (about 15 MB at 100,000) until
+# it fails: two bound that transient memory however many pool threads there are.
+DECODERS = 2
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ class NimbusServer:
         self.pool = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="nimbus-thrift")
         self.connections: dict[int, _Connection] = {}
         self.ids = itertools.count(1)
+        self.decoders = threading.BoundedSemaphore(DECODERS)
         self.closed = threading.Event()
         self.stop: asyncio.Event | None = None
         self.cut = 0  # connections closed to make room since the last warning
@@ -234,7 +239,8 @@ class NimbusServer:
     def _process(self, frame: bytes, ctx: RequestContext) -> tuple[bytes | None, bool]:
         """On a pool thread: decode, check and run one request; returns (reply, close)."""
         try:
-            call = decode_call(self.service, frame, self.limits.max_values)
+            with self.decoders:
+                call = decode_call(self.service, frame, self.limits.max_values)
         except BadRequest as exc:
             log.info("closing Thrift connection from %s: %s", ctx.address, exc)
             return None, True
