@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -48,3 +49,30 @@ def admit(
     if victim is None:
         return Admission(False, None, f"{limit}, all running calls")
     return Admission(True, victim.id, f"{limit}; closing the one waiting longest")
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """Every limit the Thrift server applies, read once from the conf."""
+
+    max_frame: int
+    max_values: int
+    max_connections: int
+    max_per_address: int
+    idle_secs: float
+    request_secs: float
+    handshake_secs: float
+    threads: int
+
+    @staticmethod
+    def from_conf(conf: dict[str, Any]) -> ServerLimits:
+        return ServerLimits(
+            max_frame=conf["nimbus.thrift.max_buffer_size"],
+            max_values=conf["nimbus.thrift.max.request.values"],
+            max_connections=conf["nimbus.thrift.max.connections"],
+            max_per_address=conf["nimbus.thrift.max.connections.per.address"],
+            idle_secs=conf["nimbus.thrift.client.idle.secs"],
+            request_secs=conf["nimbus.thrift.request.timeout.secs"],
+            handshake_secs=conf["nimbus.thrift.handshake.timeout.secs"],
+            threads=conf["nimbus.thrift.threads"],
+        )

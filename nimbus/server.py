@@ -12,6 +12,9 @@ locking others out.
 - Connections cost a coroutine, not a thread. When nimbus.thrift.max.connections (or
   nimbus.thrift.max.connections.per.address for one host) are open, a newcomer is still
   served: the connection waiting on its client longest is closed (nimbus/connection_limits.py).
+  Connections still in their TLS handshake are not counted (asyncio hands a connection over
+  once it is authenticated); the handshake deadline and the open-files limit, raised to the
+  hard limit at listen(), bound them.
 - Handler calls run on nimbus.thrift.threads threads (they block on the controller), each
   inside the caller's RequestContext (principal: the TLS client certificate's CN).
 - Any error in a request closes only that connection.
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import request_context
-from .connection_limits import ConnectionView, admit
+from .connection_limits import ConnectionView, ServerLimits, admit
 from .request_context import RequestContext
 from .thrift_call import BadRequest, Refusal, decode_call, frame_length, run_call
 
@@ -44,31 +47,6 @@ WARN_EVERY_SECS = 10.0
 # each may hold up to nimbus.thrift.max.request.values objects (about 15 MB at 100,000) until
 # it fails: two bound that transient memory however many pool threads there are.
 DECODERS = 2
-
-
-@dataclass(frozen=True)
-class ServerLimits:
-    max_frame: int
-    max_values: int
-    max_connections: int
-    max_per_address: int
-    idle_secs: float
-    request_secs: float
-    handshake_secs: float
-    threads: int
-
-    @staticmethod
-    def from_conf(conf: dict[str, Any]) -> ServerLimits:
-        return ServerLimits(
-            max_frame=conf["nimbus.thrift.max_buffer_size"],
-            max_values=conf["nimbus.thrift.max.request.values"],
-            max_connections=conf["nimbus.thrift.max.connections"],
-            max_per_address=conf["nimbus.thrift.max.connections.per.address"],
-            idle_secs=conf["nimbus.thrift.client.idle.secs"],
-            request_secs=conf["nimbus.thrift.request.timeout.secs"],
-            handshake_secs=conf["nimbus.thrift.handshake.timeout.secs"],
-            threads=conf["nimbus.thrift.threads"],
-        )
 
 
 class FrameRefused(Exception):
@@ -116,6 +94,7 @@ class NimbusServer:
         self.loop = asyncio.new_event_loop()
         self.pool = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="nimbus-thrift")
         self.connections: dict[int, _Connection] = {}
+        self.tasks: set[asyncio.Task] = set()
         self.ids = itertools.count(1)
         self.decoders = threading.BoundedSemaphore(DECODERS)
         self.closed = threading.Event()
@@ -170,6 +149,16 @@ class NimbusServer:
             server.close()
             for conn in list(self.connections.values()):
                 conn.transport.abort()
+            await self._end_tasks()
+
+    async def _end_tasks(self) -> None:
+        """Let connection tasks see their aborted transports, then cancel what remains (a
+        call still running): none is left pending when the loop closes."""
+        if self.tasks:
+            await asyncio.wait(set(self.tasks), timeout=2)
+        for task in set(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
 
     def _admit(self, conn: _Connection) -> bool:
         views = [
@@ -197,6 +186,8 @@ class NimbusServer:
             writer.transport.abort()
             return
         self.connections[conn.id] = conn
+        task = asyncio.current_task()
+        self.tasks.add(task)
         try:
             await self._serve(conn, reader, writer, ctx)
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, ssl.SSLError):
@@ -207,6 +198,7 @@ class NimbusServer:
             log.exception("Thrift connection from %s failed", ctx.address)
         finally:
             self.connections.pop(conn.id, None)
+            self.tasks.discard(task)
             writer.transport.abort()
 
     async def _serve(

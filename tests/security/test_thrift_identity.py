@@ -128,3 +128,19 @@ def test_another_identity_cannot_use_your_upload(nimbus, pki):
     finally:
         alice.close()
         bob.close()
+
+
+def test_finished_but_unsubmitted_uploads_expire(nimbus, pki):
+    alice = client_of(nimbus, pki, "alice")
+    try:
+        idle = alice.beginFileUpload()
+        finished = alice.beginFileUpload()
+        alice.uploadChunk(finished, b"code")
+        alice.finishFileUpload(finished)
+    finally:
+        alice.close()
+    paths = [nimbus.inbox.uploads[loc].path for loc in (idle, finished)]
+    assert nimbus.inbox.expire(time.monotonic(), max_age=3600) == []
+    expired = nimbus.inbox.expire(time.monotonic() + 3601, max_age=3600)
+    assert {idle, finished} <= set(expired)
+    assert not any(path.exists() for path in paths)
