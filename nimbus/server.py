@@ -235,7 +235,7 @@ class NimbusServer:
                 call = decode_call(self.service, frame, self.limits.max_values)
         except BadRequest as exc:
             log.info("closing Thrift connection from %s: %s", ctx.address, exc)
-            return None, True
+            return exc.reply, True
         if isinstance(call, Refusal):
             log.info("refused a request from %s: %s", ctx.address, call.reason)
             return call.reply, call.close

@@ -26,7 +26,12 @@ log = logging.getLogger("squall.nimbus.thrift_call")
 
 
 class BadRequest(Exception):
-    """The frame is not one well-formed Thrift call within the limits."""
+    """The frame is not one well-formed Thrift call within the limits. `reply`, when the
+    call's name and sequence id were read, is a PROTOCOL_ERROR for the client to see why."""
+
+    def __init__(self, message: str, reply: bytes | None = None) -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 class FrameReader:
@@ -120,12 +125,12 @@ def decode_call(service: Any, frame: bytes, max_reads: int) -> Call | Refusal:
     args = getattr(service, api + "_args")()
     try:
         proto.read_struct(args)
-    except BadRequest:
-        raise
-    except Exception as exc:  # noqa: BLE001 - RecursionError, struct errors, bad fields
-        raise BadRequest(f"{api}: arguments do not decode: {exc}") from exc
-    if reader.remaining:
-        raise BadRequest(f"{api}: {reader.remaining} bytes after the arguments in its frame")
+        if reader.remaining:
+            raise BadRequest(f"{reader.remaining} bytes after the arguments in its frame")
+    except Exception as exc:  # noqa: BLE001 - limits, RecursionError, struct errors
+        problem = f"{api}: arguments refused: {exc}"
+        reply = exception_reply(api, seqid, TApplicationException.PROTOCOL_ERROR, problem)
+        raise BadRequest(problem, reply) from exc
     names = [spec[1] for spec in args.thrift_spec.values()]
     return Call(api, seqid, tuple(getattr(args, name) for name in names))
 

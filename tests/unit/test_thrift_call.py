@@ -91,8 +91,12 @@ def test_a_frame_of_a_million_empty_structs_exceeds_the_values_budget():
     # a field unknown to the args struct is skipped, which reads as much as decoding it
     skipped = bytes([TType.LIST]) + struct.pack("!h", 99) + bytes([TType.STRUCT])
     frame = message("getClusterInfo") + skipped + struct.pack("!i", n) + b"\x00" * n + b"\x00"
-    with pytest.raises(BadRequest, match="nimbus.thrift.max.request.values"):
+    with pytest.raises(BadRequest, match="nimbus.thrift.max.request.values") as refused:
         decode_call(T.Nimbus, frame, MAX_VALUES)
+    api, kind, seqid, exc = read_reply(refused.value.reply)  # the client learns why
+    assert (api, kind, seqid) == ("getClusterInfo", TMessageType.EXCEPTION, 7)
+    assert exc.type == TApplicationException.PROTOCOL_ERROR
+    assert "nimbus.thrift.max.request.values" in exc.message
 
 
 def test_bytes_after_the_arguments_are_refused():
