@@ -32,12 +32,12 @@ import ssl
 import struct
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from . import request_context
 from .connection_limits import ConnectionView, ServerLimits, admit
+from .daemon_pool import DaemonPool
 from .request_context import RequestContext
 from .thrift_call import BadRequest, Refusal, decode_call, frame_length, run_call
 
@@ -92,7 +92,7 @@ class NimbusServer:
         self.address = (conf["nimbus.host"], conf["nimbus.thrift.port"])
         self.sock: socket.socket | None = None
         self.loop = asyncio.new_event_loop()
-        self.pool = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="nimbus-thrift")
+        self.pool: DaemonPool | None = None
         self.connections: dict[int, _Connection] = {}
         self.tasks: set[asyncio.Task] = set()
         self.ids = itertools.count(1)
@@ -115,10 +115,11 @@ class NimbusServer:
     def serve_forever(self, handler: Any) -> None:
         """Serve until close(); runs the event loop on the calling thread."""
         self.handler = handler
+        self.pool = DaemonPool(self.limits.threads, "nimbus-thrift")
         try:
             self.loop.run_until_complete(self._main())
         finally:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool.shutdown()
             self.loop.close()
 
     def close(self) -> None:
@@ -214,7 +215,8 @@ class NimbusServer:
             first = await asyncio.wait_for(reader.readexactly(1), limits.idle_secs)
             frame = await asyncio.wait_for(self._rest_of_frame(reader, first), limits.request_secs)
             conn.waiting_since = None  # its call runs: never closed to make room
-            reply, close = await self.loop.run_in_executor(self.pool, self._process, frame, ctx)
+            assert self.pool is not None
+            reply, close = await self.pool.run(self.loop, self._process, frame, ctx)
             conn.waiting_since = self.loop.time()
             if reply is not None:
                 writer.write(struct.pack("!i", len(reply)) + reply)
