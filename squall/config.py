@@ -45,6 +45,7 @@ MINIMUM = {
     "nimbus.supervisor.timeout.secs": 1,
     "nimbus.upload.max.bytes": 1,
     "nimbus.max.tasks": 1,
+    "storm.group.mapping.service.cache.duration.secs": 0,
     "supervisor.worker.timeout.secs": 1,
     "supervisor.worker.start.timeout.secs": 1,
     "supervisor.heartbeat.frequency.secs": 1,
