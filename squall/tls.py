@@ -254,10 +254,10 @@ def client_context(conf: dict[str, Any], name: str | None = None) -> ssl.SSLCont
     if not security_on(conf):
         return None
     name = name or conf.get("security.user") or ADMIN
-    pem, key = _paths(conf, name)
+    pem, key = (_require(path, name) for path in _paths(conf, name))
     context = ssl.create_default_context(cafile=_require(_paths(conf, CA)[0], name))
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(_require(pem, name), _require(key, name))
+    context.load_cert_chain(pem, key)
     return context
 
 

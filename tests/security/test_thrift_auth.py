@@ -4,6 +4,7 @@ principal Storm's SimpleACLAuthorizer judges. The attacker of the issue (a plain
 client that ran kill, rebalance, submit and downloaded any topology's code) gets nothing."""
 
 import json
+import os
 import socket
 import ssl
 import subprocess
@@ -237,7 +238,8 @@ def test_admin_may_do_anything(cluster, alices, tmp_path):
 def cli(cluster, *args: str, conf_file: Path | None = None) -> subprocess.CompletedProcess:
     config = str(conf_file or cluster.client_conf_file())
     command = [sys.executable, "-m", "squall.cli", "--config", config, *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    wide = {**os.environ, "COLUMNS": "1000"}  # rich wraps its lines at the terminal width
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=wide)
 
 
 def test_the_cli_authenticates_and_says_clearly_when_it_cannot(cluster, tmp_path):
@@ -247,7 +249,7 @@ def test_the_cli_authenticates_and_says_clearly_when_it_cannot(cluster, tmp_path
     conf_file = tmp_path / "dave.yaml"
     conf_file.write_text(cluster.client_conf_file().read_text() + "security.user: dave\n")
     missing = cli(cluster, "list", conf_file=conf_file)
-    output = " ".join(missing.stderr.split())
+    output = missing.stderr
     assert missing.returncode == 1
     assert "dave.pem" in output and "squall credentials issue dave" in output
     assert "Traceback" not in output
@@ -278,3 +280,21 @@ def test_open_mode_needs_no_credentials(tmp_path):
             attacker.close()
         with nimbus_client(host, port, conf=conf) as client:
             wait_for(lambda: client.isTopologyNameAllowed("open"), 60, "open to be removed")
+
+
+def test_daemons_refuse_to_start_insecurely(cluster, tmp_path):
+    """A supervisor without its certificate, and a nimbus with an authorizer it does not
+    know, stop at once with one clear line (never an open cluster)."""
+    supervisor_conf = tmp_path / "supervisor.yaml"
+    supervisor_conf.write_text(f"security.dir: {tmp_path / 'empty'}\n")
+    supervisor = cli(cluster, "supervisor", conf_file=supervisor_conf)
+    assert supervisor.returncode == 1
+    assert "supervisor.pem is missing" in supervisor.stderr
+    nimbus_conf = tmp_path / "nimbus.yaml"
+    nimbus_conf.write_text(
+        f"storm.local.dir: {tmp_path / 'nimbus'}\nnimbus.authorizer: com.example.AllowAll\n"
+    )
+    nimbus = cli(cluster, "nimbus", conf_file=nimbus_conf)
+    assert nimbus.returncode == 1
+    assert "unknown authorizer 'com.example.AllowAll'" in nimbus.stderr
+    assert "Traceback" not in supervisor.stderr + nimbus.stderr
