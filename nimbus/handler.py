@@ -62,7 +62,9 @@ def _op(operation: str, topology: bool = False) -> Callable[..., Any]:
             self._authorize(operation, args[0] if topology and args else None)
             return method(self, *args)
 
-        return _guarded(authorized)
+        guarded = _guarded(authorized)
+        guarded.operation = operation  # type: ignore[attr-defined]  # checked by a unit test
+        return guarded
 
     return decorate
 

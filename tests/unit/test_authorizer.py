@@ -150,3 +150,30 @@ def test_a_principal_with_no_local_account_has_no_groups():
     from squall.nimbus.authorizer import _lookup_groups
 
     assert _lookup_groups("no-such-user-squall-test") == frozenset()
+
+
+def test_every_thrift_method_is_authorized_as_a_known_operation():
+    """A method added to the IDL without an authorization check would be open to anyone."""
+    from squall import thrift_api as T
+    from squall.nimbus.handler import NimbusHandler
+
+    for method in T.Nimbus.thrift_services:
+        operation = getattr(getattr(NimbusHandler, method), "operation", None)
+        assert operation in EVERY, f"{method} is not authorized"
+
+
+def test_the_submitter_is_what_nimbus_says_not_what_the_client_says():
+    import json
+
+    from squall.nimbus.handler import _with_submitter
+
+    forged = json.dumps({"topology.submitter.principal": "admin", "topology.workers": 2})
+    conf = json.loads(_with_submitter(forged, "alice"))
+    assert conf == {
+        "topology.submitter.principal": "alice",
+        "topology.submitter.user": "alice",
+        "topology.workers": 2,
+    }
+    assert json.loads(_with_submitter(None, None))["topology.submitter.principal"] == ""
+    assert _with_submitter("[1, 2]", "alice") == "[1, 2]"  # refused later, with its message
+    assert _with_submitter("{not json", "alice") == "{not json"
