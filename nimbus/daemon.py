@@ -23,7 +23,10 @@ from kazoo.protocol.states import KazooState
 from squall import __version__
 from squall import thrift_api as T
 from squall import zk as zk_mod
+from squall.security import security_on
+from squall.tls import ensure_credentials, server_context
 
+from .authorizer import authorizer_kind
 from .cluster_state import ClusterState
 from .code_store import CodeStore
 from .controller import Controller, TakeLead
@@ -44,7 +47,10 @@ def store_url(conf: dict[str, Any], local: Path) -> str:
 def run_nimbus(conf: dict[str, Any]) -> None:
     local = Path(conf["storm.local.dir"]).resolve() / "nimbus"
     local.mkdir(parents=True, exist_ok=True)
-    server = NimbusServer(T.Nimbus, conf)
+    authorizer_kind(conf)  # an unknown nimbus.authorizer stops nimbus here, before it serves
+    if security_on(conf):
+        log.info("credentials in %s", ensure_credentials(conf))
+    server = NimbusServer(T.Nimbus, conf, ssl_context=server_context(conf))
     port = server.listen()
     host = conf["nimbus.host"]
     me = f"{host}:{port}"

@@ -5,6 +5,11 @@ go straight to the inbox and the code store, never through the controller's queu
 Declared Thrift exceptions pass through to the client; anything else is logged and answered
 with a TApplicationException, so an internal error fails one call and never the connection
 or the server.
+
+Every method is authorized first (`_op`): the caller's identity (request_context, bound by the
+server from the TLS peer certificate), Storm's operation name and, for a topology operation,
+that topology's conf go to nimbus.authorizer; a denial is an AuthorizationException naming
+the principal and the operation, and is logged.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from squall.structure import structure_to_thrift
 from squall.validation import name_problem
 
 from . import request_context, summaries
+from .authorizer import NOOP, SUBMITTER_KEYS, Acl, UnixGroups, authorizer_kind, decide, denial
 from .controller import Controller
 from .redaction import redacted
 
@@ -46,6 +52,37 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _op(operation: str, topology: bool = False) -> Callable[..., Any]:
+    """Authorize the call as Storm's `operation` (on the topology named by the first
+    argument when `topology`), then run it guarded."""
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def authorized(self: NimbusHandler, *args: Any) -> Any:
+            self._authorize(operation, args[0] if topology and args else None)
+            return method(self, *args)
+
+        guarded = _guarded(authorized)
+        guarded.operation = operation  # type: ignore[attr-defined]  # checked by a unit test
+        return guarded
+
+    return decorate
+
+
+def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
+    """The topology conf with nimbus's record of who submitted it; whatever the client put
+    under those keys is replaced. A conf that is not a JSON object is left for the
+    controller to refuse with its own message."""
+    try:
+        conf = json.loads(json_conf or "{}")
+    except (TypeError, ValueError):
+        return json_conf
+    if not isinstance(conf, dict):
+        return json_conf
+    conf.update({key: principal or "" for key in SUBMITTER_KEYS})
+    return json.dumps(conf)
+
+
 class NimbusHandler:
     def __init__(
         self,
@@ -60,65 +97,88 @@ class NimbusHandler:
         self.host = host
         self.port = port
         self.leader_of = leader_of
+        self.authorizer = authorizer_kind(conf)
+        self.acl = Acl.from_conf(conf)
+        cache_secs = conf["storm.group.mapping.service.cache.duration.secs"]
+        self.groups = UnixGroups(cache_secs, time.monotonic)
 
-    @_guarded
+    def _authorize(self, operation: str, topology: str | None) -> None:
+        if self.authorizer == NOOP:
+            return
+        ctx = request_context.current()
+        topology_conf = self._topology_conf(topology) if topology is not None else None
+        groups = self.groups(ctx.principal) if ctx.principal is not None else frozenset()
+        if decide(self.authorizer, self.acl, ctx.principal, groups, operation, topology_conf):
+            return
+        message = denial(ctx.principal, operation, topology)
+        log.warning("denied: %s (from %s)", message, ctx.address)
+        raise T.AuthorizationException(msg=message)
+
+    def _topology_conf(self, name_or_id: str) -> dict[str, Any]:
+        """The conf the authorizer judges a topology operation by (NotAliveException when
+        there is no such topology)."""
+        topology = self.c.read_model().find(name_or_id)
+        return dict(topology.conf) or self.c.code.conf(topology.id)
+
+    @_op("submitTopology")
     def submitTopology(self, name, uploadedJarLocation, jsonConf, topology):
         self.submitTopologyWithOpts(name, uploadedJarLocation, jsonConf, topology, None)
 
-    @_guarded
+    @_op("submitTopology")
     def submitTopologyWithOpts(self, name, uploadedJarLocation, jsonConf, topology, options):
         # before anything else: a refused submit discards its upload, never another's
         self.c.inbox.check_owner(uploadedJarLocation, request_context.current().principal)
         status = options.initial_status if options else T.TopologyInitialStatus.ACTIVE
-        self.c.submit(name, uploadedJarLocation, jsonConf, topology, status)
+        json_conf = _with_submitter(jsonConf, request_context.current().principal)
+        self.c.submit(name, uploadedJarLocation, json_conf, topology, status)
 
-    @_guarded
+    @_op("killTopology", topology=True)
     def killTopology(self, name):
         self.c.kill(name, None)
 
-    @_guarded
+    @_op("killTopology", topology=True)
     def killTopologyWithOpts(self, name, options):
         self.c.kill(name, options.wait_secs if options else None)
 
-    @_guarded
+    @_op("activate", topology=True)
     def activate(self, name):
         self.c.activate(name)
 
-    @_guarded
+    @_op("deactivate", topology=True)
     def deactivate(self, name):
         self.c.deactivate(name)
 
-    @_guarded
+    @_op("rebalance", topology=True)
     def rebalance(self, name, options):
         options = options or T.RebalanceOptions()
         self.c.rebalance(name, options.wait_secs, options.num_workers, options.num_executors)
 
-    @_guarded
+    @_op("fileUpload")
     def beginFileUpload(self):
         return self.c.begin_upload(request_context.current().principal)
 
-    @_guarded
+    @_op("fileUpload")
     def uploadChunk(self, location, chunk):
         principal = request_context.current().principal
         self.c.inbox.append(location, chunk, self.c.clock(), principal)
 
-    @_guarded
+    @_op("fileUpload")
     def finishFileUpload(self, location):
         self.c.inbox.finish(location, self.c.clock(), request_context.current().principal)
 
-    @_guarded
+    @_op("fileDownload")
     def beginFileDownload(self, file):
         return self.c.code.begin_download(file, self.c.clock())
 
-    @_guarded
+    @_op("fileDownload")
     def downloadChunk(self, id):  # noqa: A002 - Storm's argument name
         return self.c.code.read_chunk(id, self.c.clock())
 
-    @_guarded
+    @_op("getNimbusConf")
     def getNimbusConf(self):
         return json.dumps(redacted(self.conf))
 
-    @_guarded
+    @_op("getClusterInfo")
     def getClusterInfo(self):
         model = self.c.read_model()
         topologies = model.topologies
@@ -131,7 +191,7 @@ class NimbusHandler:
             self.c.wall(),
         )
 
-    @_guarded
+    @_op("getTopologyInfo", topology=True)
     def getTopologyInfo(self, id):  # noqa: A002
         topology = self.c.read_model().find(id)
         return summaries.topology_info(
@@ -144,12 +204,12 @@ class NimbusHandler:
             self.c.wall(),
         )
 
-    @_guarded
+    @_op("getTopologyConf", topology=True)
     def getTopologyConf(self, id):  # noqa: A002
         topology = self.c.read_model().find(id)
         return json.dumps(dict(topology.conf) or self.c.code.conf(topology.id))
 
-    @_guarded
+    @_op("getTopology", topology=True)
     def getTopology(self, id):  # noqa: A002
         """The structure as submitted, with each component's parallelism as it is now
         (a rebalance may have changed it)."""
@@ -157,11 +217,11 @@ class NimbusHandler:
         structure = self.c.code.structure(topology.id)
         return structure_to_thrift(structure.with_parallelism(topology.base.component_executors))
 
-    @_guarded
+    @_op("getUserTopology", topology=True)
     def getUserTopology(self, id):  # noqa: A002
         return self.getTopology(id)
 
-    @_guarded
+    @_op("getLeader")
     def getLeader(self):
         leader = self.leader_of()
         for summary in self._nimbuses():
@@ -169,11 +229,13 @@ class NimbusHandler:
                 return summary
         raise TApplicationException(TApplicationException.INTERNAL_ERROR, "no nimbus leads now")
 
-    @_guarded
+    @_op("setTopologyConf", topology=True)
     def setTopologyConf(self, name, key, jsonValue):
+        if key in SUBMITTER_KEYS:
+            raise T.InvalidTopologyException(msg=f"{key} is recorded by nimbus at submit")
         self.c.set_config(name, key, jsonValue)
 
-    @_guarded
+    @_op("isTopologyNameAllowed")
     def isTopologyNameAllowed(self, name):
         return name_problem(name) is None and not self.c.read_model().name_taken(name)
 

@@ -1,8 +1,9 @@
-"""Who is asking: the identity and address behind the Thrift call a handler thread serves.
+"""Who is asking: the authenticated identity and address of the Thrift request being
+handled on this thread.
 
-The server binds a context around each handler call, so nimbus's handler and authorizer can
-ask `current()` without the identity travelling through every method's arguments (Storm's
-ReqContext does the same). A thread-local, because calls run on a pool of threads.
+The server binds a RequestContext around each processor.process call (from the TLS peer
+certificate); the handler's authorization reads it with current(). A thread-local, because
+handler methods are called by thriftpy2's processor with the request's arguments only.
 """
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class RequestContext:
-    principal: str | None  # the TLS client certificate's subject CN; None without TLS
-    address: str  # the peer's address as host:port
+    principal: str | None  # the client certificate's CN; None in open mode
+    address: str  # the peer's host:port, for the log
 
 
+ANONYMOUS = RequestContext(principal=None, address="unknown")
 _local = threading.local()
-_NOBODY = RequestContext(principal=None, address="")
 
 
 @contextlib.contextmanager
 def bind(ctx: RequestContext) -> Iterator[RequestContext]:
-    """Make `ctx` the current context of this thread for the duration of the block."""
+    """Make `ctx` current() on this thread until the block ends (nesting restores)."""
     previous = getattr(_local, "ctx", None)
     _local.ctx = ctx
     try:
@@ -35,6 +36,5 @@ def bind(ctx: RequestContext) -> Iterator[RequestContext]:
 
 
 def current() -> RequestContext:
-    """The context bound on this thread; outside a request, an anonymous one."""
-    ctx = getattr(_local, "ctx", None)
-    return ctx if ctx is not None else _NOBODY
+    """The bound context; ANONYMOUS outside any request (e.g. a direct call in a test)."""
+    return getattr(_local, "ctx", None) or ANONYMOUS

@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from squall.tls import peer_principal
+
 from . import request_context
 from .connection_limits import ConnectionView, ServerLimits, admit
 from .daemon_pool import DaemonPool
@@ -59,15 +61,6 @@ class _Connection:
     address: str
     transport: asyncio.BaseTransport
     waiting_since: float | None
-
-
-def principal_of(peercert: dict[str, Any] | None) -> str | None:
-    """The subject CN of a verified TLS client certificate (None without one)."""
-    for rdn in (peercert or {}).get("subject", ()):
-        for key, value in rdn:
-            if key == "commonName":
-                return str(value)
-    return None
 
 
 def raise_open_files_limit() -> int:
@@ -180,7 +173,7 @@ class NimbusServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
-        principal = principal_of(writer.get_extra_info("peercert")) if self.ssl_context else None
+        principal = peer_principal(writer.get_extra_info("peercert")) if self.ssl_context else None
         ctx = RequestContext(principal=principal, address=f"{peer[0]}:{peer[1]}")
         conn = _Connection(next(self.ids), str(peer[0]), writer.transport, self.loop.time())
         if not self._admit(conn):

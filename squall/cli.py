@@ -19,6 +19,7 @@ from thriftpy2.thrift import TException
 from squall import thrift_api as T
 from squall.client import nimbus_address, nimbus_client
 from squall.config import ConfigError, cluster_conf
+from squall.tls import CredentialsError
 from squall.topology import TopologyFileError
 
 console = Console()
@@ -41,7 +42,7 @@ class SquallGroup(click.Group):
             return super().invoke(ctx)
         except USER_ERRORS as exc:
             err.print(f"[red]error:[/red] {type(exc).__name__}: {exc.msg}")
-        except (ConfigError, TopologyFileError) as exc:
+        except (ConfigError, TopologyFileError, CredentialsError) as exc:
             err.print(f"[red]error:[/red] {exc}")
         except (ConnectionError, OSError, TException) as exc:
             err.print(f"[red]error:[/red] cannot talk to nimbus: {exc}")
@@ -70,7 +71,7 @@ def main(ctx: click.Context, config_file: str | None, nimbus: str | None, verbos
 
 
 def _client(ctx: click.Context):
-    return nimbus_client(*nimbus_address(ctx.obj))
+    return nimbus_client(*nimbus_address(ctx.obj), conf=ctx.obj)
 
 
 @main.command()
@@ -263,6 +264,32 @@ def config_set(ctx: click.Context, name: str, key: str, value: str) -> None:
     with _client(ctx) as client:
         client.setTopologyConf(name, key, value)
     console.print(f"set {key} = {value} for topology [bold]{name}[/bold]")
+
+
+@main.group()
+def credentials() -> None:
+    """The cluster's TLS certificates (security.dir)."""
+
+
+@credentials.command("init")
+@click.pass_context
+def credentials_init(ctx: click.Context) -> None:
+    """Create the CA and nimbus, admin and supervisor certificates that are missing."""
+    from squall.tls import ensure_credentials
+
+    console.print(str(ensure_credentials(ctx.obj)))
+
+
+@credentials.command("issue")
+@click.argument("name")
+@click.pass_context
+def credentials_issue(ctx: click.Context, name: str) -> None:
+    """Issue a client certificate for user NAME (run where the CA key is); NAME is the
+    principal nimbus.users, nimbus.admins and topology.users name."""
+    from squall.tls import issue
+
+    pem = issue(ctx.obj, name)
+    console.print(f"{pem} and {pem.with_suffix('.key')}: give them, with ca.pem, to {name}")
 
 
 @main.command()

@@ -1,5 +1,9 @@
 """A Nimbus Thrift client (framed transport, binary protocol: what Storm clients use), with
-chunked upload and download of code packages."""
+chunked upload and download of code packages.
+
+With security on (the default) the client speaks TLS, trusts only the cluster CA, checks
+nimbus's host name and presents the certificate of its identity: `identity`, or the conf's
+security.user (supervisors pass "supervisor"). In open mode it speaks plain Thrift."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport.framed import TFramedTransportFactory
 
 from squall import thrift_api as T
+from squall.tls import client_context
 
 UPLOAD_CHUNK_BYTES = 300 * 1024  # what Storm clients send
 
@@ -32,22 +37,46 @@ def seed_addresses(conf: dict[str, Any]) -> list[tuple[str, int]]:
     return out
 
 
-def nimbus_address(conf: dict[str, Any], timeout_secs: float = 10) -> tuple[str, int]:
+def nimbus_address(
+    conf: dict[str, Any], timeout_secs: float = 10, identity: str | None = None
+) -> tuple[str, int]:
     """The leader's address, asked of the seeds in turn (Storm's NimbusClient does the same);
     any nimbus answers getLeader, standbys included."""
+    context = client_context(conf, identity)  # a missing certificate is one clear error
     problems = []
     for host, port in seed_addresses(conf):
         try:
-            with nimbus_client(host, port, timeout_secs) as client:
+            with _connect(host, port, timeout_secs, context) as client:
                 leader = client.getLeader()
             return leader.host, leader.port
+        except T.AuthorizationException:
+            raise  # the same answer from every seed: say so, not "no leader"
         except Exception as exc:  # noqa: BLE001 - try the next seed
             problems.append(f"{host}:{port}: {exc or type(exc).__name__}")
     raise NoLeaderError("no nimbus leader found (" + "; ".join(problems) + ")")
 
 
 @contextmanager
-def nimbus_client(host: str, port: int, timeout_secs: float = 120) -> Iterator[Any]:
+def nimbus_client(
+    host: str,
+    port: int,
+    timeout_secs: float = 120,
+    *,
+    conf: dict[str, Any] | None = None,
+    identity: str | None = None,
+) -> Iterator[Any]:
+    """A client of the nimbus at host:port, secured as `conf` says (None: the cluster conf
+    from $SQUALL_CONF or the defaults, so secure unless configured otherwise)."""
+    if conf is None:
+        from squall.config import cluster_conf
+
+        conf = cluster_conf()
+    with _connect(host, port, timeout_secs, client_context(conf, identity)) as client:
+        yield client
+
+
+@contextmanager
+def _connect(host: str, port: int, timeout_secs: float, context: Any) -> Iterator[Any]:
     client = make_client(
         T.Nimbus,
         host,
@@ -55,6 +84,7 @@ def nimbus_client(host: str, port: int, timeout_secs: float = 120) -> Iterator[A
         proto_factory=TBinaryProtocolFactory(),
         trans_factory=TFramedTransportFactory(),
         timeout=int(timeout_secs * 1000),
+        ssl_context=context,
     )
     try:
         yield client

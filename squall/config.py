@@ -53,6 +53,7 @@ MINIMUM = {
     "nimbus.upload.max.open.bytes": 1,
     "nimbus.upload.max.open.total": 1,
     "nimbus.max.tasks": 1,
+    "storm.group.mapping.service.cache.duration.secs": 0,
     "supervisor.worker.timeout.secs": 1,
     "supervisor.worker.start.timeout.secs": 1,
     "supervisor.heartbeat.frequency.secs": 1,

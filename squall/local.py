@@ -1,6 +1,10 @@
 """A whole squall cluster on this machine: a real ZooKeeper server, a nimbus process and
 supervisor processes, each with its own conf file and local dir. Used by `squall local` and
 by the integration tests. Every process is ended by its PID on stop, also after a failure.
+
+Secure like any cluster unless its conf says `security: false`: the credentials (CA, nimbus,
+admin and supervisor certificates) are made in <directory>/credentials before any process
+starts, and its clients present admin's certificate (or another identity's, see client()).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from squall import zk as zk_mod
 from squall.client import nimbus_address, nimbus_client
 from squall.processes import kill_pid_file, terminate
 from squall.records import Assignment, WorkerBeat
+from squall.security import security_on
+from squall.tls import ensure_credentials
 from squall.zkserver import ZooKeeperServer, free_port
 
 
@@ -75,8 +81,28 @@ class LocalCluster:
             "nimbus.store.url": f"sqlite:///{self.directory / 'store.db'}",
             "nimbus.monitor.freq.secs": 2,
             "supervisor.monitor.frequency.secs": 1,
+            "security.dir": str(self.credentials_dir),
             **self.conf,
         }
+
+    @property
+    def credentials_dir(self) -> Path:
+        return self.directory / "credentials"
+
+    def _ensure_credentials(self) -> None:
+        from squall.config import cluster_conf
+
+        conf = cluster_conf(
+            **{
+                "storm.local.dir": str(self.directory),
+                "nimbus.host": "127.0.0.1",
+                "nimbus.seeds": ["127.0.0.1"],
+                "security.dir": str(self.credentials_dir),
+                **self.conf,
+            }
+        )
+        if security_on(conf):
+            ensure_credentials(conf)
 
     def _write_conf(self, name: str, extra: dict[str, Any]) -> Path:
         path = self.directory / f"{name}.yaml"
@@ -99,8 +125,10 @@ class LocalCluster:
     def start(self, timeout: float = 90) -> LocalCluster:
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
+            self._ensure_credentials()
             self.zookeeper = ZooKeeperServer(self.directory / "zookeeper").start()
             self.nimbus_ports = [free_port() for _ in range(self.nimbuses)]
+            self._write_conf("client", {})  # for the `squall` command: client_conf_file
             for i, port in enumerate(self.nimbus_ports, start=1):
                 self._spawn(self.nimbus_name(i), "nimbus", {"nimbus.thrift.port": port})
             for i in range(1, self.supervisors + 1):
@@ -128,8 +156,8 @@ class LocalCluster:
         self.start_nimbus(i)
         wait_for(self._cluster_ready, timeout, "nimbus to come back")
 
-    def leader(self) -> tuple[str, int]:
-        return nimbus_address(self.base_conf_full())
+    def leader(self, identity: str | None = None) -> tuple[str, int]:
+        return nimbus_address(self.base_conf_full(), identity=identity)
 
     def _cluster_ready(self) -> bool:
         for name, process in self.processes.items():
@@ -139,10 +167,16 @@ class LocalCluster:
             return len(client.getClusterInfo().supervisors) >= self.supervisors
 
     @contextlib.contextmanager
-    def client(self) -> Iterator[Any]:
-        """A client of the leading nimbus."""
-        with nimbus_client(*self.leader()) as client:
+    def client(self, identity: str | None = None) -> Iterator[Any]:
+        """A client of the leading nimbus, as `identity` (default: security.user, admin)."""
+        conf = self.base_conf_full()
+        address = nimbus_address(conf, identity=identity)
+        with nimbus_client(*address, conf=conf, identity=identity) as client:
             yield client
+
+    def client_conf_file(self) -> Path:
+        """A conf file for the `squall` command (--config) talking to this cluster."""
+        return self.directory / "client.yaml"
 
     def client_conf(self) -> dict[str, Any]:
         """A full conf for clients (CLI, tests) talking to this cluster."""

@@ -27,6 +27,7 @@ from squall import zk as zk_mod
 from squall.client import download, nimbus_address, nimbus_client
 from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
 from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
+from squall.tls import SUPERVISOR, client_context
 
 from .launcher import Launcher
 from .sync import BeatTracker, WorkerSpec, accept_epochs, desired_workers, plan
@@ -201,6 +202,12 @@ class Supervisor:
             self.conf["supervisor.worker.start.timeout.secs"],
         )
 
+    def _nimbus(self) -> Any:
+        """A client of the leading nimbus, as the supervisor identity (nimbus lets it only
+        download code and confs, and find the leader)."""
+        address = nimbus_address(self.conf, identity=SUPERVISOR)
+        return nimbus_client(*address, conf=self.conf, identity=SUPERVISOR)
+
     def _ensure_code(self, tid: str) -> Path:
         """Download the topology's code and structure from nimbus once: they never change."""
         code_dir = self.code_root / tid
@@ -208,7 +215,7 @@ class Supervisor:
         if done.exists():
             return code_dir
         code_dir.mkdir(parents=True, exist_ok=True)
-        with nimbus_client(*nimbus_address(self.conf)) as client:
+        with self._nimbus() as client:
             for name in (CODE_FILE, STRUCTURE_FILE):
                 download(client, f"{tid}/{name}", code_dir / name)
         unpack(code_dir / CODE_FILE, code_dir / "code")
@@ -218,12 +225,13 @@ class Supervisor:
     def _fetch_conf(self, tid: str, code_dir: Path) -> dict[str, Any]:
         """The topology conf as nimbus has it now, fetched for every worker start, so
         settings changed with `squall config set` reach workers as they (re)start."""
-        with nimbus_client(*nimbus_address(self.conf)) as client:
+        with self._nimbus() as client:
             download(client, f"{tid}/{CONF_FILE}", code_dir / CONF_FILE)
         return json.loads((code_dir / CONF_FILE).read_text())
 
 
 def run_supervisor(conf: dict[str, Any]) -> None:
+    client_context(conf, SUPERVISOR)  # no certificate: one clear error now, not at each sync
     supervisor = Supervisor(conf)
 
     def shutdown(signum: int, _frame: Any) -> None:

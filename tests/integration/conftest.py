@@ -21,9 +21,10 @@ def cluster(tmp_path_factory):
 
 
 def squall(cluster, *args: str) -> subprocess.CompletedProcess:
-    """Run the `squall` command against the cluster's nimbus."""
+    """Run the `squall` command against the cluster's nimbus, as its admin identity."""
+    command = [sys.executable, "-m", "squall.cli", "--config", str(cluster.client_conf_file())]
     return subprocess.run(
-        [sys.executable, "-m", "squall.cli", "--nimbus", f"127.0.0.1:{cluster.nimbus_port}", *args],
+        [*command, "--nimbus", f"127.0.0.1:{cluster.nimbus_port}", *args],
         capture_output=True,
         text=True,
         timeout=300,

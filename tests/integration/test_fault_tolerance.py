@@ -78,7 +78,7 @@ def test_standby_answers_reads_and_names_the_leader(cluster):
     standby = next(p for p in cluster.nimbus_ports if p != leader_port)
     from squall.client import nimbus_client
 
-    with nimbus_client("127.0.0.1", standby) as client:
+    with nimbus_client("127.0.0.1", standby, conf=cluster.client_conf()) as client:
         assert client.getLeader().port == leader_port
         info = client.getClusterInfo()
         assert len(info.supervisors) == 2

@@ -12,6 +12,7 @@ from squall import thrift_api as T
 from squall.client import upload
 from squall.local import wait_for
 from squall.submit import submit_file
+from squall.tls import client_context
 from squall.topology import load_topology_file
 
 from .conftest import TOPOLOGIES, squall
@@ -94,8 +95,17 @@ def test_uploads_and_downloads_refuse_bad_locations(cluster):
             client.downloadChunk("no-such-download")
 
 
-def test_hostile_bytes_close_only_their_connection(cluster):
-    port = cluster.nimbus_port
+def connect(cluster, tls: bool) -> socket.socket:
+    """A raw connection to nimbus: inside an authenticated TLS session (admin's
+    certificate: the bytes reach the Thrift layer) or plain (they meet the TLS handshake)."""
+    sock = socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=10)
+    if not tls:
+        return sock
+    return client_context(cluster.client_conf()).wrap_socket(sock, server_hostname="127.0.0.1")
+
+
+@pytest.mark.parametrize("tls", [True, False], ids=["in-tls", "at-handshake"])
+def test_hostile_bytes_close_only_their_connection(cluster, tls):
     payloads = [
         b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",  # not Thrift at all
         struct.pack("!i", 2**31 - 1) + b"x",  # a 2 GiB frame
@@ -106,12 +116,10 @@ def test_hostile_bytes_close_only_their_connection(cluster):
     ]
     for payload in payloads:
         # nimbus may close the connection before we finish: that is the point
-        with (
-            socket.create_connection(("127.0.0.1", port), timeout=5) as s,
-            contextlib.suppress(OSError),
-        ):
+        with contextlib.suppress(OSError), connect(cluster, tls) as s:
             s.sendall(payload)
-            s.shutdown(socket.SHUT_WR)
+            if not tls:
+                s.shutdown(socket.SHUT_WR)  # a TLS socket cannot half-close
             s.recv(1024)
     with cluster.client() as client:
         assert len(client.getClusterInfo().supervisors) == 2
@@ -123,7 +131,7 @@ def test_unknown_method_gets_an_exception_reply(cluster):
     name = b"noSuchMethod"
     message = struct.pack("!I", 0x80010001) + struct.pack("!i", len(name)) + name
     message += struct.pack("!i", 7) + b"\x00"  # seqid, empty args struct
-    with socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=10) as s:
+    with connect(cluster, tls=True) as s:
         s.sendall(struct.pack("!i", len(message)) + message)
         reply = s.recv(4096)
     (version,) = struct.unpack("!I", reply[4:8])

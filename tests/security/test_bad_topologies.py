@@ -19,6 +19,7 @@ from thriftpy2.transport import TFramedTransportFactory
 import squall
 from squall.local import LocalCluster, wait_for
 from squall.submit import submit_file
+from squall.tls import client_context
 from squall.topology import load_topology_file
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
@@ -50,6 +51,7 @@ def foreign(cluster):
         proto_factory=TBinaryProtocolFactory(),
         trans_factory=TFramedTransportFactory(),
         timeout=60_000,
+        ssl_context=client_context(cluster.client_conf()),  # an admin: only the checks stop it
     )
     yield client
     client.close()
@@ -221,7 +223,8 @@ BAD_FILES = {
 
 
 def cli(cluster, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "squall.cli", "--nimbus", f"127.0.0.1:{cluster.nimbus_port}"]
+    command = [sys.executable, "-m", "squall.cli", "--config", str(cluster.client_conf_file())]
+    command += ["--nimbus", f"127.0.0.1:{cluster.nimbus_port}"]
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
 
 

@@ -24,3 +24,21 @@ def test_settings_without_secrets_are_shown_as_they_are():
 
 def test_a_store_url_that_cannot_be_parsed_is_hidden_whole():
     assert redacted({"nimbus.store.url": "not a url :: s3cret"})["nimbus.store.url"] == REDACTED
+
+
+def test_any_key_naming_a_secret_or_key_path_is_redacted():
+    conf = {
+        "nimbus.thrift.tls.server.keystore.password": "pw",
+        "my.api.token": "t0ken",
+        "drpc.https.keystore.path": "/etc/ks.jks",
+        "blobstore.hdfs.keytab": "/etc/nimbus.keytab",
+        "worker.private.key.path": "/etc/k.pem",
+        "some.client.secret": "s",
+        "security.dir": "/var/squall/credentials",
+        "security.user": "admin",
+    }
+    shown = redacted(conf)
+    for key in list(conf)[:6]:
+        assert shown[key] == REDACTED, key
+    assert shown["security.dir"] == "/var/squall/credentials"
+    assert shown["security.user"] == "admin"
