@@ -19,6 +19,7 @@ from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TFramedTransportFactory
 
 import squall
+import squall.topology
 from squall import thrift_api as T
 from squall.client import download, nimbus_client
 from squall.code_package import CODE_FILE
@@ -298,3 +299,22 @@ def test_daemons_refuse_to_start_insecurely(cluster, tmp_path):
     assert nimbus.returncode == 1
     assert "unknown authorizer 'com.example.AllowAll'" in nimbus.stderr
     assert "Traceback" not in supervisor.stderr + nimbus.stderr
+
+
+def test_an_upload_belongs_to_the_identity_that_began_it(cluster):
+    """bob, a user in his own right, can neither append to, finish nor submit alice's upload
+    (a refused submit would have discarded it); alice still can."""
+    code = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
+    topology = squall.topology.load_topology_file(code).to_thrift()
+    with cluster.client("alice") as alice, cluster.client("bob") as bob:
+        location = alice.beginFileUpload()
+        alice.uploadChunk(location, b"alice's code")
+        with pytest.raises(T.AuthorizationException, match="another identity"):
+            bob.uploadChunk(location, b"bob's code")
+        with pytest.raises(T.AuthorizationException, match="another identity"):
+            bob.finishFileUpload(location)
+        with pytest.raises(T.AuthorizationException, match="another identity"):
+            bob.submitTopology("stolen", location, "{}", topology)
+        assert topology_id(alice, "stolen") is None
+        alice.finishFileUpload(location)  # untouched by bob's tries
+        assert bob.beginFileUpload() != location

@@ -1,8 +1,9 @@
 """Nimbus's Thrift server under attack, probed over real TCP as a stranger would: idle and
 slow connections cannot lock clients out, slow requests and silent connections are cut at
 their deadlines, a huge length prefix cannot grow nimbus, message types are checked before
-any handler runs, uploads belong to the identity that began them (TLS client certificates
-from a throwaway CA) and are capped per identity."""
+any handler runs, uploads are capped per identity. Every probe holds a valid certificate of a
+plain user ("mallory"): what a client with credentials can do past the TLS handshake (what a
+stranger without one meets at the handshake is in test_thrift_auth.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from thriftpy2.thrift import TMessageType, TType
 from squall import thrift_api as T
 from squall.client import nimbus_client
 from squall.local import LocalCluster
+from squall.tls import client_context, issue
 
 IDLE_SECS = 4
 REQUEST_SECS = 3
@@ -42,7 +44,19 @@ CONF = {
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with LocalCluster(tmp_path_factory.mktemp("cluster"), supervisors=0, conf=CONF) as c:
+        issue(c.client_conf(), "mallory")
+        global MALLORY
+        MALLORY = client_context(c.client_conf(), "mallory")
         yield c
+
+
+MALLORY = None  # mallory's TLS context, made by the fixture
+
+
+def session(port: int, timeout: float = 10) -> socket.socket:
+    """A raw connection to nimbus inside mallory's authenticated TLS session."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    return MALLORY.wrap_socket(sock, server_hostname="127.0.0.1")
 
 
 def message(api: str, kind: int = TMessageType.CALL, seqid: int = 1) -> bytes:
@@ -68,7 +82,7 @@ def closed_by_peer(sock: socket.socket, timeout: float) -> bool:
             try:
                 if sock.recv(65536) == b"":
                     return True
-            except ConnectionError:
+            except OSError:  # a reset, or TLS's unclean end
                 return True
     return False
 
@@ -82,7 +96,9 @@ def rss_bytes(pid: int) -> int:
 
 def cluster_info_within(cluster, seconds: float) -> float:
     started = time.monotonic()
-    with nimbus_client("127.0.0.1", cluster.nimbus_port, timeout_secs=seconds) as client:
+    with nimbus_client(
+        "127.0.0.1", cluster.nimbus_port, timeout_secs=seconds, conf=cluster.client_conf()
+    ) as client:
         assert client.getClusterInfo().nimbuses
     return time.monotonic() - started
 
@@ -92,9 +108,9 @@ def test_idle_and_slow_connections_do_not_lock_clients_out(cluster):
     idle, slow = [], []
     try:
         for _ in range(300):  # more than nimbus.thrift.max.connections (256)
-            idle.append(socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=5))
+            idle.append(session(cluster.nimbus_port, timeout=5))
         for _ in range(40):
-            s = socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=5)
+            s = session(cluster.nimbus_port, timeout=5)
             s.sendall(struct.pack("!i", 1000))  # a frame of 1000 bytes, sent a byte a second
             slow.append(s)
 
@@ -118,7 +134,7 @@ def test_idle_and_slow_connections_do_not_lock_clients_out(cluster):
 
 
 def test_a_slow_request_is_cut_at_the_request_deadline(cluster):
-    with socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=5) as s:
+    with session(cluster.nimbus_port, timeout=5) as s:
         s.sendall(struct.pack("!i", 100))
         started = time.monotonic()
         cut = False
@@ -136,7 +152,7 @@ def test_a_slow_request_is_cut_at_the_request_deadline(cluster):
 
 
 def test_a_silent_connection_is_closed_after_the_idle_timeout(cluster):
-    with socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=5) as s:
+    with session(cluster.nimbus_port, timeout=5) as s:
         started = time.monotonic()
         assert closed_by_peer(s, IDLE_SECS + 5)
         assert time.monotonic() - started >= IDLE_SECS - 0.5
@@ -148,7 +164,7 @@ def field(ttype: int, fid: int) -> bytes:
 
 def attack(port: int, frames: list[bytes]) -> None:
     with (
-        socket.create_connection(("127.0.0.1", port), timeout=10) as s,
+        session(port) as s,
         contextlib.suppress(OSError),  # nimbus closes the connection at the first frame
     ):
         for frame in frames:
@@ -201,7 +217,7 @@ def inbox_files(cluster) -> set[str]:
 
 
 def raw_begin_upload(cluster, kind: int) -> bytes:
-    with socket.create_connection(("127.0.0.1", cluster.nimbus_port), timeout=10) as s:
+    with session(cluster.nimbus_port) as s:
         s.sendall(framed(message("beginFileUpload", kind) + b"\x00"))
         reply = b""
         while len(reply) < 4 or len(reply) < 4 + struct.unpack("!i", reply[:4])[0]:
@@ -231,7 +247,7 @@ def test_message_types_are_checked_before_any_handler_runs(cluster):
 def test_upload_quotas_refuse_with_a_clear_error(cluster):
     already = len(inbox_files(cluster))  # open uploads left by other tests, at most one
     assert already <= 1
-    with cluster.client() as client:
+    with cluster.client("mallory") as client:  # the one who opened those, if any
         first = client.beginFileUpload()
         client.uploadChunk(first, b"a" * 60_000)
         second = client.beginFileUpload()
