@@ -9,6 +9,7 @@ stayed up for a while before it died starts again at 1 s.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 FIRST_DELAY_SECS = 1.0
@@ -44,3 +45,10 @@ def after_failure(previous: Retry | None, now: float, ran_for: float = 0.0) -> R
 def due(retry: Retry | None, now: float) -> bool:
     """May the next attempt start now?"""
     return retry is None or now >= retry.not_before
+
+
+def next_wake(retries: Iterable[Retry], now: float, period: float) -> float:
+    """How long the sync loop sleeps: its period, or less when a back-off ends sooner (a
+    worker due again in 1 s is not left waiting for the period)."""
+    waits = [r.not_before - now for r in retries if r.not_before > now]
+    return max(0.05, min([float(period), *waits]))

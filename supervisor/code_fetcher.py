@@ -10,11 +10,16 @@ back-off (backoff.py).
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
+
+from squall.client import download, nimbus_address, nimbus_client
+from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
 
 from .backoff import Retry, after_failure, due
 
@@ -86,3 +91,25 @@ class CodeFetcher:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def fetch_code(conf: dict[str, Any], tid: str, code_dir: Path) -> None:
+    """Download the topology's code and structure and unpack the code within the limits
+    (on a fetcher thread, into an empty dir): they never change once submitted."""
+    with nimbus_client(*nimbus_address(conf)) as client:
+        for name in (CODE_FILE, STRUCTURE_FILE):
+            download(client, f"{tid}/{name}", code_dir / name)
+    unpack(
+        code_dir / CODE_FILE,
+        code_dir / "code",
+        conf["supervisor.code.max.bytes"],
+        conf["supervisor.code.max.entries"],
+    )
+
+
+def fetch_conf(conf: dict[str, Any], tid: str, code_dir: Path) -> dict[str, Any]:
+    """The topology conf as nimbus has it now, fetched for every worker start, so settings
+    changed with `squall config set` reach workers as they (re)start."""
+    with nimbus_client(*nimbus_address(conf)) as client:
+        download(client, f"{tid}/{CONF_FILE}", code_dir / CONF_FILE)
+    return json.loads((code_dir / CONF_FILE).read_text())

@@ -10,7 +10,7 @@ package shows as that topology's error and delays no other topology.
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
 import os
 import shutil
@@ -27,13 +27,10 @@ from kazoo.protocol.states import KazooState
 
 from squall import __version__
 from squall import zk as zk_mod
-from squall.client import download, nimbus_address, nimbus_client
-from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
-from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
+from squall.records import Assignment, SupervisorInfo, encode
 
-from . import memory
-from .backoff import Retry, after_failure
-from .code_fetcher import CodeFetcher
+from .backoff import Retry, after_failure, next_wake
+from .code_fetcher import CodeFetcher, fetch_code, fetch_conf
 from .error_reports import report_error
 from .launcher import Launcher, check_run_as_user
 from .sync import (
@@ -45,6 +42,7 @@ from .sync import (
     plan,
     startable,
 )
+from .worker_checks import hung_workers, over_memory
 
 log = logging.getLogger("squall.supervisor")
 
@@ -78,7 +76,7 @@ class Supervisor:
         self.launcher = Launcher(self.local_dir, self.id, self.host, conf)
         self.code_root = self.local_dir / "stormdist"
         self.wake = threading.Event()
-        self.fetcher = CodeFetcher(self.code_root, self._fetch_code, self.wake)
+        self.fetcher = CodeFetcher(self.code_root, functools.partial(fetch_code, conf), self.wake)
         self.restarts: dict[WorkerKey, Retry] = {}
         self.stopping = threading.Event()
         self.needs_register = threading.Event()
@@ -136,7 +134,9 @@ class Supervisor:
         print(f"supervisor {self.id} registered with slots {self.ports}", flush=True)
         try:
             while not self.stopping.is_set():
-                self.wake.wait(self.next_wait())
+                period = self.conf["supervisor.monitor.frequency.secs"]
+                retries = [*self.restarts.values(), *self.fetcher.retries.values()]
+                self.wake.wait(next_wake(retries, time.monotonic(), period))
                 self.wake.clear()
                 if self.stopping.is_set():
                     break
@@ -175,18 +175,18 @@ class Supervisor:
         desired = desired_workers(self.id, self.accepted, self.ports)
         now = time.monotonic()
         for tid, error in self.fetcher.collect(now):
-            delay = self.restarts_in(self.fetcher.retries[tid], now)
+            delay = self.fetcher.retries[tid].not_before - now
             log.warning("cannot use the code of %s (retrying in %.0fs): %s", tid, delay, error)
             self._report(tid, None, f"cannot use the topology's code: {error}")
         for ended in self.launcher.reap(now):
             log.warning("%s", ended.describe())
             self._failed(ended.key, now, ended.describe(), ended.ran_for)
-        for key in self._hung_workers():
+        for key in hung_workers(self.zk, self.layout, self.id, self.launcher, self.beats, now):
             log.warning("worker %s:%d stopped heartbeating; restarting it", *key)
             self.launcher.stop(key, grace=1)
             self.beats.forget(key)
             self._failed(key, now, f"worker {key[0]}:{key[1]} stopped heartbeating; restarted")
-        for key, text in self._over_memory():
+        for key, text in over_memory(self.launcher):
             log.warning("worker %s:%d: %s", *key, text)
             self.launcher.stop(key, grace=0)
             self._failed(key, now, text)
@@ -204,36 +204,14 @@ class Supervisor:
             if not busy:
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
 
-    @staticmethod
-    def restarts_in(retry: Retry, now: float) -> float:
-        return max(0.0, retry.not_before - now)
-
-    def next_wait(self) -> float:
-        """Until the next loop: the monitor period, or sooner when a back-off ends."""
-        period = float(self.conf["supervisor.monitor.frequency.secs"])
-        now = time.monotonic()
-        waits = [
-            r.not_before - now for r in (*self.restarts.values(), *self.fetcher.retries.values())
-        ]
-        return max(0.05, min([period, *[w for w in waits if w > 0]]))
-
     def _failed(self, key: WorkerKey, now: float, text: str, ran_for: float = 0.0) -> None:
         """A worker failed: report it as its topology's error and back its restart off."""
         self.restarts[key] = after_failure(self.restarts.get(key), now, ran_for)
-        delay = self.restarts_in(self.restarts[key], now)
+        delay = self.restarts[key].not_before - now
         self._report(key[0], key[1], f"{text}\n(restarting in {delay:.0f}s)")
 
     def _report(self, tid: str, port: int | None, text: str) -> None:
         report_error(self.zk, self.layout.errors(tid), text, self.host, port)
-
-    def _over_memory(self) -> list[tuple[WorkerKey, str]]:
-        sessions = memory.resident_by_session()
-        resident = {k: sessions.get(sid, 0) for k, sid in self.launcher.sessions().items()}
-        limits = self.launcher.memory_limits()
-        return [
-            (k, memory.memory_error(limits[k], resident[k]))
-            for k in memory.over_limit(resident, limits)
-        ]
 
     def _start_worker(self, spec: WorkerSpec, now: float) -> None:
         """One worker's start; its failure (nimbus unreachable, a user it cannot run as) is
@@ -242,51 +220,11 @@ class Supervisor:
         key = (spec.topology_id, spec.port)
         try:
             code_dir = self.fetcher.code_dir(spec.topology_id)
-            topology_conf = self._fetch_conf(spec.topology_id, code_dir)
+            topology_conf = fetch_conf(self.conf, spec.topology_id, code_dir)
             self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
         except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
             log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
             self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")
-
-    def _hung_workers(self) -> list:
-        seqs = {}
-        for tid, port in self.launcher.running():
-            path = self.layout.taskbeat(tid, self.id, port)
-            try:
-                beat = zk_mod.read_record(self.zk, WorkerBeat, path)
-            except ValueError as exc:
-                log.warning("skipping a heartbeat: %s", exc)
-                beat = None
-            if beat is not None:
-                seqs[(tid, port)] = beat.seq
-        now = time.monotonic()
-        self.beats.observe(seqs, now)
-        return self.beats.hung(
-            self.launcher.started(),
-            now,
-            self.conf["supervisor.worker.timeout.secs"],
-            self.conf["supervisor.worker.start.timeout.secs"],
-        )
-
-    def _fetch_code(self, tid: str, code_dir: Path) -> None:
-        """Download the topology's code and structure and unpack the code within the limits
-        (on a fetcher thread, into an empty dir): they never change once submitted."""
-        with nimbus_client(*nimbus_address(self.conf)) as client:
-            for name in (CODE_FILE, STRUCTURE_FILE):
-                download(client, f"{tid}/{name}", code_dir / name)
-        unpack(
-            code_dir / CODE_FILE,
-            code_dir / "code",
-            self.conf["supervisor.code.max.bytes"],
-            self.conf["supervisor.code.max.entries"],
-        )
-
-    def _fetch_conf(self, tid: str, code_dir: Path) -> dict[str, Any]:
-        """The topology conf as nimbus has it now, fetched for every worker start, so
-        settings changed with `squall config set` reach workers as they (re)start."""
-        with nimbus_client(*nimbus_address(self.conf)) as client:
-            download(client, f"{tid}/{CONF_FILE}", code_dir / CONF_FILE)
-        return json.loads((code_dir / CONF_FILE).read_text())
 
 
 def run_supervisor(conf: dict[str, Any]) -> None:

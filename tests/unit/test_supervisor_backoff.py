@@ -7,6 +7,7 @@ from squall.supervisor.backoff import (
     Retry,
     after_failure,
     due,
+    next_wake,
     retry_delay,
 )
 
@@ -35,3 +36,10 @@ def test_due_only_once_the_delay_has_passed():
     r = Retry(3, 10.0)
     assert not due(r, 9.99)
     assert due(r, 10.0)
+
+
+def test_the_loop_wakes_when_the_first_back_off_ends():
+    assert next_wake([], 0.0, 3) == 3.0
+    assert next_wake([Retry(1, 1.5), Retry(2, 10.0)], 1.0, 3) == 0.5
+    assert next_wake([Retry(1, 0.5)], 1.0, 3) == 3.0  # already due: the loop runs now anyway
+    assert next_wake([Retry(1, 1.0001)], 1.0, 3) == 0.05
