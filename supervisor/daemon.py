@@ -211,6 +211,10 @@ class Supervisor:
         self._report(key[0], key[1], f"{text}\n(restarting in {delay:.0f}s)")
 
     def _report(self, tid: str, port: int | None, text: str) -> None:
+        """Record `text` as the topology's error, unless the topology is gone: its /errors
+        subtree was removed with it and must not be recreated as an orphan."""
+        if tid not in self.accepted:
+            return
         report_error(self.zk, self.layout.errors(tid), text, self.host, port)
 
     def _start_worker(self, spec: WorkerSpec, now: float) -> None:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -59,6 +60,27 @@ def worker_user(conf: dict[str, Any]) -> str | None:
     if user == "root":
         raise WorkerUserError(f"{RUN_AS_USER}: refusing to run a topology's worker as root")
     return user
+
+
+def worker_identity(user: str | None) -> dict[str, Any]:
+    """Popen's arguments to run as `user` with its own groups only: `user=` alone would keep
+    the supervisor's group (root) and its supplementary groups."""
+    if user is None:
+        return {}
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError as exc:
+        raise WorkerUserError(f"{RUN_AS_USER}: no user {user!r} on this host") from exc
+    if entry.pw_uid == 0:
+        raise WorkerUserError(f"{RUN_AS_USER}: refusing to run a topology's worker as root")
+    groups = os.getgrouplist(user, entry.pw_gid)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": groups}
+
+
+def _hand_over(code_dir: Path, uid: int, gid: int) -> None:
+    """The worker reads its code and conf as its user: they become that user's."""
+    for path in (code_dir, *code_dir.rglob("*")):
+        os.chown(path, uid, gid, follow_symlinks=False)
 
 
 @dataclass
@@ -109,9 +131,11 @@ class Launcher:
     def start(self, spec: WorkerSpec, code_dir: Path, conf: dict[str, Any]) -> None:
         key = (spec.topology_id, spec.port)
         tid, port = key
-        user = worker_user(conf)
+        identity = worker_identity(worker_user(conf))
         conf_file = code_dir / f"worker-{port}.json"
         conf_file.write_text(json.dumps(conf))
+        if identity:
+            _hand_over(code_dir, identity["user"], identity["group"])
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -134,7 +158,7 @@ class Launcher:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            user=user,
+            **identity,
         )
         assert process.stdout is not None
         rotating = RotatingLog(

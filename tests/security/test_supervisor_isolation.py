@@ -5,7 +5,9 @@ live local cluster with one supervisor:
   getTopologyInfo, while a good topology on the same supervisor runs and its killed worker
   comes back within seconds (it took 152 s when code was fetched on the sync loop);
 - a worker leaking memory is stopped at topology.worker.max.memory.mb and the error says so;
-- a worker printing in a loop keeps its log files under worker.log.max.bytes.
+- a worker printing in a loop keeps its log files under worker.log.max.bytes;
+- with supervisor.run.worker.as.user on, a topology that names no submitter is not started
+  (as root, the supervisor's own user) and says why in its errors.
 """
 
 import os
@@ -197,3 +199,19 @@ def test_a_worker_printing_in_a_loop_keeps_its_logs_under_the_cap(cluster, tmp_p
             time.sleep(0.5)
     finally:
         kill(cluster, "chatty")
+
+
+def test_run_as_user_without_a_submitter_starts_nothing_and_says_why(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("supervisor.run.worker.as.user needs root (tests/unit checks the refusal)")
+    conf = {"supervisor.run.worker.as.user": True}
+    with LocalCluster(tmp_path_factory.mktemp("as-user"), supervisors=1, conf=conf) as cluster:
+        tid = submit(cluster, TINY, "anonymous")
+        wait_for(
+            lambda: any(
+                "names no topology.submitter.user" in e for e in supervisor_errors(cluster, tid)
+            ),
+            60,
+            "the refusal in the topology's errors",
+        )
+        assert not worker_pids(cluster, tid)

@@ -6,6 +6,7 @@ from squall.supervisor.launcher import (
     Exit,
     WorkerUserError,
     check_run_as_user,
+    worker_identity,
     worker_user,
 )
 
@@ -37,3 +38,9 @@ def test_an_exit_says_how_the_worker_ended():
         "worker t-1:6700 was killed by signal 9 after 3s; its last lines:\nlast line"
     )
     assert "exited with code 1" in Exit(("t", 1), 1, 0, "").describe()
+
+
+def test_an_unknown_user_is_a_clear_error():
+    assert worker_identity(None) == {}
+    with pytest.raises(WorkerUserError, match="no user 'no-such-user-squall'"):
+        worker_identity("no-such-user-squall")
