@@ -58,6 +58,12 @@ MINIMUM = {
     "supervisor.worker.start.timeout.secs": 1,
     "supervisor.heartbeat.frequency.secs": 1,
     "supervisor.monitor.frequency.secs": 1,
+    "supervisor.code.max.bytes": 1,
+    "supervisor.code.max.entries": 1,
+    "supervisor.worker.max.memory.mb": 64,
+    "worker.log.max.bytes": 4096,
+    "worker.log.backups": 0,
+    "topology.worker.max.memory.mb": 64,
     "worker.heartbeat.frequency.secs": 1,
     "worker.max.message.bytes": 1,  # 0 would refuse every frame; ZeroMQ reads -1 as no limit
     "task.heartbeat.frequency.secs": 1,

@@ -3,13 +3,16 @@ assignments in ZooKeeper.
 
 ZooKeeper watches only wake the sync loop; one thread does every sync, so launches and kills
 never race. The loop also runs every supervisor.monitor.frequency.secs to restart workers that
-exited.
+exited (after a back-off when they keep dying) and to stop workers past their memory limit.
+Downloading and unpacking code never runs on the loop (code_fetcher.py): one topology's bad
+package shows as that topology's error and delays no other topology.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
+import os
 import shutil
 import signal
 import socket
@@ -24,13 +27,23 @@ from kazoo.protocol.states import KazooState
 
 from squall import __version__
 from squall import zk as zk_mod
-from squall.client import download, nimbus_address, nimbus_client
-from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
-from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
+from squall.records import Assignment, SupervisorInfo, encode
 from squall.tls import SUPERVISOR, client_context
 
-from .launcher import Launcher
-from .sync import BeatTracker, WorkerSpec, accept_epochs, desired_workers, plan
+from .backoff import Retry, after_failure, next_wake
+from .code_fetcher import CodeFetcher, fetch_code, fetch_conf
+from .error_reports import report_error
+from .launcher import Launcher, check_run_as_user
+from .sync import (
+    BeatTracker,
+    WorkerKey,
+    WorkerSpec,
+    accept_epochs,
+    desired_workers,
+    plan,
+    startable,
+)
+from .worker_checks import hung_workers, over_memory
 
 log = logging.getLogger("squall.supervisor")
 
@@ -60,9 +73,12 @@ class Supervisor:
         self.host = conf["storm.local.hostname"] or socket.gethostname()
         self.ports = sorted(conf["supervisor.slots.ports"])
         self.layout = zk_mod.layout(conf)
-        self.launcher = Launcher(self.local_dir, self.id, self.host)
+        check_run_as_user(conf, os.geteuid())
+        self.launcher = Launcher(self.local_dir, self.id, self.host, conf)
         self.code_root = self.local_dir / "stormdist"
         self.wake = threading.Event()
+        self.fetcher = CodeFetcher(self.code_root, functools.partial(fetch_code, conf), self.wake)
+        self.restarts: dict[WorkerKey, Retry] = {}
         self.stopping = threading.Event()
         self.needs_register = threading.Event()
         self.epochs: dict[str, int] = {}
@@ -119,7 +135,9 @@ class Supervisor:
         print(f"supervisor {self.id} registered with slots {self.ports}", flush=True)
         try:
             while not self.stopping.is_set():
-                self.wake.wait(self.conf["supervisor.monitor.frequency.secs"])
+                period = self.conf["supervisor.monitor.frequency.secs"]
+                retries = [*self.restarts.values(), *self.fetcher.retries.values()]
+                self.wake.wait(next_wake(retries, time.monotonic(), period))
                 self.wake.clear()
                 if self.stopping.is_set():
                     break
@@ -128,6 +146,7 @@ class Supervisor:
                 except Exception:  # noqa: BLE001 - the loop must outlive one bad sync
                     log.exception("sync failed; retrying")
         finally:
+            self.fetcher.close()
             self.launcher.stop_all()
             self.zk.stop()
             self.zk.close()
@@ -155,79 +174,62 @@ class Supervisor:
         self.accepted, self.epochs = accepted.assignments, accepted.seen
         self.refused = set(accepted.refused)
         desired = desired_workers(self.id, self.accepted, self.ports)
-        for key in self.launcher.exited():
-            log.warning("worker %s:%d exited; it will be restarted if still assigned", *key)
-            self.launcher.stop(key)
-        for key in self._hung_workers():
+        now = time.monotonic()
+        for tid, error in self.fetcher.collect(now):
+            delay = self.fetcher.retries[tid].not_before - now
+            log.warning("cannot use the code of %s (retrying in %.0fs): %s", tid, delay, error)
+            self._report(tid, None, f"cannot use the topology's code: {error}")
+        for ended in self.launcher.reap(now):
+            log.warning("%s", ended.describe())
+            self._failed(ended.key, now, ended.describe(), ended.ran_for)
+        for key in hung_workers(self.zk, self.layout, self.id, self.launcher, self.beats, now):
             log.warning("worker %s:%d stopped heartbeating; restarting it", *key)
             self.launcher.stop(key, grace=1)
             self.beats.forget(key)
+            self._failed(key, now, f"worker {key[0]}:{key[1]} stopped heartbeating; restarted")
+        for key, text in over_memory(self.launcher):
+            log.warning("worker %s:%d: %s", *key, text)
+            self.launcher.stop(key, grace=0)
+            self._failed(key, now, text)
         todo = plan(desired, self.launcher.running())
         for key in todo.stop:
             self.launcher.stop(key)
-        for spec in todo.start:
-            self._start_worker(spec)
-        for tid in {p.name for p in self.code_root.glob("*")} - {k[0] for k in desired}:
-            if not any(k[0] == tid for k in self.launcher.running()):
+        tids = {k[0] for k in desired}
+        self.fetcher.request(tids, now)
+        self.fetcher.forget(tids)
+        self.restarts = {k: r for k, r in self.restarts.items() if k in desired}
+        for spec in startable(todo.start, self.fetcher.ready, self.restarts, now):
+            self._start_worker(spec, now)
+        for tid in {p.name for p in self.code_root.glob("*")} - tids:
+            busy = self.fetcher.busy(tid) or any(k[0] == tid for k in self.launcher.running())
+            if not busy:
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
 
-    def _start_worker(self, spec: WorkerSpec) -> None:
-        """One worker's start; its failure (e.g. an assignment naming a topology nimbus has no
-        code for) is logged and retried at the next sync, and never keeps the other
-        topologies' workers from starting."""
+    def _failed(self, key: WorkerKey, now: float, text: str, ran_for: float = 0.0) -> None:
+        """A worker failed: report it as its topology's error and back its restart off."""
+        self.restarts[key] = after_failure(self.restarts.get(key), now, ran_for)
+        delay = self.restarts[key].not_before - now
+        self._report(key[0], key[1], f"{text}\n(restarting in {delay:.0f}s)")
+
+    def _report(self, tid: str, port: int | None, text: str) -> None:
+        """Record `text` as the topology's error, unless the topology is gone: its /errors
+        subtree was removed with it and must not be recreated as an orphan."""
+        if tid not in self.accepted:
+            return
+        report_error(self.zk, self.layout.errors(tid), text, self.host, port)
+
+    def _start_worker(self, spec: WorkerSpec, now: float) -> None:
+        """One worker's start; its failure (nimbus unreachable, a user it cannot run as) is
+        its topology's error, retried with back-off, and never keeps the other topologies'
+        workers from starting."""
+        key = (spec.topology_id, spec.port)
         try:
-            code_dir = self._ensure_code(spec.topology_id)
-            topology_conf = self._fetch_conf(spec.topology_id, code_dir)
+            code_dir = self.fetcher.code_dir(spec.topology_id)
+            topology_conf = fetch_conf(self.conf, spec.topology_id, code_dir)
             self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
         except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
             log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
-
-    def _hung_workers(self) -> list:
-        seqs = {}
-        for tid, port in self.launcher.running():
-            path = self.layout.taskbeat(tid, self.id, port)
-            try:
-                beat = zk_mod.read_record(self.zk, WorkerBeat, path)
-            except ValueError as exc:
-                log.warning("skipping a heartbeat: %s", exc)
-                beat = None
-            if beat is not None:
-                seqs[(tid, port)] = beat.seq
-        now = time.monotonic()
-        self.beats.observe(seqs, now)
-        return self.beats.hung(
-            self.launcher.started(),
-            now,
-            self.conf["supervisor.worker.timeout.secs"],
-            self.conf["supervisor.worker.start.timeout.secs"],
-        )
-
-    def _nimbus(self) -> Any:
-        """A client of the leading nimbus, as the supervisor identity (nimbus lets it only
-        download code and confs, and find the leader)."""
-        address = nimbus_address(self.conf, identity=SUPERVISOR)
-        return nimbus_client(*address, conf=self.conf, identity=SUPERVISOR)
-
-    def _ensure_code(self, tid: str) -> Path:
-        """Download the topology's code and structure from nimbus once: they never change."""
-        code_dir = self.code_root / tid
-        done = code_dir / ".complete"
-        if done.exists():
-            return code_dir
-        code_dir.mkdir(parents=True, exist_ok=True)
-        with self._nimbus() as client:
-            for name in (CODE_FILE, STRUCTURE_FILE):
-                download(client, f"{tid}/{name}", code_dir / name)
-        unpack(code_dir / CODE_FILE, code_dir / "code")
-        done.touch()
-        return code_dir
-
-    def _fetch_conf(self, tid: str, code_dir: Path) -> dict[str, Any]:
-        """The topology conf as nimbus has it now, fetched for every worker start, so
-        settings changed with `squall config set` reach workers as they (re)start."""
-        with self._nimbus() as client:
-            download(client, f"{tid}/{CONF_FILE}", code_dir / CONF_FILE)
-        return json.loads((code_dir / CONF_FILE).read_text())
+            self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")
 
 
 def run_supervisor(conf: dict[str, Any]) -> None:

@@ -1,13 +1,20 @@
 """Worker processes: start, watch, stop. One OS process per (topology, port).
 
 Each worker's PID is written under the supervisor's local dir, so a restarted supervisor (or
-`squall local` cleaning up) can find and end workers it did not start itself.
+`squall local` cleaning up) can find and end workers it did not start itself. Each worker
+runs in a session of its own (its JVM and Spark's Python workers with it), which is how its
+memory is measured and how the whole of it is ended; its output goes through a pipe into
+capped rotating files (worker_log.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import pwd
+import signal
 import subprocess
 import sys
 import time
@@ -17,9 +24,63 @@ from typing import Any
 
 from squall.processes import kill_pid_file, terminate
 
+from .memory import limit_mb
 from .sync import WorkerKey, WorkerSpec
+from .worker_log import LogPump, RotatingLog
 
 log = logging.getLogger("squall.supervisor")
+
+RUN_AS_USER = "supervisor.run.worker.as.user"
+SUBMITTER = "topology.submitter.user"
+
+
+class WorkerUserError(RuntimeError):
+    """supervisor.run.worker.as.user is on and the worker cannot run as its submitter."""
+
+
+def check_run_as_user(conf: dict[str, Any], euid: int) -> None:
+    """At supervisor start: switching users needs root, so refuse at once, not per worker."""
+    if conf.get(RUN_AS_USER) and euid != 0:
+        raise WorkerUserError(
+            f"{RUN_AS_USER} is true but the supervisor does not run as root (euid {euid}): "
+            "only root can start workers as their submitters; run it as root or set it false"
+        )
+
+
+def worker_user(conf: dict[str, Any]) -> str | None:
+    """The user a worker runs as: None (the supervisor's own) unless run-as-user is on; then
+    the topology's submitter, never root (that would give a topology the host)."""
+    if not conf.get(RUN_AS_USER):
+        return None
+    user = conf.get(SUBMITTER)
+    if not isinstance(user, str) or not user:
+        raise WorkerUserError(
+            f"{RUN_AS_USER} is true but the topology conf names no {SUBMITTER} to run as"
+        )
+    if user == "root":
+        raise WorkerUserError(f"{RUN_AS_USER}: refusing to run a topology's worker as root")
+    return user
+
+
+def worker_identity(user: str | None) -> dict[str, Any]:
+    """Popen's arguments to run as `user` with its own groups only: `user=` alone would keep
+    the supervisor's group (root) and its supplementary groups."""
+    if user is None:
+        return {}
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError as exc:
+        raise WorkerUserError(f"{RUN_AS_USER}: no user {user!r} on this host") from exc
+    if entry.pw_uid == 0:
+        raise WorkerUserError(f"{RUN_AS_USER}: refusing to run a topology's worker as root")
+    groups = os.getgrouplist(user, entry.pw_gid)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": groups}
+
+
+def _hand_over(code_dir: Path, uid: int, gid: int) -> None:
+    """The worker reads its code and conf as its user: they become that user's."""
+    for path in (code_dir, *code_dir.rglob("*")):
+        os.chown(path, uid, gid, follow_symlinks=False)
 
 
 @dataclass
@@ -28,13 +89,34 @@ class Worker:
     identity: Any  # the WorkerSpec identity it was started from
     process: subprocess.Popen
     started_at: float
+    memory_limit_mb: int
+    pump: LogPump
+
+
+@dataclass(frozen=True)
+class Exit:
+    """A worker that ended on its own: how, after how long, and its last lines."""
+
+    key: WorkerKey
+    returncode: int
+    ran_for: float
+    tail: str
+
+    def describe(self) -> str:
+        code = self.returncode
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        where = f"worker {self.key[0]}:{self.key[1]}"
+        return f"{where} {how} after {self.ran_for:.0f}s; its last lines:\n{self.tail}"
 
 
 class Launcher:
-    def __init__(self, local_dir: Path, supervisor_id: str, host: str) -> None:
+    def __init__(
+        self, local_dir: Path, supervisor_id: str, host: str, conf: dict[str, Any]
+    ) -> None:
         self.local_dir = local_dir
         self.supervisor_id = supervisor_id
         self.host = host  # what the supervisor registered: its workers bind only this
+        self.conf = conf  # the supervisor's own: log caps and the memory ceiling come from it
         self.pid_dir = local_dir / "workers"
         self.log_dir = local_dir / "logs"
         self.pid_dir.mkdir(parents=True, exist_ok=True)
@@ -49,9 +131,11 @@ class Launcher:
     def start(self, spec: WorkerSpec, code_dir: Path, conf: dict[str, Any]) -> None:
         key = (spec.topology_id, spec.port)
         tid, port = key
+        identity = worker_identity(worker_user(conf))
         conf_file = code_dir / f"worker-{port}.json"
         conf_file.write_text(json.dumps(conf))
-        log_file = (self.log_dir / f"worker-{tid}-{port}.log").open("ab")
+        if identity:
+            _hand_over(code_dir, identity["user"], identity["group"])
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -70,14 +154,25 @@ class Launcher:
                 "--host",
                 self.host,
             ],
-            stdout=log_file,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            **identity,
         )
-        log_file.close()
+        assert process.stdout is not None
+        rotating = RotatingLog(
+            self.log_dir / f"worker-{tid}-{port}.log",
+            self.conf["worker.log.max.bytes"],
+            self.conf["worker.log.backups"],
+        )
+        pump = LogPump(process.stdout, rotating)
+        pump.start()
         (self.pid_dir / f"{tid}-{port}.pid").write_text(str(process.pid))
-        self.workers[key] = Worker(key, spec.identity, process, time.monotonic())
+        limit = limit_mb(
+            conf["topology.worker.max.memory.mb"], self.conf["supervisor.worker.max.memory.mb"]
+        )
+        self.workers[key] = Worker(key, spec.identity, process, time.monotonic(), limit, pump)
         log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, spec.tasks)
 
     def stop(self, key: WorkerKey, grace: float = 5) -> None:
@@ -85,11 +180,29 @@ class Launcher:
         if worker is None:
             return
         terminate(worker.process, grace)
+        _kill_session(worker.process.pid)
         (self.pid_dir / f"{key[0]}-{key[1]}.pid").unlink(missing_ok=True)
         log.info("stopped worker %s:%d", *key)
 
-    def exited(self) -> list[WorkerKey]:
-        return [k for k, w in self.workers.items() if w.process.poll() is not None]
+    def reap(self, now: float) -> list[Exit]:
+        """Workers that ended on their own, removed from the running set with their exit."""
+        out = []
+        for key, w in sorted(self.workers.items()):
+            code = w.process.poll()
+            if code is None:
+                continue
+            _kill_session(w.process.pid)  # so no leftover child holds the pipe open
+            w.pump.join(1)  # its last lines
+            out.append(Exit(key, code, now - w.started_at, w.pump.tail()))
+            self.stop(key)
+        return out
+
+    def sessions(self) -> dict[WorkerKey, int]:
+        """Each running worker's session id (its PID: it leads its own session)."""
+        return {k: w.process.pid for k, w in self.workers.items()}
+
+    def memory_limits(self) -> dict[WorkerKey, int]:
+        return {k: w.memory_limit_mb for k, w in self.workers.items()}
 
     def started(self) -> dict[WorkerKey, float]:
         return {k: w.started_at for k, w in self.workers.items()}
@@ -100,3 +213,10 @@ class Launcher:
     def stop_all(self) -> None:
         for key in list(self.workers):
             self.stop(key)
+
+
+def _kill_session(pid: int) -> None:
+    """End what the worker left in its process group (PySpark's JVM, Spark's Python workers):
+    a worker killed for memory must not leave its JVM holding the memory."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

@@ -5,17 +5,20 @@ later than the current /nimbus/epoch was written by no nimbus (anyone can write 
 without ACLs) and one older than the newest seen was written by a deposed nimbus; either is
 ignored and the one accepted before stays in force, so the topology keeps running and nimbus's
 next real write applies. `desired_workers` reads the accepted assignments for this
-supervisor's own slots; `plan` compares that with the running workers.
+supervisor's own slots; `plan` compares that with the running workers; `startable` holds
+back the starts whose code is not ready or whose slot is backing off after a crash.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from squall.liveness import is_alive
 from squall.records import Assignment, trusted_epoch
+
+from .backoff import Retry, due
 
 WorkerKey = tuple[str, int]  # (topology id, port)
 
@@ -134,3 +137,18 @@ class BeatTracker:
 
     def forget(self, key: WorkerKey) -> None:
         self.changed.pop(key, None)
+
+
+def startable(
+    starts: Iterable[WorkerSpec],
+    code_ready: Callable[[str], bool],
+    restarts: Mapping[WorkerKey, Retry],
+    now: float,
+) -> tuple[WorkerSpec, ...]:
+    """The planned starts that may go now: their topology's code is unpacked and their
+    slot's restart back-off has passed. The others wait, and never hold up the rest."""
+    return tuple(
+        s
+        for s in starts
+        if code_ready(s.topology_id) and due(restarts.get((s.topology_id, s.port)), now)
+    )

@@ -50,3 +50,36 @@ def test_pack_size_limit(tmp_path):
     (tmp_path / "big.bin").write_bytes(os.urandom(100_000))
     with pytest.raises(PackageError, match="more than"):
         pack_directory(tmp_path, 1000)
+
+
+def test_too_many_entries_are_refused_and_nothing_is_left(tmp_path):
+    package = tgz(tmp_path, [(f"f{i}.py", "file") for i in range(51)])
+    with pytest.raises(PackageError, match="more than 50 entries"):
+        unpack(package, tmp_path / "out", max_entries=50)
+    assert not (tmp_path / "out").exists()
+    unpack(package, tmp_path / "ok", max_entries=51)
+    assert len(list((tmp_path / "ok").iterdir())) == 51
+
+
+def test_a_compression_bomb_is_refused_by_the_bytes_written(tmp_path):
+    """4 MB of zeros packs to a few KB; the limit counts what unpacking writes."""
+    path = tmp_path / "bomb.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        for i in range(4):
+            info = tarfile.TarInfo(f"zeros{i}.bin")
+            info.size = 1 << 20
+            tar.addfile(info, io.BytesIO(bytes(info.size)))
+    assert path.stat().st_size < 50_000
+    with pytest.raises(PackageError, match="more than 3000000 bytes"):
+        unpack(path, tmp_path / "out", max_bytes=3_000_000)
+    assert not (tmp_path / "out").exists()
+    unpack(path, tmp_path / "ok", max_bytes=4 << 20)
+    assert (tmp_path / "ok" / "zeros3.bin").stat().st_size == 1 << 20
+
+
+def test_a_truncated_package_is_a_package_error(tmp_path):
+    package = tgz(tmp_path, [("a.py", "file")])
+    package.write_bytes(package.read_bytes()[:20])
+    with pytest.raises(PackageError, match="cannot unpack"):
+        unpack(package, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -1,7 +1,8 @@
 """What a supervisor runs follows the assignments, and ignores a deposed nimbus's writes."""
 
 from squall.records import Assignment
-from squall.supervisor.sync import accept_epochs, desired_workers, plan
+from squall.supervisor.backoff import Retry
+from squall.supervisor.sync import WorkerSpec, accept_epochs, desired_workers, plan, startable
 
 PORTS = (6700, 6701, 6702)
 
@@ -169,3 +170,15 @@ def test_every_topology_is_decided_on_its_own():
     accepted = accept_epochs({"a": a, "b": b, "c": forged}, 2, {}, {})
     assert accepted.assignments == {"a": a, "b": b}
     assert accepted.seen == {"a": 1, "b": 2} and accepted.refused == ("c",)
+
+
+def test_starts_wait_for_their_code_and_their_back_off_only():
+    good, bad, crashed = (
+        WorkerSpec("good", 1, (1,), 0),
+        WorkerSpec("bad", 2, (2,), 0),
+        WorkerSpec("good", 3, (3,), 0),
+    )
+    ready = {"good"}.__contains__
+    restarts = {("good", 3): Retry(2, 10.0)}
+    assert startable([good, bad, crashed], ready, restarts, 9.0) == (good,)
+    assert startable([good, bad, crashed], ready, restarts, 10.0) == (good, crashed)

@@ -1,0 +1,58 @@
+"""The supervisor's two checks of its running workers, each loop: is it heartbeating, and is
+it within its memory limit. The decisions are pure (sync.BeatTracker, memory.over_limit);
+these gather their inputs from ZooKeeper and /proc."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from squall import zk as zk_mod
+from squall.records import WorkerBeat
+from squall.zk_layout import ZkLayout
+
+from . import memory
+from .launcher import Launcher
+from .sync import BeatTracker, WorkerKey
+
+log = logging.getLogger("squall.supervisor")
+
+
+def hung_workers(
+    zk: Any,
+    layout: ZkLayout,
+    supervisor_id: str,
+    launcher: Launcher,
+    beats: BeatTracker,
+    now: float,
+) -> list[WorkerKey]:
+    """Running workers whose heartbeat stopped changing (on the supervisor's clock)."""
+    seqs = {}
+    for tid, port in launcher.running():
+        path = layout.taskbeat(tid, supervisor_id, port)
+        try:
+            beat = zk_mod.read_record(zk, WorkerBeat, path)
+        except ValueError as exc:
+            log.warning("skipping a heartbeat: %s", exc)
+            beat = None
+        if beat is not None:
+            seqs[(tid, port)] = beat.seq
+    beats.observe(seqs, now)
+    conf = launcher.conf
+    return beats.hung(
+        launcher.started(),
+        now,
+        conf["supervisor.worker.timeout.secs"],
+        conf["supervisor.worker.start.timeout.secs"],
+    )
+
+
+def over_memory(launcher: Launcher) -> list[tuple[WorkerKey, str]]:
+    """Running workers whose processes together hold more than their limit, with the error."""
+    sessions = memory.resident_by_session()
+    resident = {k: sessions.get(sid, 0) for k, sid in launcher.sessions().items()}
+    limits = launcher.memory_limits()
+    return [
+        (k, memory.memory_error(limits[k], resident[k]))
+        for k in memory.over_limit(resident, limits)
+    ]

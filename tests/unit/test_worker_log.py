@@ -1,0 +1,39 @@
+"""Worker logs stay under their cap whatever a worker writes, and keep its last lines."""
+
+import os
+
+from squall.supervisor.worker_log import LogPump, RotatingLog
+
+
+def test_rotation_bounds_every_file_and_keeps_the_newest(tmp_path):
+    log = RotatingLog(tmp_path / "w.log", max_bytes=1000, backups=2)
+    for i in range(100):
+        log.write(f"line {i:04d} ".encode() * 10)  # 100 bytes a write
+    log.write(b"x" * 2500)  # one write larger than a file
+    log.close()
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["w.log", "w.log.1", "w.log.2"]
+    assert all((tmp_path / f).stat().st_size <= 1000 for f in files)
+    assert (tmp_path / "w.log").read_bytes() == b"x" * 500
+
+
+def test_no_backups_truncates_in_place(tmp_path):
+    log = RotatingLog(tmp_path / "w.log", max_bytes=10, backups=0)
+    log.write(b"0123456789abc")
+    log.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["w.log"]
+    assert (tmp_path / "w.log").read_bytes() == b"abc"
+
+
+def test_pump_copies_a_pipe_and_keeps_its_tail(tmp_path):
+    read_fd, write_fd = os.pipe()
+    pump = LogPump(os.fdopen(read_fd, "rb"), RotatingLog(tmp_path / "w.log", 10_000, 1))
+    pump.start()
+    with os.fdopen(write_fd, "wb") as w:
+        for i in range(3000):
+            w.write(f"line {i}\n".encode())
+    pump.join(10)
+    assert not pump.is_alive()
+    assert pump.tail(2) == "line 2998\nline 2999"
+    total = sum(p.stat().st_size for p in tmp_path.iterdir())
+    assert total <= 20_000
