@@ -201,7 +201,10 @@ def test_a_worker_printing_in_a_loop_keeps_its_logs_under_the_cap(cluster, tmp_p
         kill(cluster, "chatty")
 
 
-def test_run_as_user_without_a_submitter_starts_nothing_and_says_why(tmp_path_factory):
+def test_run_as_user_refuses_a_submitter_with_no_account_here(tmp_path_factory):
+    """Nimbus records the authenticated submitter ("admin", a certificate name with no Unix
+    account on this host); the supervisor will not run its worker as anyone else and says why
+    in the topology's errors."""
     if os.geteuid() != 0:
         pytest.skip("supervisor.run.worker.as.user needs root (tests/unit checks the refusal)")
     conf = {"supervisor.run.worker.as.user": True}
@@ -209,7 +212,7 @@ def test_run_as_user_without_a_submitter_starts_nothing_and_says_why(tmp_path_fa
         tid = submit(cluster, TINY, "anonymous")
         wait_for(
             lambda: any(
-                "names no topology.submitter.user" in e for e in supervisor_errors(cluster, tid)
+                "no user 'admin' on this host" in e for e in supervisor_errors(cluster, tid)
             ),
             60,
             "the refusal in the topology's errors",
