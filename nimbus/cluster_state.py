@@ -56,6 +56,7 @@ class ClusterState:
             lay.supervisors,
             lay.taskbeats_root,
             lay.errors_root,
+            lay.consumers_root,
             lay.nimbuses,
         ):
             self.zk.ensure_path(path)

@@ -23,6 +23,7 @@ from kazoo.protocol.states import KazooState
 from squall import __version__
 from squall import thrift_api as T
 from squall import zk as zk_mod
+from squall.zk_identity import ensure_zk_identities
 
 from .cluster_state import ClusterState
 from .code_store import CodeStore
@@ -48,7 +49,8 @@ def run_nimbus(conf: dict[str, Any]) -> None:
     host = conf["nimbus.host"]
     me = f"{host}:{port}"
 
-    zk = zk_mod.connect(conf)
+    ensure_zk_identities(conf)  # first start: the roles' ZooKeeper identities
+    zk = zk_mod.connect(conf, "nimbus")
     state = ClusterState(zk, zk_mod.layout(conf))
     state.ensure_layout()
     election = zk.Election(state.layout.nimbus_leader, identifier=me)

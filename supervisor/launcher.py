@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from squall.processes import kill_pid_file, terminate
+from squall.zk_identity import write_private
 
 from .sync import WorkerKey, WorkerSpec
 
@@ -50,7 +51,7 @@ class Launcher:
         key = (spec.topology_id, spec.port)
         tid, port = key
         conf_file = code_dir / f"worker-{port}.json"
-        conf_file.write_text(json.dumps(conf))
+        write_private(conf_file, json.dumps(conf))  # it may hold the ZooKeeper login
         log_file = (self.log_dir / f"worker-{tid}-{port}.log").open("ab")
         process = subprocess.Popen(
             [
