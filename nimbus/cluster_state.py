@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
 from squall import zk as zk_mod
 from squall.records import (
@@ -139,7 +139,18 @@ class ClusterState:
         if ops:
             self._commit(ops)
         for path in self.layout.topology_subtrees(topology_id):
-            self.zk.delete(path, recursive=True)
+            self._delete_subtree(path)
+
+    def _delete_subtree(self, path: str, attempts: int = 5) -> None:
+        """A worker that has not yet seen its topology go may write one more heartbeat or
+        error under `path` while it is being deleted (NotEmpty): delete again, a few times."""
+        for attempt in range(attempts):
+            try:
+                self.zk.delete(path, recursive=True)
+                return
+            except NotEmptyError:
+                if attempt == attempts - 1:
+                    raise
 
     def remove_orphan(self, path: str) -> None:
         self.zk.delete(path, recursive=True)
