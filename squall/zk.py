@@ -132,6 +132,45 @@ def connect(conf: dict[str, Any], role: str) -> KazooClient:
     return client
 
 
+def _acl_key(acl: list[ACL]) -> set[tuple[int, str, str]]:
+    return {(a.perms, a.id.scheme, a.id.id) for a in acl}
+
+
+def repair_acls(zk: KazooClient, root: str) -> int:
+    """Give every node under `root` its table ACL where it has another: a cluster that ran in
+    open mode (or under a shared identity) before keeps no world-writable node once it runs
+    secure. Walked only when the root's own ACL is not the table's, and the root is fixed
+    last, so a cluster that was always secure pays one read and an interrupted repair is
+    resumed at the next start. Returns how many nodes changed."""
+    if not isinstance(zk, RoleAclClient) or zk.exists(root) is None:
+        return 0
+    try:
+        if _acl_key(zk.get_acls(root)[0]) == _acl_key(zk.acl_for(root)):
+            return 0
+    except NoAuthError:
+        log.error("cannot read the ACL of %s: it belongs to another identity", root)
+        return 0
+    changed, todo = 0, [root]
+    while todo:
+        path = todo.pop()
+        try:
+            todo.extend(f"{path.rstrip('/')}/{child}" for child in zk.get_children(path))
+            if path != root and _acl_key(zk.get_acls(path)[0]) != _acl_key(zk.acl_for(path)):
+                zk.set_acls(path, zk.acl_for(path))
+                changed += 1
+        except NoNodeError:
+            continue
+        except NoAuthError:
+            log.warning("cannot set the ACL of %s: it belongs to another identity", path)
+    try:
+        zk.set_acls(root, zk.acl_for(root))
+    except NoAuthError:
+        log.error("cannot set the ACL of %s: it belongs to another identity", root)
+        return changed
+    log.warning("gave %d nodes under %s their role ACLs: they were made unsecured", changed, root)
+    return changed + 1
+
+
 def await_paths(zk: KazooClient, paths: list[str], stopping: threading.Event) -> bool:
     """Create `paths`, or, where this role may not (a supervisor under a secure root), wait
     until nimbus has: a supervisor may start first. False if `stopping` is set meanwhile."""

@@ -163,13 +163,30 @@ def test_a_supervisor_without_its_identity_file_says_which_file_to_copy(cluster,
     assert "Traceback" not in output
 
 
-def test_security_off_keeps_zookeeper_open(tmp_path):
+def test_security_off_keeps_zookeeper_open_and_turning_it_on_secures_what_was_open(tmp_path):
+    paths = (ROOT, f"{ROOT}/assignments", f"{ROOT}/nimbus/epoch", f"{ROOT}/supervisors/supervisor1")
     with LocalCluster(tmp_path / "open", supervisors=1, conf={"security": False}) as cluster:
         anonymous = cluster.zk_client()
         try:
-            for path in (ROOT, f"{ROOT}/assignments", f"{ROOT}/supervisors/supervisor1"):
+            for path in paths:
                 assert anonymous.get_acls(path)[0] == OPEN_ACL_UNSAFE, path
+            assert not (tmp_path / "open" / "credentials").exists()
+            # the operator turns security on: nimbus's next start gives the open nodes their
+            # role ACLs (the supervisor, still open, is left running: its node is fixed too)
+            cluster.conf["security"] = True
+            cluster.restart_nimbus(1)
+            refused(*(lambda p=p: anonymous.get(p) for p in paths))
+            refused(lambda: anonymous.set(f"{ROOT}/assignments", b"x"))
+            nimbus = cluster.zk_client("nimbus")
+            try:
+                acl = nimbus.get_acls(f"{ROOT}/supervisors/supervisor1")[0]
+                assert {(a.id.id.split(":")[0], a.perms) for a in acl} == {
+                    ("nimbus", 1),
+                    ("supervisor", 31),
+                }
+            finally:
+                nimbus.stop()
+                nimbus.close()
         finally:
             anonymous.stop()
             anonymous.close()
-        assert not (tmp_path / "open" / "credentials").exists()
