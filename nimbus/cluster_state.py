@@ -30,6 +30,7 @@ from squall.records import (
     decode,
     encode,
 )
+from squall.zk_acl_client import repair_acls
 from squall.zk_layout import ZkLayout
 
 R = TypeVar("R")
@@ -62,7 +63,7 @@ class ClusterState:
             self.zk.ensure_path(path)
         with contextlib.suppress(NodeExistsError):
             self.zk.create(lay.nimbus_epoch, b"0", makepath=True)
-        zk_mod.repair_acls(self.zk, lay.root)  # nodes made before the cluster ran secure
+        repair_acls(self.zk, lay.root)  # nodes made before the cluster ran secure
 
     def take_lead(self) -> int:
         """Increment the epoch (compare-and-set) and fence every later write on it."""

@@ -258,6 +258,7 @@ def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(clu
     from squall.nimbus.cluster_state import ClusterState
     from squall.nimbus.write_size import BUDGET, topology_write_bytes
     from squall.records import Assignment
+    from squall.zk_acl_client import RoleAclClient
     from squall.zk_layout import ZkLayout
 
     from ..unit.test_nimbus_limits import largest
@@ -269,7 +270,7 @@ def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(clu
     assignment = Assignment(1, tid, hosts, placement, {t: 1_700_000_000 for t in tasks})
     zk = zk_mod.connect({**cluster.client_conf(), "storm.zookeeper.root": "/sizecheck"}, "nimbus")
     try:
-        assert isinstance(zk, zk_mod.RoleAclClient)
+        assert isinstance(zk, RoleAclClient)
         state = ClusterState(zk, ZkLayout("/sizecheck"))
         state.ensure_layout()
         state.take_lead()

@@ -122,6 +122,41 @@ def test_the_nimbus_identity_may_write_assignments(cluster, tid, as_role):
         assert {a.id.scheme for a in nimbus.get_acls(path)[0]} == {"digest"}, path
 
 
+def test_every_create_takes_its_own_acl_from_the_table(cluster, tid, as_role):
+    """makepath's parents each get their own ACL (not the child's), and so do transactions."""
+    from squall import zk as zk_mod
+    from squall.zk_acl import grant_for
+
+    def grants(zk, path):
+        return {a.id.id.split(":")[0]: a.perms for a in zk.get_acls(path)[0]}
+
+    def expected(path):
+        grant = grant_for(path, ROOT)
+        return {r: grant.of(r) for r in ("nimbus", "supervisor") if grant.of(r)}
+
+    reader = as_role("nimbus")
+    supervisor = zk_mod.connect(cluster.client_conf(), "supervisor")
+    nimbus = zk_mod.connect(cluster.client_conf(), "nimbus")
+    try:
+        owner = f"{ROOT}/consumers/probe/owners/src/p0"
+        supervisor.create(owner, b"1", ephemeral=True, makepath=True)
+        for path in (owner, f"{ROOT}/consumers/probe", f"{ROOT}/consumers"):
+            assert grants(reader, path) == expected(path), path
+        assert grants(reader, owner) == {"nimbus": 1, "supervisor": 31}
+        txn = nimbus.transaction()
+        txn.create(f"{ROOT}/tasks/probe-1-1", b"")
+        txn.create(f"{ROOT}/tasks/probe-1-1/1", b"c")
+        assert not [r for r in txn.commit() if isinstance(r, Exception)]
+        assert grants(reader, f"{ROOT}/tasks/probe-1-1/1") == {"nimbus": 31, "supervisor": 1}
+        nimbus.delete(f"{ROOT}/tasks/probe-1-1", recursive=True)
+        supervisor.delete(f"{ROOT}/consumers/probe/owners", recursive=True)
+        nimbus.delete(f"{ROOT}/consumers/probe")  # a group's directory: only nimbus removes it
+    finally:
+        for client in (supervisor, nimbus):
+            client.stop()
+            client.close()
+
+
 def test_credentials_files_and_the_worker_conf_keep_the_secrets_private(cluster, tid):
     directory = cluster.directory / "credentials"
     for role in ("nimbus", "supervisor"):
