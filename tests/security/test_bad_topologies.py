@@ -60,10 +60,7 @@ def inbox(cluster) -> list[Path]:
 
 
 def storms(cluster) -> list[str]:
-    from kazoo.client import KazooClient
-
-    zk = KazooClient(hosts=cluster.zookeeper.hosts)
-    zk.start()
+    zk = cluster.zk_client("nimbus")
     try:
         return sorted(zk.get_children("/squall/storms"))
     finally:
