@@ -63,7 +63,7 @@ def repair_acls(zk: KazooClient, root: str) -> int:
     except NoAuthError:
         log.error("cannot read the ACL of %s: it belongs to another identity", root)
         return 0
-    changed, todo = 0, [root]
+    changed, refused, todo = 0, [], [root]
     while todo:
         path = todo.pop()
         try:
@@ -74,11 +74,15 @@ def repair_acls(zk: KazooClient, root: str) -> int:
         except NoNodeError:
             continue
         except NoAuthError:
-            log.warning("cannot set the ACL of %s: it belongs to another identity", path)
+            refused.append(path)  # made under another identity (a supervisor, an operator)
+    if refused:
+        log.warning(
+            "%d nodes keep their ACL (not nimbus's to change), e.g. %s", len(refused), refused[0]
+        )
     try:
         zk.set_acls(root, zk.acl_for(root))
     except NoAuthError:
         log.error("cannot set the ACL of %s: it belongs to another identity", root)
         return changed
-    log.warning("gave %d nodes under %s their role ACLs: they were made unsecured", changed, root)
+    log.warning("gave %d nodes under %s their table ACLs", changed, root)
     return changed + 1
