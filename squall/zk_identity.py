@@ -17,6 +17,7 @@ supervisor writes (mode 0600), never on a command line.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from squall.config import ConfigError
 from squall.security import credentials_dir, security_on
 from squall.zk_acl import ROLES
 
+log = logging.getLogger("squall.zk")
 IDS_FILE = "zookeeper-ids.yaml"
 PAYLOAD_KEY = "security.zookeeper.payload"  # set only in the worker conf a supervisor writes
 IDS_KEY = "security.zookeeper.ids"
@@ -119,6 +121,8 @@ def _checked(role: str, payload: str, ids: Any, source: str) -> ZkIdentity:
 def _read_payload(directory: Path, role: str) -> str:
     path = directory / secret_file(role)
     try:
+        if path.stat().st_mode & 0o077:
+            log.warning("%s is readable by other users: chmod 600 it", path)
         return path.read_text().strip()
     except FileNotFoundError:
         raise ZkIdentityError(_missing(path)) from None

@@ -223,7 +223,7 @@ def test_no_role_identities_when_security_is_off_or_one_identity_is_configured(t
     assert not (tmp_path / "local" / "credentials").exists()
 
 
-def test_a_supervisor_host_without_its_files_gets_an_error_naming_them(tmp_path):
+def test_a_supervisor_host_without_its_files_gets_an_error_naming_them(tmp_path, caplog):
     nimbus_host = conf_for(tmp_path / "n")
     ensure_zk_identities(nimbus_host)
     supervisor_host = conf_for(tmp_path / "s")
@@ -234,10 +234,14 @@ def test_a_supervisor_host_without_its_files_gets_an_error_naming_them(tmp_path)
     target = tmp_path / "s" / "local" / "credentials"
     target.mkdir(parents=True)
     (target / secret_file(SUPERVISOR)).write_text((source / secret_file(SUPERVISOR)).read_text())
+    (target / secret_file(SUPERVISOR)).chmod(0o644)  # copied carelessly
     with pytest.raises(ZkIdentityError, match="zookeeper-ids.yaml is missing"):
         load_identity(supervisor_host, SUPERVISOR)
     (target / IDS_FILE).write_text((source / IDS_FILE).read_text())
-    supervisor = load_identity(supervisor_host, SUPERVISOR)
+    with caplog.at_level("WARNING", "squall.zk"):
+        supervisor = load_identity(supervisor_host, SUPERVISOR)
+    assert "zookeeper-supervisor.secret is readable by other users" in caplog.text
+    (target / secret_file(SUPERVISOR)).chmod(0o600)
     assert supervisor.ids == load_identity(nimbus_host, NIMBUS).ids
     with pytest.raises(ZkIdentityError, match="zookeeper-nimbus.secret is missing"):
         load_identity(supervisor_host, NIMBUS)  # that one stays on nimbus hosts
