@@ -157,6 +157,41 @@ def test_every_create_takes_its_own_acl_from_the_table(cluster, tid, as_role):
             client.close()
 
 
+def test_a_supervisor_started_before_nimbus_waits_for_the_layout(cluster):
+    import threading
+
+    from squall import zk as zk_mod
+    from squall.zk_layout import ZkLayout
+
+    conf = {**cluster.client_conf(), "storm.zookeeper.root": "/late"}
+    lay = ZkLayout("/late")
+    supervisor, nimbus = zk_mod.connect(conf, "supervisor"), zk_mod.connect(conf, "nimbus")
+    stopping, result = threading.Event(), []
+    waiter = threading.Thread(
+        target=lambda: result.append(
+            zk_mod.await_paths(supervisor, [lay.assignments, lay.supervisors], stopping)
+        )
+    )
+    try:
+        waiter.start()
+        wait_for(lambda: nimbus.exists("/late"), 10, "the supervisor to create the root")
+        assert waiter.is_alive() and not nimbus.exists(lay.assignments)  # may not: it waits
+        nimbus.ensure_path(lay.assignments)
+        nimbus.ensure_path(lay.supervisors)
+        waiter.join(10)
+        assert result == [True]
+        nimbus.delete(lay.supervisors)  # and a stop ends the wait
+        stopping.set()
+        assert zk_mod.await_paths(supervisor, [lay.supervisors], stopping) is False
+    finally:
+        stopping.set()
+        waiter.join(10)
+        nimbus.delete("/late", recursive=True)
+        for client in (supervisor, nimbus):
+            client.stop()
+            client.close()
+
+
 def test_credentials_files_and_the_worker_conf_keep_the_secrets_private(cluster, tid):
     directory = cluster.directory / "credentials"
     for role in ("nimbus", "supervisor"):
