@@ -80,8 +80,7 @@ def main() -> None:
         with cluster.client() as client:
             submit_file(client, TINY, cluster.client_conf(), name="recovery")
             tid = next(t.id for t in client.getClusterInfo().topologies)
-        zk = KazooClient(hosts=cluster.zookeeper.hosts)
-        zk.start()
+        zk = cluster.zk_client("nimbus")
         wait_for(lambda: recovered(zk, tid, {}, set(), time.monotonic()), 120, "start")
 
         def slot_pid(slot):

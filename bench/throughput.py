@@ -84,7 +84,7 @@ def all_ready(conf: dict, name: str) -> bool:
     from squall import zk as zk_mod
     from squall.records import WorkerBeat
 
-    zk = zk_mod.connect(conf)
+    zk = zk_mod.connect(conf, "nimbus")
     try:
         lay = zk_mod.layout(conf)
         tid = next(t for t in zk.get_children(lay.storms) if t.startswith(f"{name}-"))

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
 from squall import zk as zk_mod
 from squall.records import (
@@ -30,6 +30,7 @@ from squall.records import (
     decode,
     encode,
 )
+from squall.zk_acl_client import repair_acls
 from squall.zk_layout import ZkLayout
 
 R = TypeVar("R")
@@ -56,11 +57,13 @@ class ClusterState:
             lay.supervisors,
             lay.taskbeats_root,
             lay.errors_root,
+            lay.consumers_root,
             lay.nimbuses,
         ):
             self.zk.ensure_path(path)
         with contextlib.suppress(NodeExistsError):
             self.zk.create(lay.nimbus_epoch, b"0", makepath=True)
+        repair_acls(self.zk, lay.root)  # nodes made before the cluster ran secure
 
     def take_lead(self) -> int:
         """Increment the epoch (compare-and-set) and fence every later write on it."""
@@ -138,7 +141,18 @@ class ClusterState:
         if ops:
             self._commit(ops)
         for path in self.layout.topology_subtrees(topology_id):
-            self.zk.delete(path, recursive=True)
+            self._delete_subtree(path)
+
+    def _delete_subtree(self, path: str, attempts: int = 5) -> None:
+        """A worker that has not yet seen its topology go may write one more heartbeat or
+        error under `path` while it is being deleted (NotEmpty): delete again, a few times."""
+        for attempt in range(attempts):
+            try:
+                self.zk.delete(path, recursive=True)
+                return
+            except NotEmptyError:
+                if attempt == attempts - 1:
+                    raise
 
     def remove_orphan(self, path: str) -> None:
         self.zk.delete(path, recursive=True)

@@ -25,6 +25,7 @@ from squall import thrift_api as T
 from squall import zk as zk_mod
 from squall.security import security_on
 from squall.tls import ensure_credentials, server_context
+from squall.zk_identity import ensure_zk_identities
 
 from .authorizer import authorizer_kind
 from .cluster_state import ClusterState
@@ -55,7 +56,8 @@ def run_nimbus(conf: dict[str, Any]) -> None:
     host = conf["nimbus.host"]
     me = f"{host}:{port}"
 
-    zk = zk_mod.connect(conf)
+    ensure_zk_identities(conf)  # first start: the roles' ZooKeeper identities
+    zk = zk_mod.connect(conf, "nimbus")
     state = ClusterState(zk, zk_mod.layout(conf))
     state.ensure_layout()
     election = zk.Election(state.layout.nimbus_leader, identifier=me)

@@ -15,7 +15,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 REDACTED = "<redacted>"
-SECRET_KEYS = ("storm.zookeeper.auth.payload",)
+SECRET_KEYS = ("storm.zookeeper.auth.payload", "security.zookeeper.payload")
 URL_KEYS = ("nimbus.store.url",)
 SECRET_WORDS = ("password", "passwd", "secret", "token", "payload", "keystore", "private")
 SECRET_SUFFIXES = (".key", ".key.path", ".keytab")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kazoo.client import KazooClient
 
 from squall import zk as zk_mod
 from squall.client import nimbus_address, nimbus_client
@@ -26,6 +27,7 @@ from squall.processes import kill_pid_file, terminate
 from squall.records import Assignment, WorkerBeat
 from squall.security import security_on
 from squall.tls import ensure_credentials
+from squall.zk_identity import ensure_zk_identities, load_identity, role_identities
 from squall.zkserver import ZooKeeperServer, free_port
 
 
@@ -129,6 +131,7 @@ class LocalCluster:
             self.zookeeper = ZooKeeperServer(self.directory / "zookeeper").start()
             self.nimbus_ports = [free_port() for _ in range(self.nimbuses)]
             self._write_conf("client", {})  # for the `squall` command: client_conf_file
+            ensure_zk_identities(self.base_conf_full())  # before any daemon reads them
             for i, port in enumerate(self.nimbus_ports, start=1):
                 self._spawn(self.nimbus_name(i), "nimbus", {"nimbus.thrift.port": port})
             for i in range(1, self.supervisors + 1):
@@ -187,6 +190,18 @@ class LocalCluster:
 
         return cluster_conf(**{**self.base_conf(), "storm.local.dir": str(self.directory)})
 
+    def zk_client(self, *roles: str) -> KazooClient:
+        """A started plain kazoo client of this cluster's ZooKeeper, logged in as each of
+        `roles` (none: anonymous); what it creates is open. Tests and tools inspect and probe
+        the cluster with it; the caller stops it."""
+        assert self.zookeeper is not None
+        conf = self.base_conf_full()
+        secure = role_identities(conf)  # else there are no roles: open or one shared identity
+        auth = [("digest", load_identity(conf, role).payload) for role in roles if secure]
+        client = KazooClient(hosts=self.zookeeper.hosts, auth_data=auth or None)
+        client.start()
+        return client
+
     def stop_process(self, name: str, grace: float = 15) -> None:
         process = self.processes.pop(name, None)
         if process:
@@ -218,7 +233,7 @@ def topology_id(client: Any, name: str) -> str | None:
 
 def topology_progress(conf: dict[str, Any], tid: str) -> dict[str, Any] | None:
     """Sum the tasks' counters from their worker beats; None until every task has beaten."""
-    zk = zk_mod.connect(conf)
+    zk = zk_mod.connect(conf, "nimbus")
     try:
         lay = zk_mod.layout(conf)
         assignment = zk_mod.read_record(zk, Assignment, lay.assignment(tid))

@@ -1,17 +1,27 @@
-"""Connecting to ZooKeeper with the cluster conf's servers and timeouts."""
+"""Connecting to ZooKeeper with the cluster conf's servers, timeouts and identity.
+
+Three modes: secure by default, each daemon logs in with its role's digest identity
+(squall.zk_identity) and every node it creates gets its ACL from squall.zk_acl's table; with
+storm.zookeeper.auth.* one identity the operator manages, shared by every daemon; with
+`security: false` and no auth keys, Storm's open mode (world:anyone:ALL).
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import NoAuthError, NoNodeError
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, Id, Permissions, make_digest_acl
 
 from squall.config import zk_hosts
 from squall.records import RecordError, decode
+from squall.zk_acl import acl_for
+from squall.zk_acl_client import RoleAclClient
+from squall.zk_identity import ZkIdentity, load_identity, role_identities
 from squall.zk_layout import ZkLayout
 
 R = TypeVar("R")
@@ -38,28 +48,72 @@ def auth_settings(conf: dict[str, Any]) -> tuple[list[tuple[str, str]], list[ACL
     if not (user and sep and password):
         raise ZkAuthError("storm.zookeeper.auth.payload must be 'user:password' for digest auth")
     acl = [make_digest_acl(user, password, all=True)]
-    super_acl = conf.get("storm.zookeeper.superACL")
-    if super_acl:
-        super_scheme, sep, super_id = str(super_acl).partition(":")
-        if not (super_scheme and sep and super_id):
-            raise ZkAuthError("storm.zookeeper.superACL must be 'scheme:id'")
-        acl.append(ACL(Permissions.ALL, Id(super_scheme, super_id)))
+    super_id = super_acl_id(conf)
+    if super_id is not None:
+        acl.append(ACL(Permissions.ALL, super_id))
     return [(scheme, payload)], acl
 
 
-def connect(conf: dict[str, Any]) -> KazooClient:
-    auth_data, default_acl = auth_settings(conf)
-    client = KazooClient(
-        hosts=zk_hosts(conf),
-        auth_data=auth_data or None,
-        default_acl=default_acl,
-        timeout=conf["storm.zookeeper.session.timeout"] / 1000,
-        connection_retry=KazooRetry(max_tries=-1, max_delay=5),
-        command_retry=KazooRetry(max_tries=5, max_delay=2),
-        logger=logging.getLogger("squall.kazoo"),
-    )
+def super_acl_id(conf: dict[str, Any]) -> Id | None:
+    """storm.zookeeper.superACL ("scheme:id"): an admin identity given ALL on every node."""
+    super_acl = conf.get("storm.zookeeper.superACL")
+    if not super_acl:
+        return None
+    super_scheme, sep, super_id = str(super_acl).partition(":")
+    if not (super_scheme and sep and super_id):
+        raise ZkAuthError("storm.zookeeper.superACL must be 'scheme:id'")
+    return Id(super_scheme, super_id)
+
+
+def role_identity(conf: dict[str, Any], role: str) -> ZkIdentity | None:
+    """`role`'s identity when the cluster uses per-role identities, else None."""
+    return load_identity(conf, role) if role_identities(conf) else None
+
+
+def worker_auth_conf(conf: dict[str, Any]) -> dict[str, Any]:
+    """What a supervisor puts in its workers' conf so they log in as it does."""
+    identity = role_identity(conf, "supervisor")
+    return identity.worker_conf() if identity else {}
+
+
+def connect(conf: dict[str, Any], role: str) -> KazooClient:
+    """A started client logged in as `role` ("nimbus" or "supervisor", squall.zk_acl) when
+    the cluster uses per-role identities; otherwise as storm.zookeeper.auth.* says."""
+    options: dict[str, Any] = {
+        "hosts": zk_hosts(conf),
+        "timeout": conf["storm.zookeeper.session.timeout"] / 1000,
+        "connection_retry": KazooRetry(max_tries=-1, max_delay=5),
+        "command_retry": KazooRetry(max_tries=5, max_delay=2),
+        "logger": logging.getLogger("squall.kazoo"),
+    }
+    identity = role_identity(conf, role)
+    if identity is None:
+        auth_data, default_acl = auth_settings(conf)
+        client = KazooClient(auth_data=auth_data or None, default_acl=default_acl, **options)
+    else:
+        root, ids, super_id = conf["storm.zookeeper.root"], identity.ids, super_acl_id(conf)
+        client = RoleAclClient(
+            lambda path: acl_for(path, root, ids, super_id),
+            auth_data=[("digest", identity.payload)],
+            **options,
+        )
     client.start(timeout=conf["storm.zookeeper.connection.timeout"] / 1000)
     return client
+
+
+def await_paths(zk: KazooClient, paths: list[str], stopping: threading.Event) -> bool:
+    """Create `paths`, or, where this role may not (a supervisor under a secure root), wait
+    until nimbus has: a supervisor may start first. False if `stopping` is set meanwhile."""
+    for path in paths:
+        try:
+            zk.ensure_path(path)
+            continue
+        except NoAuthError:
+            log.info("waiting for nimbus to create %s", path)
+        while zk.exists(path) is None:
+            if stopping.wait(0.5):
+                return False
+    return True
 
 
 def layout(conf: dict[str, Any]) -> ZkLayout:

@@ -40,6 +40,10 @@ class ZkLayout:
         return self._p("errors")
 
     @property
+    def consumers_root(self) -> str:
+        return self._p("consumers")
+
+    @property
     def nimbuses(self) -> str:
         return self._p("nimbuses")
 

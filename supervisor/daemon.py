@@ -87,7 +87,8 @@ class Supervisor:
         self.beats = BeatTracker({})
         self.watched: set[str] = set()
         self.started = int(time.time())
-        self.zk = zk_mod.connect(conf)
+        self.zk = zk_mod.connect(conf, "supervisor")
+        self.worker_auth = zk_mod.worker_auth_conf(conf)
 
     # --- registration ---
 
@@ -127,7 +128,11 @@ class Supervisor:
 
     def run(self) -> None:
         self.launcher.kill_strays()
-        self.zk.ensure_path(self.layout.assignments)
+        layout_dirs = [self.layout.assignments, self.layout.supervisors]
+        if not zk_mod.await_paths(self.zk, layout_dirs, self.stopping):  # nimbus makes them
+            self.zk.stop()
+            self.zk.close()
+            return
         self.register()
         self.zk.add_listener(self._on_zk_state)
         self._watch_assignments()
@@ -226,7 +231,7 @@ class Supervisor:
         try:
             code_dir = self.fetcher.code_dir(spec.topology_id)
             topology_conf = fetch_conf(self.conf, spec.topology_id, code_dir)
-            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf})
+            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf, **self.worker_auth})
         except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
             log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
             self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from squall.processes import kill_pid_file, terminate
+from squall.zk_identity import write_private
 
 from .memory import limit_mb
 from .sync import WorkerKey, WorkerSpec
@@ -133,7 +134,7 @@ class Launcher:
         tid, port = key
         identity = worker_identity(worker_user(conf))
         conf_file = code_dir / f"worker-{port}.json"
-        conf_file.write_text(json.dumps(conf))
+        write_private(conf_file, json.dumps(conf))  # it may hold the ZooKeeper login
         if identity:
             _hand_over(code_dir, identity["user"], identity["group"])
         process = subprocess.Popen(

@@ -50,7 +50,7 @@ class Worker:
         self.code_dir = code_dir
         self.started = time.monotonic()
         self.stopping = threading.Event()
-        self.zk = zk_mod.connect(conf)
+        self.zk = zk_mod.connect(conf, "supervisor")  # a worker acts as its supervisor
         self.layout = zk_mod.layout(conf)
         self.agent = ZooKeeperAgent(self.zk, self.layout, tid, self.slot)
         self.structure = TopologyStructure.from_json(

@@ -33,11 +33,9 @@ def squall(cluster, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def zk(cluster):
-    """A ZooKeeper client of the module's cluster."""
-    from kazoo.client import KazooClient
-
-    client = KazooClient(hosts=cluster.zookeeper.hosts)
-    client.start()
+    """A ZooKeeper client of the module's cluster, logged in as both roles (nimbus and
+    supervisor): it reads everything and can plant what either could write."""
+    client = cluster.zk_client("nimbus", "supervisor")
     yield client
     client.stop()
     client.close()

@@ -3,8 +3,6 @@
 import os
 from pathlib import Path
 
-from kazoo.client import KazooClient
-
 from squall import thrift_api as T
 from squall.local import topology_id, topology_progress, wait_for, wait_until_quiet
 from squall.submit import submit_file
@@ -57,8 +55,7 @@ def test_wordcount_runs_counts_exactly_and_is_removed_on_kill(cluster, tmp_path)
         assert all(e.host == "127.0.0.1" and e.port > 0 for e in info.executors)
         client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
 
-    zk = KazooClient(hosts=f"127.0.0.1:{cluster.zookeeper.port}")
-    zk.start()
+    zk = cluster.zk_client("nimbus")
     try:
         paths = [
             f"/squall/{kind}/{tid}" for kind in ("storms", "assignments", "tasks", "taskbeats")

@@ -8,7 +8,6 @@ import signal
 from collections import Counter
 
 import pytest
-from kazoo.client import KazooClient
 
 from squall import thrift_api as T
 from squall.local import LocalCluster, topology_id, wait_for
@@ -52,8 +51,7 @@ def test_kill_9_a_spout_worker_mid_run(cluster, tmp_path, monkeypatch):
     expected = make_input(tmp_path / "input")
     out = tmp_path / "out"
     monkeypatch.setenv("SQUALL_TEST_INPUT", str(tmp_path / "input"))
-    zk = KazooClient(hosts=cluster.zookeeper.hosts)
-    zk.start()
+    zk = cluster.zk_client("nimbus")
     try:
         with cluster.client() as client:
             submit_file(

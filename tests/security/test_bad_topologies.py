@@ -62,10 +62,7 @@ def inbox(cluster) -> list[Path]:
 
 
 def storms(cluster) -> list[str]:
-    from kazoo.client import KazooClient
-
-    zk = KazooClient(hosts=cluster.zookeeper.hosts)
-    zk.start()
+    zk = cluster.zk_client("nimbus")
     try:
         return sorted(zk.get_children("/squall/storms"))
     finally:
@@ -255,12 +252,13 @@ def test_cli_refuses_a_name_taken_as_an_id_and_a_huge_rebalance(cluster, victim)
 
 def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(cluster):
     """nimbus.max.tasks tasks with 100-character names: the create transaction and a full
-    /tasks rewrite both go through the real server, and the session survives them."""
-    from kazoo.client import KazooClient
-
+    /tasks rewrite both go through the real server, and the session survives them, with the
+    role ACLs nimbus's client puts on every node."""
+    from squall import zk as zk_mod
     from squall.nimbus.cluster_state import ClusterState
     from squall.nimbus.write_size import BUDGET, topology_write_bytes
     from squall.records import Assignment
+    from squall.zk_acl_client import RoleAclClient
     from squall.zk_layout import ZkLayout
 
     from ..unit.test_nimbus_limits import largest
@@ -270,9 +268,9 @@ def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(clu
     placement = {t: (node_ids[t % len(node_ids)], 65535) for t in tasks}
     hosts = {n: "h" * 36 for n in node_ids}
     assignment = Assignment(1, tid, hosts, placement, {t: 1_700_000_000 for t in tasks})
-    zk = KazooClient(hosts=cluster.zookeeper.hosts)
-    zk.start()
+    zk = zk_mod.connect({**cluster.client_conf(), "storm.zookeeper.root": "/sizecheck"}, "nimbus")
     try:
+        assert isinstance(zk, RoleAclClient)
         state = ClusterState(zk, ZkLayout("/sizecheck"))
         state.ensure_layout()
         state.take_lead()

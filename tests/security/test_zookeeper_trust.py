@@ -368,7 +368,8 @@ def check_reads(cluster, tid):
     assert "trust" in listed.stdout
 
 
-# --- ZooKeeper digest auth and ACLs (storm.zookeeper.auth.*), off by default ---
+# --- one shared ZooKeeper identity (storm.zookeeper.auth.*), managed by the operator; the
+# default per-role identities are tested in test_zookeeper_roles.py ---
 
 AUTH = {
     "storm.zookeeper.auth.scheme": "digest",
@@ -376,7 +377,7 @@ AUTH = {
 }
 
 
-def test_auth_is_off_by_default_and_digest_acls_when_on():
+def test_a_shared_identity_only_when_configured_and_digest_acls_then():
     from kazoo.security import make_digest_acl
 
     from squall.config import cluster_conf

@@ -1,0 +1,169 @@
+"""Each role's ZooKeeper digest identity, generated once in the credentials directory.
+
+Secure by default: unless an operator names one shared identity (storm.zookeeper.auth.*), nimbus
+and supervisors log in to ZooKeeper as different users, so that ACLs (squall.zk_acl) can let
+only nimbus write assignments. The files, in squall.security.credentials_dir(conf):
+
+    zookeeper-nimbus.secret      "nimbus:<random password>", mode 0600, nimbus hosts only
+    zookeeper-supervisor.secret  "supervisor:<random password>", mode 0600, every host
+    zookeeper-ids.yaml           each role's digest id (user:base64(sha1)), public: a role names
+                                 another in ACLs without knowing its password
+
+Nimbus (and LocalCluster) create what is missing at start, atomically and never overwriting,
+so HA nimbuses sharing a directory agree. A supervisor host gets copies of the supervisor
+secret and the ids file. Workers get the supervisor's identity in the worker conf their
+supervisor writes (mode 0600), never on a command line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kazoo.security import make_digest_acl_credential
+
+from squall.config import ConfigError
+from squall.security import credentials_dir, security_on
+from squall.zk_acl import ROLES
+
+log = logging.getLogger("squall.zk")
+IDS_FILE = "zookeeper-ids.yaml"
+PAYLOAD_KEY = "security.zookeeper.payload"  # set only in the worker conf a supervisor writes
+IDS_KEY = "security.zookeeper.ids"
+
+
+class ZkIdentityError(ConfigError):
+    """A role's ZooKeeper identity is missing or unusable (names the file to fix)."""
+
+
+def secret_file(role: str) -> str:
+    return f"zookeeper-{role}.secret"
+
+
+@dataclass(frozen=True)
+class ZkIdentity:
+    """One role's login ("user:password") and every role's digest id, for ACLs."""
+
+    role: str
+    payload: str = field(repr=False)
+    ids: Mapping[str, str]
+
+    def worker_conf(self) -> dict[str, Any]:
+        """What a supervisor adds to the conf file of a worker it starts."""
+        return {PAYLOAD_KEY: self.payload, IDS_KEY: dict(self.ids)}
+
+
+def role_identities(conf: Mapping[str, Any]) -> bool:
+    """Per-role identities apply when security is on and no shared identity is configured."""
+    return security_on(dict(conf)) and not conf.get("storm.zookeeper.auth.scheme")
+
+
+def digest_id(payload: str) -> str:
+    user, _, password = payload.partition(":")
+    return make_digest_acl_credential(user, password)
+
+
+def ensure_zk_identities(conf: Mapping[str, Any]) -> Path | None:
+    """Create the roles' secrets and the ids file where missing (nimbus's start, LocalCluster).
+    None when role identities do not apply (security off, or a shared identity configured)."""
+    if not role_identities(conf):
+        return None
+    directory = credentials_dir(dict(conf))
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for role in ROLES:
+        create_once(directory / secret_file(role), f"{role}:{secrets.token_urlsafe(32)}\n")
+    ids = {role: digest_id(_read_payload(directory, role)) for role in ROLES}
+    text = yaml.safe_dump(ids, sort_keys=True)
+    ids_path = directory / IDS_FILE
+    if not ids_path.exists() or ids_path.read_text() != text:
+        write_private(ids_path, text, mode=0o644)
+    return directory
+
+
+def load_identity(conf: Mapping[str, Any], role: str) -> ZkIdentity:
+    """`role`'s identity: from the worker conf keys if its supervisor set them, else from the
+    credentials directory; a clear error naming the file to copy when it is not there."""
+    if role not in ROLES:
+        raise ZkIdentityError(f"unknown ZooKeeper role {role!r}")
+    if conf.get(PAYLOAD_KEY):
+        return _checked(role, str(conf[PAYLOAD_KEY]), conf.get(IDS_KEY), f"the {PAYLOAD_KEY} key")
+    directory = credentials_dir(dict(conf))
+    payload = _read_payload(directory, role)
+    try:
+        ids = yaml.safe_load((directory / IDS_FILE).read_text())
+    except FileNotFoundError:
+        raise ZkIdentityError(_missing(directory / IDS_FILE)) from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise ZkIdentityError(f"cannot read {directory / IDS_FILE}: {exc}") from None
+    return _checked(role, payload, ids, str(directory / IDS_FILE))
+
+
+def _checked(role: str, payload: str, ids: Any, source: str) -> ZkIdentity:
+    user, sep, password = payload.partition(":")
+    if not (user and sep and password):
+        raise ZkIdentityError(f"the {role} ZooKeeper secret is not 'user:password'")
+    if not (isinstance(ids, dict) and all(isinstance(ids.get(r), str) for r in ROLES)):
+        raise ZkIdentityError(f"{source}: expected a digest id for each of {', '.join(ROLES)}")
+    if ids[role] != digest_id(payload):
+        raise ZkIdentityError(
+            f"{source}: the {role} id does not match the {role} secret; copy both files from "
+            "the nimbus host's credentials directory again"
+        )
+    return ZkIdentity(role, payload, {r: ids[r] for r in ROLES})
+
+
+def _read_payload(directory: Path, role: str) -> str:
+    path = directory / secret_file(role)
+    try:
+        if path.stat().st_mode & 0o077:
+            log.warning("%s is readable by other users: chmod 600 it", path)
+        return path.read_text().strip()
+    except FileNotFoundError:
+        raise ZkIdentityError(_missing(path)) from None
+    except OSError as exc:
+        raise ZkIdentityError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _missing(path: Path) -> str:
+    return (
+        f"ZooKeeper identity file {path} is missing: copy {path.name} (and {IDS_FILE}) from "
+        "the credentials directory (security.dir) of the nimbus host, which creates them at "
+        f"first start, into {path.parent} (secrets mode 0600); or set security: false"
+    )
+
+
+def create_once(path: Path, text: str) -> None:
+    """Write `path` (mode 0600) unless it exists: a hard link of a finished temporary file,
+    so a reader never sees half a secret and of two racing writers one wins, whole."""
+    if path.exists():
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    _write_new(tmp, text, 0o600)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+
+
+def write_private(path: Path, text: str, mode: int = 0o600) -> None:
+    """Replace `path` atomically with a file of `mode` (0600: readable by this user only)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    _write_new(tmp, text, mode)
+    os.replace(tmp, path)
+
+
+def _write_new(path: Path, text: str, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), mode)  # the umask may have narrowed it
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
