@@ -28,7 +28,8 @@ from kazoo.protocol.states import KazooState
 from squall import __version__
 from squall import zk as zk_mod
 from squall.records import Assignment, SupervisorInfo, encode
-from squall.tls import SUPERVISOR, client_context
+from squall.tls import SUPERVISOR, CredentialsError, client_context
+from squall.zk_identity import ZkIdentityError
 
 from .backoff import Retry, after_failure, next_wake
 from .code_fetcher import CodeFetcher, fetch_code, fetch_conf
@@ -237,8 +238,21 @@ class Supervisor:
             self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")
 
 
+def check_credentials(conf: dict[str, Any]) -> None:
+    """Every file the supervisor identity needs (its certificate for nimbus, its ZooKeeper
+    login), checked at start: one error that names all that are missing, not one per sync."""
+    problems = []
+    for check in (client_context, zk_mod.role_identity):
+        try:
+            check(conf, SUPERVISOR)
+        except (CredentialsError, ZkIdentityError) as exc:
+            problems.append(str(exc))
+    if problems:
+        raise CredentialsError("\n".join(problems))
+
+
 def run_supervisor(conf: dict[str, Any]) -> None:
-    client_context(conf, SUPERVISOR)  # no certificate: one clear error now, not at each sync
+    check_credentials(conf)
     supervisor = Supervisor(conf)
 
     def shutdown(signum: int, _frame: Any) -> None:
