@@ -99,6 +99,18 @@ class SparkHolder:
                 self._session = session
             return self._session
 
+    def alive(self) -> bool:
+        """False once a started SparkSession's SparkContext has stopped (the JVM died or
+        Spark shut it down): no later job can run. True before the start, and for Spark
+        Connect, whose server side this process cannot see."""
+        session = self._session
+        if session is None or self.conf.get("spark.remote"):
+            return True
+        try:
+            return not session.sparkContext._jsc.sc().isStopped()
+        except Exception:  # noqa: BLE001 - py4j raises when the JVM is gone
+            return False
+
     def stop(self) -> None:
         with self._lock:
             if self._session is not None:
