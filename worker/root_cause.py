@@ -30,9 +30,31 @@ def one_line(text: str) -> str:
     return joined if len(joined) <= MAX_CAUSE_CHARS else joined[: MAX_CAUSE_CHARS - 3] + "..."
 
 
+def python_cause(text: str) -> str | None:
+    """The exception line ending a Python traceback inside `text` (a UDF's error, as Spark's
+    PythonException carries it), or None when there is no traceback."""
+    head, marker, tail = text.rpartition("Traceback (most recent call last):")
+    if not marker:
+        return None
+    lines = [
+        line
+        for line in tail.splitlines()
+        if re.match(r"^[A-Za-z_][\w.]*(: |$)", line) and not line.startswith("SQLSTATE")
+    ]
+    return lines[-1].strip() if lines else None
+
+
 def deepest(chain: Sequence[str]) -> str:
-    """The last of a cause chain (outermost first), in one line."""
-    return one_line(chain[-1]) if chain else ""
+    """The last of a cause chain (outermost first) in one line: its first line, which holds
+    the class and message (further lines are query plans and SQL context), or for an error
+    raised in Spark's Python workers the class and the Python exception that ended it."""
+    if not chain:
+        return ""
+    last = chain[-1].strip()
+    raised_in_python = python_cause(last)
+    if raised_in_python is not None:
+        return one_line(f"{last.split(':', 1)[0]}: {raised_in_python}")
+    return one_line(last.splitlines()[0] if last else last)
 
 
 def cause_in_trace(text: str) -> str:

@@ -160,6 +160,23 @@ def test_root_cause_walks_the_java_cause_chain_to_the_deepest():
     assert deepest(["a: 1", "b: 2"]) == "b: 2" and deepest([]) == ""
 
 
+def test_deepest_keeps_the_first_line_or_the_python_exception_of_a_udf():
+    plan = "org.apache.spark.sql.AnalysisException: [UNRESOLVED_COLUMN] `nope`; line 1\n'Project"
+    assert deepest(["x.Y: outer", plan]) == (
+        "org.apache.spark.sql.AnalysisException: [UNRESOLVED_COLUMN] `nope`; line 1"
+    )
+    udf = (
+        "org.apache.spark.api.python.PythonException: [PYTHON_EXCEPTION] An exception was "
+        "thrown from the Python worker:\nTraceback (most recent call last):\n"
+        '  File "/app/bolt.py", line 11, in <lambda>\n    1 // 0\n    ~~^^~~\n'
+        "ZeroDivisionError: integer division or modulo by zero\nSQLSTATE: 38000"
+    )
+    assert deepest([udf]) == (
+        "org.apache.spark.api.python.PythonException: "
+        "ZeroDivisionError: integer division or modulo by zero"
+    )
+
+
 def test_root_cause_of_a_cyclic_chain_ends():
     a = FakeThrowable("a.A: 1")
     a.cause = a
