@@ -18,6 +18,15 @@ MAX_CHAIN = 32  # a cause chain is short; a cycle or a hostile object must not l
 _STACK_LINE = re.compile(r"^\s*(at |\.\.\. \d+ more|JVM stacktrace:)")
 
 
+class KnownCause(RuntimeError):
+    """A failure whose cause was found outside the exception: what a JVM printed before it
+    exited (see `jvm_exit_cause`)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
 def one_line(text: str) -> str:
     """`text` without stack lines, its lines joined by spaces and capped."""
     lines = []
@@ -71,6 +80,25 @@ def cause_in_trace(text: str) -> str:
     return one_line(text)
 
 
+_LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")  # log4j's default layout
+
+
+def jvm_exit_cause(lines: Sequence[str]) -> str | None:
+    """Why a JVM exited during its start, from the lines it printed: the exception that ended
+    its main thread, else the JVM launcher's "Error:" with the line before it (which names the
+    bad option); None when the lines do not say."""
+    main = 'Exception in thread "main" '
+    for line in reversed(lines):
+        if line.startswith(main):
+            return one_line(line.removeprefix(main))
+    for i, line in enumerate(lines):
+        if line.startswith("Error: "):
+            before = lines[i - 1] if i else ""
+            skip = not before.strip() or _STACK_LINE.match(before) or _LOG_LINE.match(before)
+            return one_line(line if skip else f"{before} {line}")
+    return None
+
+
 def _java_chain(throwable: Any) -> list[str]:
     """toString() of `throwable` and its causes, outermost first (calls into the JVM)."""
     chain: list[str] = []
@@ -89,6 +117,8 @@ def _text(exc: BaseException) -> str:
 
 def root_cause(exc: BaseException) -> str:
     """The one line that says why `exc` happened."""
+    if isinstance(exc, KnownCause):
+        return one_line(exc.cause)
     throwable = getattr(exc, "java_exception", None)
     if throwable is None:
         throwable = getattr(exc, "_origin", None)  # PySpark's captured exceptions

@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 
 from squall.components import Batch, Tuple, tuples_of
 
+from .root_cause import KnownCause, jvm_exit_cause
+from .stderr_tail import StderrTail
 from .tables import TableError, concat, rows_table
 
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
@@ -91,7 +93,7 @@ class SparkHolder:
                     builder = builder.master(self.conf.get("spark.master", "local[*]"))
                 for key, value in session_settings(self.conf, self.host, self.address).items():
                     builder = builder.config(key, value)
-                session = builder.getOrCreate()
+                session = _started(builder)
                 # The first job pays for class loading and code generation; pay it here,
                 # before the task reports ready, not on the first batch of real tuples.
                 warm = session.createDataFrame(pa.table({"x": [1, 2, 2]}))
@@ -175,6 +177,20 @@ def _reader(session: Any, schema: pa.Schema) -> Any:
         return session.read
     ddl = ", ".join(f"`{f.name}` {t}" for f, t in zip(schema, types, strict=True))
     return session.read.schema(ddl)
+
+
+def _started(builder: Any) -> Any:
+    """The builder's session. When the JVM exits before PySpark reaches it, the reason is
+    only in what the JVM printed: that becomes the error's cause (KnownCause)."""
+    with StderrTail() as tail:
+        try:
+            return builder.getOrCreate()
+        except Exception as exc:
+            gone = "Java gateway process exited" in str(exc)
+            cause = jvm_exit_cause(tail.lines()) if gone else None
+            if cause is None:
+                raise
+            raise KnownCause(cause) from exc
 
 
 def _table_of(fields: Sequence[str], items: Sequence[Tuple | Batch]) -> pa.Table:

@@ -41,9 +41,10 @@ def running(cluster):
     """Submit a topology file under a name; killed (and waited out) when the test ends."""
     names = []
 
-    def submit(file: str, name: str) -> str:
+    def submit(file: str, name: str, overrides: dict | None = None) -> str:
         with cluster.client() as client:
-            submit_file(client, TOPOLOGIES / file, cluster.client_conf(), name=name)
+            conf = cluster.client_conf()
+            submit_file(client, TOPOLOGIES / file, conf, name=name, overrides=overrides)
             names.append(name)
             return topology_id(client, name)
 
@@ -95,12 +96,27 @@ def test_a_blocked_bolt_is_reported_with_where_it_is_stuck_and_its_worker_restar
     wait_for(lambda: restarted(cluster, tid, first), 60, "the supervisor to restart the worker")
 
 
-def test_a_spark_session_that_cannot_start_shows_the_java_cause_in_one_line(cluster, running):
-    tid = running("spark_fails.py", "spark-fails")
+@pytest.mark.parametrize(
+    ("master", "cause"),
+    [
+        # SparkContext refuses it: a Py4JJavaError whose Java cause is the line
+        ("local[0]", "org.apache.spark.SparkException: Asked to run locally with 0 threads"),
+        # spark-submit refuses it and the JVM exits before PySpark reaches it: the line is
+        # only in what the JVM printed
+        (
+            "bogus://nowhere",
+            "org.apache.spark.SparkException: "
+            "Master must either be yarn or start with spark, k8s, or local",
+        ),
+    ],
+)
+def test_a_spark_session_that_cannot_start_shows_the_java_cause_in_one_line(
+    cluster, running, master, cause
+):
+    tid = running("spark_fails.py", "spark-fails", {"spark.master": master})
     first = wait_for(lambda: worker_pid(cluster, tid), 90, "the worker to start")
     reports = wait_for(lambda: errors(cluster, tid, "sparky"), 120, "the Spark failure reported")
-    cause = reports[0].error.splitlines()[0]
-    assert cause == "org.apache.spark.SparkException: Asked to run locally with 0 threads"
+    assert reports[0].error.splitlines()[0] == cause
     for report in reports:
         assert "\tat " not in report.error and "at org.apache" not in report.error
     wait_for(lambda: restarted(cluster, tid, first), 90, "the worker restarted, not left up")

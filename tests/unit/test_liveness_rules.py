@@ -4,7 +4,14 @@ reports are throttled, and how a failure's root cause becomes one line."""
 import pytest
 
 from squall.worker.error_throttle import ThrottleState, Verdict, admit, with_note
-from squall.worker.root_cause import cause_in_trace, deepest, one_line, root_cause
+from squall.worker.root_cause import (
+    KnownCause,
+    cause_in_trace,
+    deepest,
+    jvm_exit_cause,
+    one_line,
+    root_cause,
+)
 from squall.worker.stall import Frame, Progress, stall_message, stalled_for, stuck_at
 
 # --- stall ---
@@ -202,3 +209,33 @@ def test_root_cause_of_a_python_exception_is_type_and_message():
         "ValueError: no such column 'x' second line"
     )
     assert root_cause(KeyError()) == "KeyError"
+
+
+def test_jvm_exit_cause_is_the_main_threads_exception():
+    lines = [
+        "26/11/23 13:31:55 WARN Utils: Your hostname, vm, resolves to a loopback address",
+        'Exception in thread "main" org.apache.spark.SparkException: Master must either be '
+        "yarn or start with spark, k8s, or local",
+        "\tat org.apache.spark.deploy.SparkSubmit.error(SparkSubmit.scala:1068)",
+    ]
+    assert jvm_exit_cause(lines) == (
+        "org.apache.spark.SparkException: Master must either be yarn or start with spark, "
+        "k8s, or local"
+    )
+
+
+def test_jvm_exit_cause_of_a_jvm_that_could_not_be_created_names_the_option():
+    lines = [
+        "Invalid maximum heap size: -Xmx12q",
+        "Error: Could not create the Java Virtual Machine.",
+        "Error: A fatal exception has occurred. Program will exit.",
+    ]
+    assert jvm_exit_cause(lines) == (
+        "Invalid maximum heap size: -Xmx12q Error: Could not create the Java Virtual Machine."
+    )
+    assert jvm_exit_cause(["Error: no JAVA_HOME"]) == "Error: no JAVA_HOME"
+    assert jvm_exit_cause(["26/11/23 13:31:55 INFO all is well"]) is None
+
+
+def test_a_known_cause_is_reported_as_it_is():
+    assert root_cause(KnownCause("java.lang.Foo: bar\n\tat x")) == "java.lang.Foo: bar"

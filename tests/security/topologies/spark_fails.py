@@ -1,5 +1,6 @@
 """A SparkBolt whose SparkSession cannot start: `local[0]` passes spark-submit's check but
-SparkContext refuses it ("Asked to run locally with 0 threads") within seconds."""
+SparkContext refuses it ("Asked to run locally with 0 threads") within seconds. A test may
+submit it with another spark.master."""
 
 import time
 
