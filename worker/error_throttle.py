@@ -48,6 +48,19 @@ def admit(
     return after, Verdict(True, note)
 
 
+def overdue(state: ThrottleState, now: float, interval: float) -> tuple[ThrottleState, str]:
+    """A report of its own for errors held back an interval ago when no error came since to
+    carry their count (a burst that stopped): its text, or "" when there is none to write."""
+    if not state.suppressed or state.window_start is None or now - state.window_start < interval:
+        return state, ""
+    since = state.suppressed_since if state.suppressed_since is not None else now
+    text = (
+        f"{state.suppressed} more errors in the last {max(now - since, 0):.0f} s were not "
+        "reported (topology.max.error.report.per.interval)"
+    )
+    return replace(state, window_start=now, reported=1, suppressed=0, suppressed_since=None), text
+
+
 def with_note(text: str, note: str) -> str:
     """`note` at the end of the report's first line, where a capped report still shows it."""
     if not note:

@@ -4,7 +4,7 @@ Started by a supervisor. This module is the process's life cycle only: it wires 
 (ZooKeeperAgent for coordination, Transport + WorkerTaskIO for sending, Inbound for what
 arrives, executor_factory for the tasks), starts them, beats every
 worker.heartbeat.frequency.secs (and asks the Watchdog whether every task is live) and stops
-them. Error reports are throttled per task (error_throttle) before they reach ZooKeeper. A
+them. Error reports are throttled per task (ErrorReports) before they reach ZooKeeper. A
 task that stalled or ended as fatal makes the worker report it and exit non-zero. Spouts run
 only while the topology is active; routing follows moves of other tasks; if its own tasks
 change or the topology goes away, the worker exits and the supervisor starts what is wanted
@@ -30,7 +30,7 @@ from squall.records import Assignment, StormBase
 from squall.structure import TopologyStructure
 
 from .acking import ACKER
-from .error_throttle import ThrottleState, admit, with_note
+from .error_reports import ErrorReports
 from .executor_factory import load_executor
 from .executors import Executor
 from .inbound import Inbound
@@ -65,12 +65,11 @@ class Worker:
         self.executors: dict[int, Executor] = {}
         self.inbound = Inbound(self.structure, self.executors)
         self.exit_code = 0
-        self.throttles: dict[int, ThrottleState] = {}
-        self.throttles_lock = threading.Lock()
+        self.errors = ErrorReports(conf, self._write_error)
         self.watchdog = Watchdog(
             self.executors,
             conf["topology.executor.stall.secs"],
-            lambda component, task, text: self.report_error(component, task, text, urgent=True),
+            lambda component, task, text: self.errors.report(component, task, text, urgent=True),
         )
 
     def start(self) -> bool:
@@ -99,7 +98,7 @@ class Worker:
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
         router = Router(self.structure, task_components, self.my_tasks)
-        io = WorkerTaskIO(router, self.transport.send, ackers, self.report_error)
+        io = WorkerTaskIO(router, self.transport.send, ackers, self.errors.report)
         handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
         self.spark = SparkHolder(
             self.conf,
@@ -169,21 +168,9 @@ class Worker:
         tasks = {t: e.stats.snapshot() for t, e in self.executors.items()}
         self.agent.beat(int(time.monotonic() - self.started), tasks)
 
-    def report_error(self, component: str, task: int, text: str, urgent: bool = False) -> None:
-        """Write the report to ZooKeeper unless `task` used up its reports for this interval
-        (topology.max.error.report.per.interval per topology.error.throttle.interval.secs)."""
-        with self.throttles_lock:
-            state, verdict = admit(
-                self.throttles.get(task, ThrottleState()),
-                time.monotonic(),
-                self.conf["topology.max.error.report.per.interval"],
-                self.conf["topology.error.throttle.interval.secs"],
-                urgent,
-            )
-            self.throttles[task] = state
-        if verdict.report:
-            host = self.transport.addresses.get(self.my_tasks[0], ("", 0))[0]
-            self.agent.report_error(component, with_note(text, verdict.note), host)
+    def _write_error(self, component: str, text: str) -> None:
+        host = self.transport.addresses.get(self.my_tasks[0], ("", 0))[0]
+        self.agent.report_error(component, text, host)
 
     # --- life cycle ---
 
@@ -191,6 +178,7 @@ class Worker:
         period = self.conf["worker.heartbeat.frequency.secs"]
         while not self.stopping.wait(period):
             self.beat()
+            self.errors.report_held_back()
             reason = self.watchdog.check(time.monotonic())
             if reason is not None:
                 log.error("exiting so the supervisor restarts this worker: %s", reason)

@@ -3,7 +3,8 @@ reports are throttled, and how a failure's root cause becomes one line."""
 
 import pytest
 
-from squall.worker.error_throttle import ThrottleState, Verdict, admit, with_note
+from squall.worker.error_reports import ErrorReports
+from squall.worker.error_throttle import ThrottleState, Verdict, admit, overdue, with_note
 from squall.worker.root_cause import (
     KnownCause,
     cause_in_trace,
@@ -98,6 +99,18 @@ def test_an_urgent_report_always_goes_through():
     assert verdict.report and verdict.note == ""
     state, verdict = admit(state, 0.6, 5, 10.0)
     assert not verdict.report
+
+
+def test_a_burst_that_stopped_gets_its_count_reported_after_the_interval():
+    state, _ = run_throttle([i * 0.02 for i in range(50)])
+    assert overdue(state, 9.0, 10.0) == (state, "")  # the interval is not over yet
+    state, text = overdue(state, 10.1, 10.0)
+    assert text == (
+        "45 more errors in the last 10 s were not reported (topology.max.error.report.per.interval)"
+    )
+    assert state.suppressed == 0 and state.reported == 1
+    assert overdue(state, 30.0, 10.0)[1] == ""  # nothing held back: nothing to say
+    assert overdue(ThrottleState(), 30.0, 10.0) == (ThrottleState(), "")
 
 
 def test_with_note_goes_on_the_first_line():
@@ -239,3 +252,46 @@ def test_jvm_exit_cause_of_a_jvm_that_could_not_be_created_names_the_option():
 
 def test_a_known_cause_is_reported_as_it_is():
     assert root_cause(KnownCause("java.lang.Foo: bar\n\tat x")) == "java.lang.Foo: bar"
+
+
+# --- the worker's error reports (ErrorReports over the throttle, with a fake clock) ---
+
+
+def test_error_reports_throttle_each_task_on_its_own_and_report_what_was_held_back():
+    now = [0.0]
+    written = []
+    reports = ErrorReports(
+        {"topology.max.error.report.per.interval": 2, "topology.error.throttle.interval.secs": 10},
+        lambda component, text: written.append((component, text)),
+        clock=lambda: now[0],
+    )
+    for i in range(20):
+        now[0] = i * 0.1
+        reports.report("raiser", 3, f"ValueError: {i}\n  File x")
+        reports.report("other", 4, f"KeyError: {i}")
+    assert written == [
+        ("raiser", "ValueError: 0\n  File x"),
+        ("other", "KeyError: 0"),
+        ("raiser", "ValueError: 1\n  File x"),
+        ("other", "KeyError: 1"),
+    ]
+    reports.report("raiser", 3, "bolt raiser task 3 made no progress", urgent=True)
+    assert written[-1] == (  # urgent: through the throttle, carrying its count
+        "raiser",
+        "bolt raiser task 3 made no progress (and 18 more errors in the last 2 s)",
+    )
+    written.clear()
+    now[0] = 5.0
+    reports.report_held_back()
+    assert written == []  # the interval is not over: a later error may still carry the count
+    now[0] = 12.0
+    reports.report("raiser", 3, "ValueError: late\n  File x")
+    reports.report_held_back()
+    assert written == [
+        ("raiser", "ValueError: late\n  File x"),
+        (
+            "other",
+            "18 more errors in the last 12 s were not reported "
+            "(topology.max.error.report.per.interval)",
+        ),
+    ]
