@@ -63,7 +63,5 @@ def overdue(state: ThrottleState, now: float, interval: float) -> tuple[Throttle
 
 def with_note(text: str, note: str) -> str:
     """`note` at the end of the report's first line, where a capped report still shows it."""
-    if not note:
-        return text
     first, sep, rest = text.partition("\n")
     return f"{first}{note}{sep}{rest}"

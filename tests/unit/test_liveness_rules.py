@@ -23,6 +23,7 @@ from squall.worker.stall import Frame, Progress, stall_message, stalled_for, stu
     [
         (Progress(last=0.0, busy=True, waiting=1), 5.1, 5.1),  # inside a call too long
         (Progress(last=0.0, busy=False, waiting=3), 5.1, 5.1),  # input waits, nothing moves
+        (Progress(last=0.0, busy=False, waiting=1), 5.1, 5.1),
         (Progress(last=0.0, busy=True, waiting=0), 5.1, 5.1),  # in next_tuple too long
         (Progress(last=0.0, busy=True, waiting=9), 5.0, None),  # exactly the timeout: not yet
         (Progress(last=0.0, busy=False, waiting=0), 500.0, None),  # idle: never stalled
@@ -111,6 +112,13 @@ def test_a_burst_that_stopped_gets_its_count_reported_after_the_interval():
     assert state.suppressed == 0 and state.reported == 1
     assert overdue(state, 30.0, 10.0)[1] == ""  # nothing held back: nothing to say
     assert overdue(ThrottleState(), 30.0, 10.0) == (ThrottleState(), "")
+
+
+def test_a_held_back_count_is_due_exactly_one_interval_after_its_window_began():
+    state, _ = run_throttle([100.0, 100.1, 100.2, 100.3, 100.4, 100.5, 101.0])
+    assert overdue(state, 109.9, 10.0)[1] == ""
+    later, text = overdue(state, 110.0, 10.0)
+    assert text.startswith("2 more errors in the last 10 s") and later.window_start == 110.0
 
 
 def test_with_note_goes_on_the_first_line():
