@@ -50,7 +50,7 @@ def python_cause(text: str) -> str | None:
         for line in tail.splitlines()
         if re.match(r"^[A-Za-z_][\w.]*(: |$)", line) and not line.startswith("SQLSTATE")
     ]
-    return lines[-1].strip() if lines else None
+    return lines[0].strip() if lines else None  # a message's later lines may look alike
 
 
 def deepest(chain: Sequence[str]) -> str:

@@ -6,7 +6,10 @@ import pytest
 from squall.worker.error_reports import ErrorReports
 from squall.worker.error_throttle import ThrottleState, Verdict, admit, overdue, with_note
 from squall.worker.root_cause import (
+    MAX_CAUSE_CHARS,
+    MAX_CHAIN,
     KnownCause,
+    _java_chain,
     cause_in_trace,
     deepest,
     jvm_exit_cause,
@@ -260,6 +263,64 @@ def test_jvm_exit_cause_of_a_jvm_that_could_not_be_created_names_the_option():
 
 def test_a_known_cause_is_reported_as_it_is():
     assert root_cause(KnownCause("java.lang.Foo: bar\n\tat x")) == "java.lang.Foo: bar"
+    known = KnownCause("Invalid maximum heap size: -Xmx12q")
+    assert root_cause(known) == "Invalid maximum heap size: -Xmx12q" == str(known)
+
+
+def test_one_line_boundaries():
+    assert one_line("a\n\n   \n b") == "a b"
+    exact = "E: " + "x" * (MAX_CAUSE_CHARS - 3)
+    assert one_line(exact) == exact
+    assert cause_in_trace("nothing that names a class") == "nothing that names a class"
+
+
+def test_the_java_chain_is_bounded():
+    a = FakeThrowable("a.A: 1")
+    a.cause = a
+    assert len(_java_chain(a)) == MAX_CHAIN
+
+
+def test_a_udf_error_with_a_message_of_several_lines_keeps_its_first():
+    udf = (
+        "org.apache.spark.api.python.PythonException: [PYTHON_EXCEPTION] worker failed:\n"
+        'Traceback (most recent call last):\n  File "/app/b.py", line 3, in f\n'
+        "ValueError: bad row\nhint: check the input\n"
+    )
+    assert deepest([udf]) == "org.apache.spark.api.python.PythonException: ValueError: bad row"
+
+
+def test_a_launcher_error_after_a_log_line_is_not_joined_to_it():
+    lines = ["26/11/23 13:31:55 WARN Utils: loopback", "Error: Could not create the JVM."]
+    assert jvm_exit_cause(lines) == "Error: Could not create the JVM."
+    lines = ["\tat a.b(C)", "Error: Could not create the JVM."]
+    assert jvm_exit_cause(lines) == "Error: Could not create the JVM."
+
+
+def test_root_cause_of_a_captured_pyspark_exception_uses_its_java_origin():
+    class Captured(Exception):
+        _origin = FakeThrowable("x.Outer: o", FakeThrowable("java.io.IOException: disk full"))
+
+    assert root_cause(Captured("outer text")) == "java.io.IOException: disk full"
+
+
+def test_root_cause_when_the_jvm_is_gone_and_the_text_has_no_stack():
+    class Gone:
+        def toString(self):  # noqa: N802
+            raise ConnectionError("gone")
+
+    class Dead(Exception):
+        java_exception = Gone()
+
+    dead = Dead("An error occurred while calling o1.x.\n: org.apache.spark.SparkException: lost")
+    assert root_cause(dead) == "org.apache.spark.SparkException: lost"
+
+
+def test_root_cause_of_an_exception_whose_text_cannot_be_had():
+    class Mute(Exception):
+        def __str__(self):
+            raise RuntimeError("no text")
+
+    assert root_cause(Mute()) == "Mute"
 
 
 # --- the worker's error reports (ErrorReports over the throttle, with a fake clock) ---
