@@ -277,7 +277,7 @@ def test_one_line_boundaries():
 def test_the_java_chain_is_bounded():
     a = FakeThrowable("a.A: 1")
     a.cause = a
-    assert len(_java_chain(a)) == MAX_CHAIN
+    assert len(_java_chain(a)) == MAX_CHAIN == 32
 
 
 def test_a_udf_error_with_a_message_of_several_lines_keeps_its_first():
