@@ -92,6 +92,10 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "worker/acker.py": ("tests/unit/test_acker.py", "tests/unit/test_reliability_properties.py"),
     "worker/micro_batches.py": ("tests/unit/test_micro_batches.py",),
     "worker/acking.py": ("tests/unit/test_acking.py",),
+    # liveness and error reports (issue #11, item 7 and part of 5)
+    "worker/stall.py": ("tests/unit/test_liveness_rules.py", "tests/unit/test_watchdog.py"),
+    "worker/error_throttle.py": ("tests/unit/test_liveness_rules.py",),
+    "worker/root_cause.py": ("tests/unit/test_liveness_rules.py",),
 }
 
 # pyproject's package-dir: the folder each import package is installed from

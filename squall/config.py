@@ -73,6 +73,9 @@ MINIMUM = {
     "topology.max.spout.pending": 0,  # 0: no limit, as Storm's null
     "topology.batch.size": 1,
     "topology.batch.timeout.ms": 1,
+    "topology.max.error.report.per.interval": 1,
+    "topology.error.throttle.interval.secs": 1,
+    "topology.executor.stall.secs": 1,
 }
 
 Conf = dict[str, Any]

@@ -156,7 +156,7 @@ def run(
         Router(structure, task_components, task_components),
         Inbound(structure, executors).deliver,
         by_component[ACKER],
-        lambda component, text: result.errors[component].append(text),
+        lambda component, _task, text: result.errors[component].append(text),
     )
     scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
     out = str(output_dir or Path(scratch.name) / "output")
@@ -240,7 +240,11 @@ def _progress(executors: Mapping[int, Executor], result: RunResult) -> tuple[int
         {e.context.component_id for e in executors.values() if not e.thread.is_alive()}
     )
     if stopped:
-        causes = [text.strip().splitlines()[-1] for c in stopped for text in result.errors[c]]
+        causes = [
+            e.fatal.splitlines()[0]
+            for e in executors.values()
+            if e.fatal and not e.thread.is_alive()
+        ]
         raise RunFailed(f"{', '.join(stopped)} could not start: {'; '.join(causes) or '?'}")
     stats = [e.stats for e in executors.values()]
     if not all(s.ready for s in stats):

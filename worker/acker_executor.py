@@ -15,6 +15,8 @@ EXPIRY_PERIOD = 1.0
 
 
 class AckerExecutor(Executor):
+    kind = "acker"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.acker = Acker(self.timeout)
@@ -22,6 +24,7 @@ class AckerExecutor(Executor):
     def loop(self) -> None:
         last_expiry = time.monotonic()
         while not self.stopping.is_set():
+            self.mark()
             try:
                 message = self.inbox.get(timeout=0.5)
             except queue.Empty:

@@ -27,6 +27,7 @@ class BoltExecutor(Executor):
     when `process` returns and failed when it raises (Storm's BasicBolt)."""
 
     component: Bolt
+    kind = "bolt"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -47,14 +48,17 @@ class BoltExecutor(Executor):
             self._call("idle", self.component.idle)
 
     def execute(self, item: Input) -> None:
+        self.mark(busy=True, holding=rows(item))
         self.take([item])
         ok = self._call("process", self._process, item)
         self._drained()  # before the ack: a sink flushes before its input counts as done
         self.finish(ok)
         self.stats.executed += rows(item)
+        self.mark()
 
     def loop(self) -> None:
         while not self.stopping.is_set():
+            self.mark()
             try:
                 item = self.inbox.get(timeout=0.2)
             except queue.Empty:
@@ -85,25 +89,38 @@ class SparkBoltExecutor(BoltExecutor):
         )
 
     def loop(self) -> None:
-        if not self._call("starting Spark", self.spark.session):
+        self.mark(busy=True)
+        try:
+            self.spark.session()
+        except Exception:  # noqa: BLE001 - a SparkSession that cannot start is fatal
+            self._failed("starting Spark", fatal=True)
             return
         self.stats.ready = True
         while not self.stopping.is_set():
+            self.mark(holding=self.batcher.rows)
             try:
                 item = self.inbox.get(timeout=self.batcher.wait(time.monotonic(), 0.2))
             except queue.Empty:
                 jobs = self.batcher.handle(Tick(time.monotonic()))
             else:
                 jobs = self.batcher.handle(Arrived(item, time.monotonic()))  # type: ignore[arg-type]
-            self.run_jobs(jobs)
+            if not self.run_jobs(jobs):
+                return
         self.run_jobs(self.batcher.handle(Flush()))
 
-    def run_jobs(self, jobs: list[RunSparkJob]) -> None:
+    def run_jobs(self, jobs: list[RunSparkJob]) -> bool:
+        """Run the micro-batches; False when the SparkSession died under a failed job (the
+        task then ends as fatal: no later job could run)."""
         for job in jobs:
+            self.mark(busy=True, holding=job.rows)
             self.take(job.items)
             fields = self.input_fields[(job.source, job.stream)]
             started = time.perf_counter()
             ok = self._call("process_batch", self._run_job, fields, job.items)
+            if not ok and not self.spark.alive():
+                self.fatal = "SparkSession stopped: its SparkContext is no longer running"
+                self.finish(False)
+                return False
             log.debug(
                 "task %d: micro-batch of %d in %.3fs",
                 self.context.task_id,
@@ -113,6 +130,7 @@ class SparkBoltExecutor(BoltExecutor):
             self._drained()
             self.finish(ok)
             self.stats.executed += job.rows
+        return True
 
     def _run_job(self, fields: tuple[str, ...], items: Sequence[Input]) -> None:
         with self.spark.dataframe(fields, items) as df:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import logging
 import queue
+import sys
 import threading
+import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -44,6 +46,8 @@ from .acking import (
     stream_message,
 )
 from .delivery import Delivery, TableDelivery, TupleDelivery
+from .root_cause import root_cause
+from .stall import Progress
 from .tables import as_table
 
 log = logging.getLogger("squall.worker")
@@ -54,7 +58,8 @@ InboxItem = Input | ProtocolMessage
 
 class TaskIO(Protocol):
     """What an executor needs from its worker: where an emit goes, the acker tasks, a way
-    to send a delivery to any task, and a place to report user-code errors."""
+    to send a delivery to any task, and a place to report user-code errors (per task: the
+    worker throttles each task's reports)."""
 
     ackers: tuple[int, ...]
 
@@ -68,7 +73,7 @@ class TaskIO(Protocol):
 
     def send(self, delivery: Delivery) -> None: ...
 
-    def report_error(self, component: str, text: str) -> None: ...
+    def report_error(self, component: str, task: int, text: str) -> None: ...
 
 
 def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
@@ -132,8 +137,16 @@ class _Collector:
 Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | CallAck | CallFail
 
 
+def error_text(exc: BaseException) -> str:
+    """An error report: the root cause in one line first (a Java cause without its stack),
+    then where in Python it was raised."""
+    frames = "".join(traceback.format_tb(exc.__traceback__, limit=-8))
+    return f"{root_cause(exc)}\nTraceback (most recent call last):\n{frames}".rstrip("\n")
+
+
 class Executor:
     ready_on_start = True  # a SparkBolt is ready once its SparkSession is up
+    kind = "task"  # what a stall report calls it: spout, bolt, acker
 
     def __init__(
         self,
@@ -155,6 +168,11 @@ class Executor:
         self.stopping = threading.Event()
         self.active = threading.Event()
         self.timeout = conf["topology.message.timeout.secs"]
+        # Liveness, read by the worker's watchdog (stall.py); written only by this thread.
+        self.progress_at = time.monotonic()
+        self.busy = False
+        self.holding = 0  # inputs taken and not yet finished
+        self.fatal: str | None = None  # why this task stopped for good (its error report)
         self.thread = threading.Thread(
             target=self._run, name=f"task-{context.task_id}", daemon=True
         )
@@ -240,19 +258,38 @@ class Executor:
             case _:
                 raise TypeError(f"no executor carries out {instruction!r}")
 
+    # --- liveness ---
+
+    def mark(self, busy: bool = False, holding: int = 0) -> None:
+        """Progress: the thread is back in its loop (busy False) or entering a call that
+        may take long (busy True, with `holding` inputs in hand)."""
+        self.progress_at = time.monotonic()
+        self.busy = busy
+        self.holding = holding
+
+    def progress(self) -> Progress:
+        return Progress(self.progress_at, self.busy, self.inbox.qsize() + self.holding)
+
     # --- running ---
 
-    def _failed(self, what: str) -> None:
+    def _failed(self, what: str, fatal: bool = False) -> None:
+        """Count and report the exception being handled. A `fatal` one ends the task: it is
+        kept in `fatal` for the worker, which reports it and exits (a task that cannot run
+        must not leave its tuples replaying forever)."""
         self.stats.errors += 1
-        text = traceback.format_exc(limit=8)
         log.error(
             "task %d (%s) failed in %s:\n%s",
             self.context.task_id,
             self.context.component_id,
             what,
-            text,
+            traceback.format_exc(limit=8),
         )
-        self.io.report_error(self.context.component_id, text)
+        exc = sys.exc_info()[1]
+        text = error_text(exc) if exc is not None else f"failed in {what}"
+        if fatal:
+            self.fatal = text
+        else:
+            self.io.report_error(self.context.component_id, self.context.task_id, text)
 
     def _call(self, what: str, fn: Any, *args: Any) -> bool:
         """Run user code; an exception is reported, counted and never kills the task."""
@@ -264,12 +301,20 @@ class Executor:
         return True
 
     def _run(self) -> None:
-        if self.component is not None and not self._call(
-            "initialize", self.component.initialize, self.conf, self.context
-        ):
-            return
+        if self.component is not None:
+            self.mark(busy=True)
+            try:
+                self.component.initialize(self.conf, self.context)
+            except Exception:  # noqa: BLE001 - user code
+                self._failed("initialize", fatal=True)
+                return
         self.stats.ready = self.ready_on_start
-        self.loop()
+        self.mark()
+        try:
+            self.loop()
+        except Exception:  # noqa: BLE001 - a bug in a loop must not leave a silent dead task
+            self._failed("the task loop", fatal=True)
+            return
         if self.component is not None:
             self._call("cleanup", self.component.cleanup)
 

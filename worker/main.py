@@ -3,9 +3,12 @@
 Started by a supervisor. This module is the process's life cycle only: it wires the parts
 (ZooKeeperAgent for coordination, Transport + WorkerTaskIO for sending, Inbound for what
 arrives, executor_factory for the tasks), starts them, beats every
-worker.heartbeat.frequency.secs and stops them. Spouts run only while the topology is
-active; routing follows moves of other tasks; if its own tasks change or the topology goes
-away, the worker exits and the supervisor starts what is wanted now.
+worker.heartbeat.frequency.secs (and asks the Watchdog whether every task is live) and stops
+them. Error reports are throttled per task (ErrorReports) before they reach ZooKeeper. A
+task that stalled or ended as fatal makes the worker report it and exit non-zero. Spouts run
+only while the topology is active; routing follows moves of other tasks; if its own tasks
+change or the topology goes away, the worker exits and the supervisor starts what is wanted
+now.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from squall.records import Assignment, StormBase
 from squall.structure import TopologyStructure
 
 from .acking import ACKER
+from .error_reports import ErrorReports
 from .executor_factory import load_executor
 from .executors import Executor
 from .inbound import Inbound
@@ -34,9 +38,11 @@ from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
 from .transport import Transport, bind_address, loopback_surprise
+from .watchdog import Watchdog
 from .zk_agent import ZooKeeperAgent
 
 log = logging.getLogger("squall.worker")
+EXIT_UNHEALTHY = 3  # a task stalled or failed for good; the supervisor restarts the worker
 
 
 class Worker:
@@ -58,6 +64,13 @@ class Worker:
         )
         self.executors: dict[int, Executor] = {}
         self.inbound = Inbound(self.structure, self.executors)
+        self.exit_code = 0
+        self.errors = ErrorReports(conf, self._write_error)
+        self.watchdog = Watchdog(
+            self.executors,
+            conf["topology.executor.stall.secs"],
+            lambda component, task, text: self.errors.report(component, task, text, urgent=True),
+        )
 
     def start(self) -> bool:
         assignment = self.agent.assignment()
@@ -85,7 +98,7 @@ class Worker:
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
         router = Router(self.structure, task_components, self.my_tasks)
-        io = WorkerTaskIO(router, self.transport.send, ackers, self.report_error)
+        io = WorkerTaskIO(router, self.transport.send, ackers, self.errors.report)
         handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
         self.spark = SparkHolder(
             self.conf,
@@ -155,7 +168,7 @@ class Worker:
         tasks = {t: e.stats.snapshot() for t, e in self.executors.items()}
         self.agent.beat(int(time.monotonic() - self.started), tasks)
 
-    def report_error(self, component: str, text: str) -> None:
+    def _write_error(self, component: str, text: str) -> None:
         host = self.transport.addresses.get(self.my_tasks[0], ("", 0))[0]
         self.agent.report_error(component, text, host)
 
@@ -165,12 +178,20 @@ class Worker:
         period = self.conf["worker.heartbeat.frequency.secs"]
         while not self.stopping.wait(period):
             self.beat()
+            self.errors.report_held_back()
+            reason = self.watchdog.check(time.monotonic())
+            if reason is not None:
+                log.error("exiting so the supervisor restarts this worker: %s", reason)
+                self.exit_code = EXIT_UNHEALTHY
+                self.stopping.set()
 
     def shutdown(self) -> None:
         for executor in self.executors.values():
             executor.stop()
+        deadline = time.monotonic() + 5  # a stalled thread is a daemon: it is not waited for
         for executor in self.executors.values():
-            executor.thread.join(5)
+            if executor.thread.is_alive():
+                executor.thread.join(max(deadline - time.monotonic(), 0))
         if self.executors:
             self.beat()
             self.transport.close()
@@ -206,4 +227,4 @@ def main(argv: list[str] | None = None) -> int:
             worker.run()
     finally:
         worker.shutdown()
-    return 0
+    return worker.exit_code

@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 
 from squall.components import Batch, Tuple, tuples_of
 
+from .root_cause import KnownCause, jvm_exit_cause
+from .stderr_tail import StderrTail
 from .tables import TableError, concat, rows_table
 
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
@@ -91,13 +93,25 @@ class SparkHolder:
                     builder = builder.master(self.conf.get("spark.master", "local[*]"))
                 for key, value in session_settings(self.conf, self.host, self.address).items():
                     builder = builder.config(key, value)
-                session = builder.getOrCreate()
+                session = _started(builder)
                 # The first job pays for class loading and code generation; pay it here,
                 # before the task reports ready, not on the first batch of real tuples.
                 warm = session.createDataFrame(pa.table({"x": [1, 2, 2]}))
                 warm.groupBy("x").count().collect()
                 self._session = session
             return self._session
+
+    def alive(self) -> bool:
+        """False once a started SparkSession's SparkContext has stopped (the JVM died or
+        Spark shut it down): no later job can run. True before the start, and for Spark
+        Connect, whose server side this process cannot see."""
+        session = self._session
+        if session is None or self.conf.get("spark.remote"):
+            return True
+        try:
+            return not session.sparkContext._jsc.sc().isStopped()
+        except Exception:  # noqa: BLE001 - py4j raises when the JVM is gone
+            return False
 
     def stop(self) -> None:
         with self._lock:
@@ -163,6 +177,20 @@ def _reader(session: Any, schema: pa.Schema) -> Any:
         return session.read
     ddl = ", ".join(f"`{f.name}` {t}" for f, t in zip(schema, types, strict=True))
     return session.read.schema(ddl)
+
+
+def _started(builder: Any) -> Any:
+    """The builder's session. When the JVM exits before PySpark reaches it, the reason is
+    only in what the JVM printed: that becomes the error's cause (KnownCause)."""
+    with StderrTail() as tail:
+        try:
+            return builder.getOrCreate()
+        except Exception as exc:
+            gone = "Java gateway process exited" in str(exc)
+            cause = jvm_exit_cause(tail.lines()) if gone else None
+            if cause is None:
+                raise
+            raise KnownCause(cause) from exc
 
 
 def _table_of(fields: Sequence[str], items: Sequence[Tuple | Batch]) -> pa.Table:

@@ -17,6 +17,7 @@ from .spout_tracking import SpoutTracker
 
 class SpoutExecutor(Executor):
     component: Spout
+    kind = "spout"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -49,6 +50,7 @@ class SpoutExecutor(Executor):
     def loop(self) -> None:
         backoff = 0.001
         while not self.stopping.is_set():
+            self.mark()
             self.settle()
             if not self.active.is_set():
                 self.stats.idle = True
@@ -58,6 +60,7 @@ class SpoutExecutor(Executor):
                 time.sleep(0.001)  # backpressure: wait for acks or timeouts
                 continue
             emitted = False
+            self.mark(busy=True)
             try:
                 emitted = bool(self.component.next_tuple())
             except Exception:  # noqa: BLE001 - user code

@@ -20,7 +20,7 @@ class WorkerTaskIO:
         router: Router,
         send: Callable[[Delivery], None],
         ackers: Sequence[int],
-        report_error: Callable[[str, str], None],
+        report_error: Callable[[str, int, str], None],
     ) -> None:
         self.router = router
         self._send = send
@@ -40,5 +40,5 @@ class WorkerTaskIO:
     def send(self, delivery: Delivery) -> None:
         self._send(delivery)
 
-    def report_error(self, component: str, text: str) -> None:
-        self._report_error(component, text)
+    def report_error(self, component: str, task: int, text: str) -> None:
+        self._report_error(component, task, text)

@@ -20,6 +20,9 @@ from squall.zk_layout import ZkLayout
 
 log = logging.getLogger("squall.worker")
 MAX_ERRORS_KEPT = 10
+# Longest error text written: the root cause comes first, so the cap cuts only stack frames;
+# ten of these keep an /errors node near 20 KB.
+MAX_ERROR_CHARS = 2048
 
 
 class ZooKeeperAgent:
@@ -120,7 +123,7 @@ class ZooKeeperAgent:
     def report_error(self, component: str, text: str, host: str) -> None:
         path = f"{self.layout.errors(self.tid)}/{component}"
         entry = {
-            "error": text[-4000:],
+            "error": capped(text),
             "time_secs": int(time.time()),
             "host": host,
             "port": self.slot[1],
@@ -143,6 +146,13 @@ class ZooKeeperAgent:
     def close(self) -> None:
         self.zk.stop()
         self.zk.close()
+
+
+def capped(text: str) -> str:
+    """The head of `text` within MAX_ERROR_CHARS, marked when cut."""
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return text[: MAX_ERROR_CHARS - 16] + "\n... (truncated)"
 
 
 def _error_list(data: bytes | None) -> list[Any]:

@@ -43,7 +43,7 @@ class FakeIO:
     def send(self, delivery):
         self.sent.append(delivery)
 
-    def report_error(self, component, text):
+    def report_error(self, component, task, text):
         raise AssertionError(text)
 
 
@@ -207,7 +207,7 @@ def test_a_batch_is_one_node_of_the_tree():
                 super().process(tup)
 
         errors: list[str] = []
-        io.report_error = lambda component, text, errors=errors: errors.append(text)
+        io.report_error = lambda component, task, text, errors=errors: errors.append(text)
         mid = BoltExecutor(Picky(), ctx("mid", 2), {"default": ("w",)}, CONF, io)
         batch = inbox_item(sent, ("line",))
         assert isinstance(batch, Batch) and batch.ids == sent.anchors

@@ -81,8 +81,14 @@ def test_an_unknown_event_raises():
 class FakeSpark:
     """Stands in for SparkHolder: the 'DataFrame' is the fields and the rows."""
 
+    def __init__(self, alive=True):
+        self.is_alive = alive
+
     def session(self):
         return None
+
+    def alive(self):
+        return self.is_alive
 
     @contextlib.contextmanager
     def dataframe(self, fields, items):
@@ -112,7 +118,7 @@ class IO:
     def send(self, delivery):
         self.sent.append(delivery)
 
-    def report_error(self, component, text):
+    def report_error(self, component, task, text):
         self.errors.append(text)
 
 
@@ -158,6 +164,31 @@ def test_a_spark_bolt_runs_one_job_per_input_stream_with_its_fields_and_acks_eac
         ("__ack_ack", (102, 3)),
     ]
     assert len(io.errors) == 1 and ex.stats.executed == 4
+    assert io.errors[0].startswith("ValueError: bad micro-batch\n") and ex.fatal is None
+
+
+def test_a_failed_job_whose_spark_session_died_ends_the_task_as_fatal():
+    io = IO()
+    conf = {
+        "topology.message.timeout.secs": 30,
+        "topology.batch.size": 10,
+        "topology.batch.timeout.ms": 100,
+    }
+    ex = SparkBoltExecutor(
+        Recorder(),
+        TaskContext("t", "count", 4, (4,), "/tmp"),
+        {"default": ("n",)},
+        conf,
+        io,
+        spark=FakeSpark(alive=False),
+        input_fields={("a", "default"): ("x",)},
+    )
+    boom = Tuple("a", 1, "default", ("x",), ("boom",), {100: 2})
+    ex.batcher.handle(Arrived(boom, now=0))
+    assert ex.run_jobs(ex.batcher.handle(Flush())) is False
+    assert ex.fatal is not None and "SparkSession stopped" in ex.fatal
+    acks = [d for d in io.sent if isinstance(d, TupleDelivery)]
+    assert [d.stream for d in acks] == ["__ack_fail"]  # its input is failed, to be replayed
 
 
 def test_each_micro_batch_counts_its_rows_from_zero():
