@@ -179,10 +179,13 @@ def run(
             _record_verdicts(component, name, result)
         executors[task] = executor
     try:
+        deadline = time.monotonic() + timeout
+        for executor in executors.values():
+            executor.start()
+        _wait_until_ready(executors, deadline)  # as a worker's spouts do: readiness.py
         for executor in executors.values():
             executor.active.set()
-            executor.start()
-        _wait_until_done(executors, timeout, result)
+        _wait_until_done(executors, deadline, result)
     finally:
         for executor in executors.values():
             executor.stop()
@@ -220,10 +223,18 @@ def _instance(
     return spec.component(**spec.kwargs)
 
 
-def _wait_until_done(executors: Mapping[int, Executor], timeout: float, result: RunResult) -> None:
+def _wait_until_ready(executors: Mapping[int, Executor], deadline: float) -> None:
+    """Every task is ready (a SparkBolt's session is up) before any spout emits."""
+    while not all(e.stats.ready for e in executors.values()):
+        _check_alive(executors)
+        if time.monotonic() > deadline:
+            raise RunTimeout("the topology's tasks were still starting at the deadline")
+        time.sleep(0.05)
+
+
+def _wait_until_done(executors: Mapping[int, Executor], deadline: float, result: RunResult) -> None:
     """Done: every spout ran dry with nothing pending, every inbox is empty, and every
     tuple sent was executed, in two looks in a row."""
-    deadline = time.monotonic() + timeout
     previous = None
     while True:
         now = _progress(executors, result)
@@ -231,11 +242,11 @@ def _wait_until_done(executors: Mapping[int, Executor], timeout: float, result: 
             return
         previous = now
         if time.monotonic() > deadline:
-            raise RunTimeout(f"the topology was still working after {timeout:.0f}s")
+            raise RunTimeout("the topology was still working at the deadline")
         time.sleep(0.05)
 
 
-def _progress(executors: Mapping[int, Executor], result: RunResult) -> tuple[int, int] | None:
+def _check_alive(executors: Mapping[int, Executor]) -> None:
     stopped = sorted(
         {e.context.component_id for e in executors.values() if not e.thread.is_alive()}
     )
@@ -246,6 +257,10 @@ def _progress(executors: Mapping[int, Executor], result: RunResult) -> tuple[int
             if e.fatal and not e.thread.is_alive()
         ]
         raise RunFailed(f"{', '.join(stopped)} could not start: {'; '.join(causes) or '?'}")
+
+
+def _progress(executors: Mapping[int, Executor], result: RunResult) -> tuple[int, int] | None:
+    _check_alive(executors)
     stats = [e.stats for e in executors.values()]
     if not all(s.ready for s in stats):
         return None

@@ -6,9 +6,9 @@ arrives, executor_factory for the tasks), starts them, beats every
 worker.heartbeat.frequency.secs (and asks the Watchdog whether every task is live) and stops
 them. Error reports are throttled per task (ErrorReports) before they reach ZooKeeper. A
 task that stalled or ended as fatal makes the worker report it and exit non-zero. Spouts run
-only while the topology is active; routing follows moves of other tasks; if its own tasks
-change or the topology goes away, the worker exits and the supervisor starts what is wanted
-now.
+only while the topology is active, and not before every task of it is ready (readiness.py);
+routing follows moves of other tasks; if its own tasks change or the topology goes away, the
+worker exits and the supervisor starts what is wanted now.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .error_reports import ErrorReports
 from .executor_factory import load_executor
 from .executors import Executor
 from .inbound import Inbound
+from .readiness import ready_tasks, summary, waiting_for
 from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
@@ -65,6 +66,13 @@ class Worker:
         self.executors: dict[int, Executor] = {}
         self.inbound = Inbound(self.structure, self.executors)
         self.exit_code = 0
+        # spouts emit while the topology is active and, from the first time it is, ready
+        self.activation = threading.Lock()
+        self.status_active = False
+        self.topology_ready = False
+        self.topology_tasks: tuple[int, ...] = ()
+        self.components: dict[int, str] = {}
+        self.waiting_logged = 0.0
         self.errors = ErrorReports(conf, self._write_error)
         self.watchdog = Watchdog(
             self.executors,
@@ -80,6 +88,8 @@ class Worker:
         if not self.my_tasks:
             return False
         task_components = self.agent.task_components()
+        self.components = task_components
+        self.topology_tasks = tuple(assignment.task_slots)
         address = bind_address(self.host)
         if loopback_surprise(self.host, address):
             log.warning(
@@ -138,11 +148,30 @@ class Worker:
         if base is None:
             self.stopping.set()
             return
-        for executor in self.executors.values():
-            if base.status == "active":
-                executor.active.set()
-            else:
-                executor.active.clear()
+        with self.activation:
+            self.status_active = base.status == "active"
+        self._apply_activation()
+
+    def _apply_activation(self) -> None:
+        with self.activation:
+            emit = self.status_active and self.topology_ready
+            for executor in self.executors.values():
+                if emit:
+                    executor.active.set()
+                else:
+                    executor.active.clear()
+
+    def _check_ready(self) -> None:
+        """Latch `topology_ready` once every task's heartbeat says it is ready (readiness.py
+        says why spouts wait for it)."""
+        waiting = waiting_for(self.topology_tasks, ready_tasks(self.agent.beats()))
+        if not waiting:
+            log.info("every task of the topology is ready; spouts may emit")
+            self.topology_ready = False
+            self._apply_activation()
+        elif time.monotonic() - self.waiting_logged > 10:
+            self.waiting_logged = time.monotonic()
+            log.info("spouts wait for %s to be ready", summary(waiting, self.components))
 
     def _route(self, assignment: Assignment) -> None:
         addresses = {
@@ -159,6 +188,7 @@ class Worker:
             log.info("this worker's tasks changed; exiting so the supervisor restarts it")
             self.stopping.set()
             return False
+        self.topology_tasks = tuple(assignment.task_slots)
         self._route(assignment)
         return True
 
@@ -178,6 +208,8 @@ class Worker:
         period = self.conf["worker.heartbeat.frequency.secs"]
         while not self.stopping.wait(period):
             self.beat()
+            if not self.topology_ready:
+                self._check_ready()
             self.errors.report_held_back()
             reason = self.watchdog.check(time.monotonic())
             if reason is not None:

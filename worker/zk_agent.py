@@ -54,6 +54,11 @@ class ZooKeeperAgent:
         )
         return False
 
+    def beats(self) -> list[WorkerBeat]:
+        """Every worker's latest heartbeat of this topology (an unreadable one is skipped)."""
+        parent = self.layout.taskbeats(self.tid)
+        return list(zk_mod.read_records(self.zk, WorkerBeat, parent).values())
+
     def task_components(self) -> dict[int, str]:
         """Task -> component from /tasks/[id]; a child that is not a task number or whose
         data is not a name is skipped (and logged), never fatal to the worker's start."""
