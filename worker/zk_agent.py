@@ -5,21 +5,20 @@ callbacks), its heartbeats to /taskbeats and its error reports to /errors."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from squall import error_nodes
 from squall import zk as zk_mod
 from squall.records import Assignment, StormBase, WorkerBeat, decode, encode, trusted_epoch
 from squall.zk_layout import ZkLayout
 
 log = logging.getLogger("squall.worker")
-MAX_ERRORS_KEPT = 10
 # Longest error text written: the root cause comes first, so the cap cuts only stack frames;
 # ten of these keep an /errors node near 20 KB.
 MAX_ERROR_CHARS = 2048
@@ -127,26 +126,10 @@ class ZooKeeperAgent:
 
     def report_error(self, component: str, text: str, host: str) -> None:
         path = f"{self.layout.errors(self.tid)}/{component}"
-        entry = {
-            "error": capped(text),
-            "time_secs": int(time.time()),
-            "host": host,
-            "port": self.slot[1],
-        }
-        for _ in range(5):
-            try:
-                data, stat = self.zk.get(path)
-                errors = (_error_list(data) + [entry])[-MAX_ERRORS_KEPT:]
-                self.zk.set(path, json.dumps(errors).encode(), version=stat.version)
-                return
-            except NoNodeError:
-                try:
-                    self.zk.create(path, json.dumps([entry]).encode(), makepath=True)
-                    return
-                except NodeExistsError:
-                    continue
-            except (BadVersionError, ValueError):
-                continue
+        try:
+            error_nodes.append(self.zk, path, error_nodes.entry(capped(text), host, self.slot[1]))
+        except ValueError as exc:  # kazoo refused the write: the report is lost, not the task
+            log.warning("cannot record an error of %s: %s", component, exc)
 
     def close(self) -> None:
         self.zk.stop()
@@ -158,12 +141,3 @@ def capped(text: str) -> str:
     if len(text) <= MAX_ERROR_CHARS:
         return text
     return text[: MAX_ERROR_CHARS - 16] + "\n... (truncated)"
-
-
-def _error_list(data: bytes | None) -> list[Any]:
-    """The error entries already in an /errors node; junk there is replaced, not fatal."""
-    try:
-        errors = json.loads(data or b"[]")
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return []
-    return [e for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []

@@ -1,0 +1,50 @@
+"""An /errors/[topology-id]/[component] node: a JSON list of the latest error entries, which
+getTopologyInfo shows. Workers append their tasks' errors and supervisors theirs (component
+`__supervisor`) by compare-and-set, so concurrent writers lose nothing; junk found in a node is
+replaced, never fatal."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+MAX_KEPT = 10  # entries per node: the latest
+
+
+def entry(text: str, host: str, port: int | None, now: float | None = None) -> dict[str, Any]:
+    return {
+        "error": text,
+        "time_secs": int(time.time() if now is None else now),
+        "host": host,
+        "port": port,
+    }
+
+
+def append(zk: Any, path: str, new: dict[str, Any], tries: int = 5) -> None:
+    """Add `new` to the node at `path` (created if missing), keeping the latest MAX_KEPT."""
+    for _ in range(tries):
+        try:
+            data, stat = zk.get(path)
+            entries = (existing(data) + [new])[-MAX_KEPT:]
+            zk.set(path, json.dumps(entries).encode(), version=stat.version)
+            return
+        except NoNodeError:
+            try:
+                zk.create(path, json.dumps([new]).encode(), makepath=True)
+                return
+            except NodeExistsError:
+                continue
+        except BadVersionError:
+            continue
+
+
+def existing(data: bytes | None) -> list[Any]:
+    """The entries already in a node; junk there counts as none."""
+    try:
+        entries = json.loads(data or b"[]")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return []
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
