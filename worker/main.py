@@ -167,7 +167,7 @@ class Worker:
         waiting = waiting_for(self.topology_tasks, ready_tasks(self.agent.beats()))
         if not waiting:
             log.info("every task of the topology is ready; spouts may emit")
-            self.topology_ready = False
+            self.topology_ready = True
             self._apply_activation()
         elif time.monotonic() - self.waiting_logged > 10:
             self.waiting_logged = time.monotonic()
