@@ -30,6 +30,7 @@ from squall.records import (
     decode,
     encode,
 )
+from squall.topology_keys import TopologyKeys, encode_keys
 from squall.zk_layout import ZkLayout
 
 R = TypeVar("R")
@@ -56,6 +57,7 @@ class ClusterState:
             lay.supervisors,
             lay.taskbeats_root,
             lay.errors_root,
+            lay.credentials_root,
             lay.nimbuses,
         ):
             self.zk.ensure_path(path)
@@ -96,11 +98,19 @@ class ClusterState:
         self._commit([])
 
     def create_topology(
-        self, topology_id: str, base: StormBase, tasks: dict[int, str], assignment: Assignment
+        self,
+        topology_id: str,
+        base: StormBase,
+        tasks: dict[int, str],
+        assignment: Assignment,
+        keys: TopologyKeys | None = None,
     ) -> None:
-        """Everything a new topology owns, in one transaction: all of it or none."""
+        """Everything a new topology owns, in one transaction: all of it or none. `keys`
+        (security on) is its CURVE keypair, written before the assignment that starts its
+        workers, which read it."""
         lay = self.layout
         ops = [
+            *([("create", (lay.credentials(topology_id), encode_keys(keys)))] if keys else []),
             ("create", (lay.storm(topology_id), encode(base))),
             ("create", (lay.tasks(topology_id), b"")),
             *(

@@ -1,8 +1,9 @@
 """One worker process: the tasks assigned to one (topology, supervisor, port) slot.
 
 Started by a supervisor. This module is the process's life cycle only: it wires the parts
-(ZooKeeperAgent for coordination, Transport + WorkerTaskIO for sending, Inbound for what
-arrives, executor_factory for the tasks), starts them, beats every
+(ZooKeeperAgent for coordination and, security on, the topology's CURVE keys: without them
+it exits, never falling back to plain ZeroMQ; Transport + WorkerTaskIO for sending, Inbound
+for what arrives, executor_factory for the tasks), starts them, beats every
 worker.heartbeat.frequency.secs and stops them. Spouts run only while the topology is
 active; routing follows moves of other tasks; if its own tasks change or the topology goes
 away, the worker exits and the supervisor starts what is wanted now.
@@ -24,7 +25,9 @@ from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
 from squall.records import Assignment, StormBase
+from squall.security import security_on
 from squall.structure import TopologyStructure
+from squall.topology_keys import TopologyKeysError
 
 from .acking import ACKER
 from .executor_factory import load_executor
@@ -67,6 +70,7 @@ class Worker:
         if not self.my_tasks:
             return False
         task_components = self.agent.task_components()
+        keys = self.agent.topology_keys() if security_on(self.conf) else None
         address = bind_address(self.host)
         if loopback_surprise(self.host, address):
             log.warning(
@@ -81,6 +85,7 @@ class Worker:
             self.inbound.deliver,
             self.inbound.fields_of,
             self.conf["worker.max.message.bytes"],
+            keys,
         )
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
@@ -204,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
             log.info("worker %s:%d running tasks %s", args.topology_id, args.port, worker.my_tasks)
             worker.beat()
             worker.run()
+    except TopologyKeysError as exc:
+        log.error("cannot start securely (the supervisor will restart this worker): %s", exc)
+        return 1
     finally:
         worker.shutdown()
     return 0
