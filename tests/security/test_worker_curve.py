@@ -21,8 +21,10 @@ from squall.records import Assignment, WorkerBeat
 from squall.submit import submit_file
 from squall.thrift_api import DEFAULT_STREAM
 from squall.topology_keys import TopologyKeys, decode_keys, new_keys
+from squall.worker import curve
 from squall.worker.codec import encode
 from squall.worker.delivery import TupleDelivery
+from squall.worker.framing import frame_limit
 from squall.worker.transport import Transport
 from squall.zkserver import free_port
 
@@ -296,3 +298,28 @@ def test_transports_with_the_topology_keys_talk_through_curve():
     finally:
         sender.close()
         receiver.close()
+
+
+def test_a_full_frame_fits_under_maxmsgsize_through_curve_a_larger_one_does_not():
+    """CURVE wraps each frame in 33 more bytes and MAXMSGSIZE counts them: a frame of
+    frame_limit bytes (what senders keep to) arrives; one of worker.max.message.bytes is
+    refused, only its sender cut off, and what that sender sends next arrives."""
+    keys = new_keys()
+    max_bytes = 2**16
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    pull.setsockopt(zmq.MAXMSGSIZE, max_bytes)
+    auth = curve.serve(ctx, pull, keys)
+    try:
+        port = pull.bind_to_random_port("tcp://127.0.0.1")
+        push = ctx.socket(zmq.PUSH)
+        push.setsockopt(zmq.LINGER, 0)
+        curve.connect_as_peer(push, keys)
+        assert handshake_event(push, port) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        push.send(b"a" * max_bytes)
+        push.send(b"b" * frame_limit(max_bytes))
+        assert pull.poll(10_000) and pull.recv() == b"b" * frame_limit(max_bytes)
+        assert not pull.poll(300)  # the frame of max_bytes never arrives
+    finally:
+        auth.stop()
+        ctx.destroy(linger=0)
