@@ -7,6 +7,9 @@ topology's secret is in ZooKeeper only; `security: false` keeps plain ZeroMQ and
 keys. Against the Transport itself: a too-many-parts message is never held in Python.
 """
 
+import os
+import signal
+import socket
 import threading
 import tracemalloc
 from pathlib import Path
@@ -53,11 +56,14 @@ def push_socket(ctx: zmq.Context, keys: TopologyKeys | None, server: bytes | Non
     return sock
 
 
-def handshake_event(sock: zmq.Socket, port: int) -> int:
-    """Connect `sock` and wait (with a deadline) for its handshake to succeed or fail."""
+def handshake_event(sock: zmq.Socket, port: int, first: list[bytes] | None = None) -> int:
+    """Connect `sock` and wait (with a deadline) for its handshake to succeed or fail;
+    `first` is sent five times right after connecting, before the handshake is done."""
     monitor = sock.get_monitor_socket()
     try:
         sock.connect(f"tcp://127.0.0.1:{port}")
+        for _ in range(5 if first else 0):
+            sock.send_multipart(first, zmq.NOBLOCK)
         ends = {zmq.EVENT_HANDSHAKE_SUCCEEDED, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL}
         ends |= {zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_AUTH}
         for _ in range(50):
@@ -134,18 +140,18 @@ def test_strangers_cannot_deliver_forged_tuples_key_holders_can(cluster, tiny):
     conf, tid, keys, sink, spout, port = tiny
     ctx = zmq.Context()
     try:
+        tuple_ = forged(sink, spout)  # queued while connecting: sent if the handshake passes
         plain = push_socket(ctx, None)
-        assert handshake_event(plain, port) != zmq.EVENT_HANDSHAKE_SUCCEEDED
+        assert handshake_event(plain, port, tuple_) in (  # the mechanism mismatch, as seen
+            zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+            zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+        )
         stranger = push_socket(ctx, new_keys(), server=keys.public)
-        assert handshake_event(stranger, port) == zmq.EVENT_HANDSHAKE_FAILED_AUTH
-        for sock in (plain, stranger):
-            for _ in range(5):
-                sock.send_multipart(forged(sink, spout), zmq.NOBLOCK)
+        assert handshake_event(stranger, port, tuple_) == zmq.EVENT_HANDSHAKE_FAILED_AUTH
         assert executed_after_fresh_beats(conf, tid) == EMITTED
         holder = push_socket(ctx, keys)
-        assert handshake_event(holder, port) == zmq.EVENT_HANDSHAKE_SUCCEEDED
-        holder.send_multipart(forged(sink, spout))
-        assert executed_after_fresh_beats(conf, tid) == EMITTED + 1
+        assert handshake_event(holder, port, tuple_) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        assert executed_after_fresh_beats(conf, tid) == EMITTED + 5
         for sock in (plain, stranger, holder):
             sock.close(linger=0)
     finally:
@@ -214,6 +220,41 @@ def test_keys_are_removed_with_the_topology(cluster):
     finally:
         zk.stop()
         zk.close()
+
+
+def test_a_worker_without_its_keys_exits_and_never_serves_plain(cluster):
+    """Its keys deleted and a worker ended, the supervisor's restarts log why they cannot start
+    and exit, and nothing listens on the slot."""
+    conf = cluster.client_conf()
+    with cluster.client() as client:
+        name = submit_file(client, TINY, conf, name="nokeys", inactive=True)
+        tid = topology_id(client, name)
+    try:
+        wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
+        zk = zk_mod.connect(conf)
+        try:
+            zk.delete(zk_mod.layout(conf).credentials(tid))
+        finally:
+            zk.stop()
+            zk.close()
+        workers = cluster.directory / "supervisor1" / "supervisor" / "workers"
+        pid_file = next(workers.glob(f"{tid}-*.pid"))
+        port = int(pid_file.stem.rpartition("-")[2])
+        os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        log = cluster.directory / "supervisor1" / "supervisor" / "logs" / f"worker-{tid}-{port}.log"
+        wait_for(
+            lambda: (
+                "cannot start securely" in log.read_text()
+                and "no CURVE keys for" in log.read_text()
+            ),
+            60,
+            "a restarted worker to refuse to start without keys",
+        )
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    finally:
+        with cluster.client() as client:
+            client.killTopology(name)
 
 
 def test_open_mode_speaks_plain_zeromq_and_writes_no_keys(tmp_path):
