@@ -99,7 +99,12 @@ class Transport:
         if ":" in address:
             self.pull.setsockopt(zmq.IPV6, 1)
         self.auth = curve.serve(self.ctx, self.pull, keys) if keys else None
-        self.pull.bind(endpoint(address, port))
+        try:
+            self.pull.bind(endpoint(address, port))
+        except zmq.ZMQError:
+            if self.auth:
+                self.auth.stop()
+            raise
         self.max_message_bytes = max_message_bytes
         self.frame_bytes = frame_limit(max_message_bytes)
         self.deliver = deliver

@@ -196,7 +196,7 @@ def test_the_secret_is_in_zookeeper_only(cluster, tiny):
     for pid in worker_pids(cluster):
         assert secret not in Path(f"/proc/{pid}/cmdline").read_bytes()
         assert secret not in Path(f"/proc/{pid}/environ").read_bytes()
-    zookeeper = cluster.directory / "zookeeper"
+    zookeeper = cluster.directory / "zookeeper" / "data"  # ZooKeeper holds it: its store
     scanned = 0
     for path in cluster.directory.rglob("*"):
         if path.is_file() and zookeeper not in path.parents:
