@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -121,6 +121,21 @@ class ClusterState:
             ("create", (lay.assignment(topology_id), encode(assignment))),
         ]
         self._commit(ops)
+
+    def add_missing_keys(self, make: Callable[[], TopologyKeys]) -> list[str]:
+        """Give every topology without a /credentials node (created in open mode) a keypair,
+        so that its workers, which refuse to start without one, can start once restarted."""
+        added = []
+        for tid in self.storm_ids():
+            path = self.layout.credentials(tid)
+            if self.zk.exists(path):
+                continue
+            try:
+                self._commit([("create", (path, encode_keys(make())))])
+            except NodeExistsError:
+                continue
+            added.append(tid)
+        return added
 
     def write_base(self, topology_id: str, base: StormBase) -> None:
         self._commit([("set_data", (self.layout.storm(topology_id), encode(base)))])

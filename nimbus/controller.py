@@ -210,6 +210,9 @@ class Controller:
         """Storm's prepare, run when this nimbus wins the election."""
         self.state.ensure_layout()
         epoch = self.state.take_lead()
+        if security_on(self.conf):
+            for tid in self.state.add_missing_keys(new_keys):
+                log.warning("%s had no CURVE keys (made in open mode?): made them", tid)
         stored = frozenset(self.code.topology_ids())
         bases = self.state.read_bases()
         event = ev.BecameLeader(

@@ -78,6 +78,14 @@ def handshake_event(sock: zmq.Socket, port: int, first: list[bytes] | None = Non
         monitor.close(linger=0)
 
 
+def listens(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return False
+    return True
+
+
 # --- a live cluster ---
 
 
@@ -222,18 +230,20 @@ def test_keys_are_removed_with_the_topology(cluster):
         zk.close()
 
 
-def test_a_worker_without_its_keys_exits_and_never_serves_plain(cluster):
-    """Its keys deleted and a worker ended, the supervisor's restarts log why they cannot start
-    and exit, and nothing listens on the slot."""
+def test_a_worker_without_its_keys_exits_until_a_new_leader_makes_them(cluster):
+    """Its keys deleted (as for a topology made in open mode) and a worker ended, the
+    supervisor's restarts log why they cannot start and exit, and nothing listens on the slot;
+    the next nimbus to take the lead makes new keys and the worker serves CURVE with them."""
     conf = cluster.client_conf()
     with cluster.client() as client:
         name = submit_file(client, TINY, conf, name="nokeys", inactive=True)
         tid = topology_id(client, name)
     try:
         wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
+        path = zk_mod.layout(conf).credentials(tid)
         zk = zk_mod.connect(conf)
         try:
-            zk.delete(zk_mod.layout(conf).credentials(tid))
+            zk.delete(path)
         finally:
             zk.stop()
             zk.close()
@@ -250,8 +260,22 @@ def test_a_worker_without_its_keys_exits_and_never_serves_plain(cluster):
             60,
             "a restarted worker to refuse to start without keys",
         )
-        with pytest.raises(ConnectionRefusedError):
-            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        assert not listens(port)
+        cluster.restart_nimbus()
+        zk = zk_mod.connect(conf)
+        try:
+            data = wait_for(lambda: zk.get(path)[0], 60, "the new leader to make keys")
+        finally:
+            zk.stop()
+            zk.close()
+        keys = decode_keys(data, path)
+        wait_for(lambda: listens(port), 60, "the worker to start with the new keys")
+        ctx = zmq.Context()
+        try:
+            holder = push_socket(ctx, keys)
+            assert handshake_event(holder, port) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        finally:
+            ctx.destroy(linger=0)
     finally:
         with cluster.client() as client:
             client.killTopology(name)
