@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -30,6 +30,7 @@ from squall.records import (
     decode,
     encode,
 )
+from squall.topology_keys import TopologyKeys, encode_keys
 from squall.zk_acl_client import repair_acls
 from squall.zk_layout import ZkLayout
 
@@ -58,6 +59,7 @@ class ClusterState:
             lay.taskbeats_root,
             lay.errors_root,
             lay.consumers_root,
+            lay.credentials_root,
             lay.nimbuses,
         ):
             self.zk.ensure_path(path)
@@ -99,11 +101,19 @@ class ClusterState:
         self._commit([])
 
     def create_topology(
-        self, topology_id: str, base: StormBase, tasks: dict[int, str], assignment: Assignment
+        self,
+        topology_id: str,
+        base: StormBase,
+        tasks: dict[int, str],
+        assignment: Assignment,
+        keys: TopologyKeys | None = None,
     ) -> None:
-        """Everything a new topology owns, in one transaction: all of it or none."""
+        """Everything a new topology owns, in one transaction: all of it or none. `keys`
+        (security on) is its CURVE keypair, written before the assignment that starts its
+        workers, which read it."""
         lay = self.layout
         ops = [
+            *([("create", (lay.credentials(topology_id), encode_keys(keys)))] if keys else []),
             ("create", (lay.storm(topology_id), encode(base))),
             ("create", (lay.tasks(topology_id), b"")),
             *(
@@ -114,6 +124,21 @@ class ClusterState:
             ("create", (lay.assignment(topology_id), encode(assignment))),
         ]
         self._commit(ops)
+
+    def add_missing_keys(self, make: Callable[[], TopologyKeys]) -> list[str]:
+        """Give every topology without a /credentials node (created in open mode) a keypair,
+        so that its workers, which refuse to start without one, can start once restarted."""
+        added = []
+        for tid in self.storm_ids():
+            path = self.layout.credentials(tid)
+            if self.zk.exists(path):
+                continue
+            try:
+                self._commit([("create", (path, encode_keys(make())))])
+            except NodeExistsError:
+                continue
+            added.append(tid)
+        return added
 
     def write_base(self, topology_id: str, base: StormBase) -> None:
         self._commit([("set_data", (self.layout.storm(topology_id), encode(base)))])

@@ -24,6 +24,8 @@ from typing import Any
 from thriftpy2.thrift import TException
 
 from squall import thrift_api as T
+from squall.security import security_on
+from squall.topology_keys import new_keys
 from squall.validation import check_topology_name, validate_topology, validate_topology_conf
 
 from . import events as ev
@@ -160,7 +162,11 @@ class Controller:
                 self.code.save(i.topology_id, i.name, upload, i.structure, dict(i.conf), i.wall)
             case ins.CreateTopology():
                 try:
-                    self.state.create_topology(i.topology_id, i.base, dict(i.tasks), i.assignment)
+                    # randomness stays in the shell: decide.py never sees the keys
+                    keys = new_keys() if security_on(self.conf) else None
+                    self.state.create_topology(
+                        i.topology_id, i.base, dict(i.tasks), i.assignment, keys
+                    )
                 except Exception:
                     self.code.remove(i.topology_id)
                     raise
@@ -204,6 +210,9 @@ class Controller:
         """Storm's prepare, run when this nimbus wins the election."""
         self.state.ensure_layout()
         epoch = self.state.take_lead()
+        if security_on(self.conf):
+            for tid in self.state.add_missing_keys(new_keys):
+                log.warning("%s had no CURVE keys (made in open mode?): made them", tid)
         stored = frozenset(self.code.topology_ids())
         bases = self.state.read_bases()
         event = ev.BecameLeader(

@@ -3,10 +3,10 @@
 ZooKeeper closes the connection of a client whose request exceeds jute.maxbuffer (1 MiB by
 default); kazoo reconnects and sends the same request again, until nimbus's session expires
 and the process exits (10,000 tasks did it). The biggest requests are one topology's: the
-create transaction (its base, one /tasks child per task, its assignment) and a rebalance's
-/tasks rewrite (a delete per old task and a create per new one). Their size depends only on
-names and counts, so the decision estimates it, with room to spare, and refuses a topology
-whose writes would not fit, instead of writing it.
+create transaction (its base, one /tasks child per task, its assignment, its CURVE keys) and
+a rebalance's /tasks rewrite (a delete per old task and a create per new one). Their size
+depends only on names and counts, so the decision estimates it, with room to spare, and
+refuses a topology whose writes would not fit, instead of writing it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ _OP_HEADER = 4 + 1 + 4  # a multi request's per-op header: type, done, err
 _ACL = 4 + (4 + 8) + (4 + 44)  # perms, scheme ("digest"), id ("user:" + base64 of a sha1)
 _MAX_PORT = 65535
 _MAX_SECS = 9_999_999_999
+_KEYS = len('{"public": "", "secret": ""}') + 2 * 40  # squall.topology_keys.encode_keys
 
 
 def _string(text: str) -> int:
@@ -63,7 +64,8 @@ def topology_write_bytes(
     deletes = sum(delete_op(lay.task(topology_id, t)) for t in old_task_ids)
     assignment = assignment_bound(tasks, node_ids, topology_id)
     created = (
-        create_op(lay.storm(topology_id), len(encode(base)))
+        create_op(lay.credentials(topology_id), _KEYS)  # counted with security off too
+        + create_op(lay.storm(topology_id), len(encode(base)))
         + create_op(lay.tasks(topology_id), 0)
         + creates
         + create_op(lay.taskbeats(topology_id), 0)

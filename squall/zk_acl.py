@@ -68,6 +68,10 @@ TABLE: tuple[tuple[str, Grant], ...] = (
     ("nimbus/leader/*", NIMBUS_OWNED),
     ("nimbuses", NIMBUS_OWNED),
     ("nimbuses/*", NIMBUS_OWNED),
+    ("credentials", NIMBUS_OWNED),
+    # a topology's CURVE keypair: workers read it as their supervisor's role, so every
+    # supervisor host can read every topology's keys (SECURITY.md says so)
+    ("credentials/*", NIMBUS_OWNED),
     ("supervisors", SUPERVISOR_CREATES),
     ("supervisors/*", SUPERVISOR_OWNED),  # a supervisor's ephemeral registration
     ("taskbeats", NIMBUS_OWNED),

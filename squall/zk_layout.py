@@ -43,6 +43,9 @@ class ZkLayout:
     def consumers_root(self) -> str:
         return self._p("consumers")
 
+    def credentials_root(self) -> str:
+        return self._p("credentials")
+
     @property
     def nimbuses(self) -> str:
         return self._p("nimbuses")
@@ -79,6 +82,10 @@ class ZkLayout:
     def errors(self, topology_id: str) -> str:
         return self._p("errors", topology_id)
 
+    def credentials(self, topology_id: str) -> str:
+        """Storm's /credentials/<id>: the topology's CURVE keypair (squall.topology_keys)."""
+        return self._p("credentials", topology_id)
+
     def consumer_offset(self, group: str, source: str, partition: str) -> str:
         return self._p("consumers", group, "offsets", source, partition)
 
@@ -94,4 +101,9 @@ class ZkLayout:
 
     def topology_subtrees(self, topology_id: str) -> tuple[str, ...]:
         """What else a topology owns: garbage once its records are gone."""
-        return (self.tasks(topology_id), self.taskbeats(topology_id), self.errors(topology_id))
+        return (
+            self.tasks(topology_id),
+            self.taskbeats(topology_id),
+            self.errors(topology_id),
+            self.credentials(topology_id),
+        )

@@ -1,8 +1,9 @@
 """One worker process: the tasks assigned to one (topology, supervisor, port) slot.
 
 Started by a supervisor. This module is the process's life cycle only: it wires the parts
-(ZooKeeperAgent for coordination, Transport + WorkerTaskIO for sending, Inbound for what
-arrives, executor_factory for the tasks), starts them, beats every
+(ZooKeeperAgent for coordination and, security on, the topology's CURVE keys: without them
+it exits, never falling back to plain ZeroMQ; Transport + WorkerTaskIO for sending, Inbound
+for what arrives, executor_factory for the tasks), starts them, beats every
 worker.heartbeat.frequency.secs (and asks the Watchdog whether every task is live) and stops
 them. Error reports are throttled per task (ErrorReports) before they reach ZooKeeper. A
 task that stalled or ended as fatal makes the worker report it and exit non-zero. Spouts run
@@ -27,7 +28,9 @@ from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
 from squall.records import Assignment, StormBase
+from squall.security import security_on
 from squall.structure import TopologyStructure
+from squall.topology_keys import TopologyKeysError
 
 from .acking import ACKER
 from .error_reports import ErrorReports
@@ -90,6 +93,7 @@ class Worker:
         task_components = self.agent.task_components()
         self.components = task_components
         self.topology_tasks = tuple(assignment.task_slots)
+        keys = self.agent.topology_keys() if security_on(self.conf) else None
         address = bind_address(self.host)
         if loopback_surprise(self.host, address):
             log.warning(
@@ -104,6 +108,7 @@ class Worker:
             self.inbound.deliver,
             self.inbound.fields_of,
             self.conf["worker.max.message.bytes"],
+            keys,
         )
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
@@ -257,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             log.info("worker %s:%d running tasks %s", args.topology_id, args.port, worker.my_tasks)
             worker.beat()
             worker.run()
+    except TopologyKeysError as exc:
+        log.error("cannot start securely (the supervisor will restart this worker): %s", exc)
+        return 1
     finally:
         worker.shutdown()
     return worker.exit_code

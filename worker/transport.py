@@ -9,7 +9,9 @@ splits its frames to stay under the same bound. Tuples for tasks in the same wor
 the network; the rest go to a sender thread that owns one PUSH socket per remote worker
 (ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
 message of frames, each an Arrow record batch (codec.py). ZeroMQ reconnects by itself when a
-peer worker restarts.
+peer worker restarts. With the topology's keys (security on) every socket speaks CURVE and
+only the topology's own workers get in (curve.py). A message is read a part at a time and one
+with more parts or bytes than any worker sends is dropped unkept (framing.py).
 """
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ from typing import Any
 
 import zmq
 
+from squall.topology_keys import TopologyKeys
+
+from . import curve
 from .codec import CodecError, FieldsOf, decode, encode_bounded
 from .delivery import Delivery
+from .framing import MAX_PARTS, Throttle, frame_limit, over_bound, pack
 
 log = logging.getLogger("squall.worker.transport")
 
 Address = tuple[str, int]
-MAX_DELIVERIES_PER_SEND = 1000
+MAX_DELIVERIES_PER_SEND = MAX_PARTS
 MALFORMED_LOG_SECS = 10.0
 Resolver = Callable[..., list[tuple[Any, ...]]]
 
@@ -82,23 +88,33 @@ class Transport:
         deliver: Callable[[Delivery], None],
         fields_of: FieldsOf,
         max_message_bytes: int,
+        keys: TopologyKeys | None = None,
     ):
+        """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ."""
         self.ctx = zmq.Context()
+        self.keys = keys
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.setsockopt(zmq.RCVHWM, 100_000)
         self.pull.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
         if ":" in address:
             self.pull.setsockopt(zmq.IPV6, 1)
-        self.pull.bind(endpoint(address, port))
+        self.auth = curve.serve(self.ctx, self.pull, keys) if keys else None
+        try:
+            self.pull.bind(endpoint(address, port))
+        except zmq.ZMQError:
+            if self.auth:
+                self.auth.stop()
+            raise
         self.max_message_bytes = max_message_bytes
+        self.frame_bytes = frame_limit(max_message_bytes)
         self.deliver = deliver
         self.fields_of = fields_of
         self.outbox: queue.Queue[tuple[Address, Delivery] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
         self.stopping = threading.Event()
-        self.malformed_dropped = 0
-        self.malformed_logged_at = -MALFORMED_LOG_SECS
+        self.malformed = Throttle(MALFORMED_LOG_SECS)
+        self.oversized = Throttle(MALFORMED_LOG_SECS)
         self.threads = [
             threading.Thread(target=self._receive, name="transport-recv", daemon=True),
             threading.Thread(target=self._send, name="transport-send", daemon=True),
@@ -129,7 +145,7 @@ class Transport:
         while not self.stopping.is_set():
             if not poller.poll(200):
                 continue
-            for frame in self.pull.recv_multipart():
+            for frame in self._receive_message():
                 try:
                     deliveries = decode(frame)
                 except CodecError as exc:
@@ -138,20 +154,43 @@ class Transport:
                 for delivery in deliveries:
                     self.deliver(delivery)
 
+    def _receive_message(self) -> list[bytes]:
+        """One message's frames, read a part at a time (libzmq hands over a message only once
+        all of it has arrived). Past MAX_PARTS parts or frame_bytes bytes the rest is read
+        and let go, and nothing of it is delivered: no worker sends such a message."""
+        frames: list[bytes] = []
+        parts = total = 0
+        dropped = False
+        while True:
+            part = self.pull.recv(copy=False)
+            parts += 1
+            total += len(part)
+            if not dropped and over_bound(parts, total, self.frame_bytes):
+                dropped, frames = True, []
+            if not dropped:
+                frames.append(part.bytes)
+            if not part.more:
+                break
+        if dropped:
+            count = self.oversized.note(time.monotonic())
+            if count:
+                log.warning(
+                    "dropped %d message(s) over %d parts or %d bytes; the latest: %d parts, "
+                    "%d bytes",
+                    count,
+                    MAX_PARTS,
+                    self.frame_bytes,
+                    parts,
+                    total,
+                )
+        return frames
+
     def _malformed(self, size: int, exc: CodecError) -> None:
         """Log dropped frames at most once per MALFORMED_LOG_SECS: a peer sending junk must
         not fill the worker's log."""
-        self.malformed_dropped += 1
-        now = time.monotonic()
-        if now - self.malformed_logged_at >= MALFORMED_LOG_SECS:
-            log.warning(
-                "dropped %d malformed frame(s); the latest, %d bytes: %s",
-                self.malformed_dropped,
-                size,
-                exc,
-            )
-            self.malformed_dropped = 0
-            self.malformed_logged_at = now
+        count = self.malformed.note(time.monotonic())
+        if count:
+            log.warning("dropped %d malformed frame(s); the latest, %d bytes: %s", count, size, exc)
 
     def _send(self) -> None:
         sockets: dict[Address, zmq.Socket] = {}
@@ -178,11 +217,11 @@ class Transport:
                     sock = self.ctx.socket(zmq.PUSH)
                     sock.setsockopt(zmq.SNDHWM, 100_000)
                     sock.setsockopt(zmq.LINGER, 2000)
+                    if self.keys:
+                        curve.connect_as_peer(sock, self.keys)
                     sock.connect(f"tcp://{address[0]}:{address[1]}")
                     sockets[address] = sock
-                frames, too_large = encode_bounded(
-                    deliveries, self.fields_of, self.max_message_bytes
-                )
+                frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
                 for d in too_large:
                     log.error(
                         "a tuple from %s to task %d is larger than worker.max.message.bytes "
@@ -191,8 +230,8 @@ class Transport:
                         d.target,
                         self.max_message_bytes,
                     )
-                if frames:
-                    sock.send_multipart(frames)
+                for message in pack(frames, self.frame_bytes):
+                    sock.send_multipart(message)
             if self.stopping.is_set():
                 break
         for sock in sockets.values():
@@ -204,4 +243,6 @@ class Transport:
         self.stopping.set()
         self.threads[0].join(2)
         self.pull.close(linger=0)
+        if self.auth:
+            self.auth.stop()
         self.ctx.term()

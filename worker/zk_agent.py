@@ -1,6 +1,7 @@
 """The worker's dealings with ZooKeeper: what it reads at start (its assignment, the task ->
-component map), the watches of /storms and /assignments (turned into calls of the worker's
-callbacks), its heartbeats to /taskbeats and its error reports to /errors."""
+component map, the topology's CURVE keys), the watches of /storms and /assignments (turned
+into calls of the worker's callbacks), its heartbeats to /taskbeats and its error reports to
+/errors."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from squall import error_nodes
 from squall import zk as zk_mod
 from squall.records import Assignment, StormBase, WorkerBeat, decode, encode, trusted_epoch
+from squall.topology_keys import TopologyKeys, TopologyKeysError, decode_keys
 from squall.zk_layout import ZkLayout
 
 log = logging.getLogger("squall.worker")
@@ -57,6 +59,16 @@ class ZooKeeperAgent:
         """Every worker's latest heartbeat of this topology (an unreadable one is skipped)."""
         parent = self.layout.taskbeats(self.tid)
         return list(zk_mod.read_records(self.zk, WorkerBeat, parent).values())
+
+    def topology_keys(self) -> TopologyKeys:
+        """The topology's CURVE keypair. Missing or unreadable is fatal to the worker's start
+        (TopologyKeysError): a secure worker never falls back to plain ZeroMQ."""
+        path = self.layout.credentials(self.tid)
+        try:
+            data, _ = self.zk.get(path)
+        except NoNodeError:
+            raise TopologyKeysError(f"{path} is missing: no CURVE keys for {self.tid}") from None
+        return decode_keys(data, path)
 
     def task_components(self) -> dict[int, str]:
         """Task -> component from /tasks/[id]; a child that is not a task number or whose

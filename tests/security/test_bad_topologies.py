@@ -258,6 +258,7 @@ def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(clu
     from squall.nimbus.cluster_state import ClusterState
     from squall.nimbus.write_size import BUDGET, topology_write_bytes
     from squall.records import Assignment
+    from squall.topology_keys import new_keys
     from squall.zk_acl_client import RoleAclClient
     from squall.zk_layout import ZkLayout
 
@@ -275,7 +276,7 @@ def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(clu
         state.ensure_layout()
         state.take_lead()
         session = zk.client_id
-        state.create_topology(tid, base, dict(tasks), assignment)
+        state.create_topology(tid, base, dict(tasks), assignment, new_keys())
         state.write_tasks(tid, dict(tasks))
         assert len(zk.get_children(f"/sizecheck/tasks/{tid}")) == 1000
         assert zk.connected and zk.client_id == session

@@ -1,7 +1,9 @@
 """Probes of a worker's ports as an attacker on the same network would make them, against a
 live local cluster: the ports listen on the supervisor's address only, and an oversized frame
 (a 512 MiB header, a little of its body) is refused without the worker reading it, growing, or
-dying, while its topology keeps processing."""
+dying, while its topology keeps processing. The ports speak CURVE (test_worker_curve.py): the
+raw oversized frame, in plain ZMTP, is now refused at the greeting already, and the junk is
+sent with the topology's keys, as only a key holder's junk reaches the codec."""
 
 import os
 import random
@@ -14,8 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from squall import zk as zk_mod
 from squall.local import LocalCluster, topology_id, topology_progress, wait_for
 from squall.submit import submit_file
+from squall.topology_keys import TopologyKeys, decode_keys
 
 ENDLESS = Path(__file__).parent / "topologies" / "endless.py"
 HUGE = 512 * 2**20
@@ -92,9 +96,9 @@ def send_oversized(port: int, seed: int) -> bool:
     before taking it all (it must: the frame is over worker.max.message.bytes)."""
     body = random_bytes(seed, 2**16)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(zmtp_push_greeting())
-        s.sendall(b"\x02" + struct.pack(">Q", HUGE))  # last frame, long size
         try:
+            s.sendall(zmtp_push_greeting())  # a CURVE port hangs up here: not its mechanism
+            s.sendall(b"\x02" + struct.pack(">Q", HUGE))  # last frame, long size
             for _ in range(64):
                 s.sendall(body)
         except (BrokenPipeError, ConnectionResetError):
@@ -114,13 +118,26 @@ def random_bytes(seed: int, size: int) -> bytes:
     return random.Random(seed).randbytes(size)
 
 
-def send_junk(port: int, seed: int) -> None:
-    """Frames under the size limit that are not squall frames (they are dropped and logged)."""
+def topology_keys(conf, tid) -> TopologyKeys:
+    zk = zk_mod.connect(conf)
+    try:
+        path = zk_mod.layout(conf).credentials(tid)
+        return decode_keys(zk.get(path)[0], path)
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def send_junk(port: int, seed: int, keys: TopologyKeys) -> None:
+    """Frames under the size limit that are not squall frames (they are dropped and logged),
+    sent by a holder of the topology's keys."""
     import zmq
 
     rng = random.Random(seed)
     ctx = zmq.Context()
     push = ctx.socket(zmq.PUSH)
+    push.curve_serverkey = keys.public
+    push.curve_publickey, push.curve_secretkey = keys.public, keys.secret
     try:
         push.connect(f"tcp://127.0.0.1:{port}")
         for _ in range(20):
@@ -154,10 +171,11 @@ def test_oversized_and_junk_frames_are_refused_and_the_topology_keeps_going(clus
     pids = worker_pids(cluster)
     ports = {pid: {port for _, port in listening(pid)} for pid in pids}
     before = {pid: rss_bytes(pid) for pid in pids}
+    keys = topology_keys(conf, tid)
     for seed, pid in enumerate(pids):
         for port in ports[pid]:
             assert send_oversized(port, seed)
-            send_junk(port, seed)
+            send_junk(port, seed, keys)
     for pid in pids:
         assert Path(f"/proc/{pid}").exists(), f"worker {pid} died"
         assert rss_bytes(pid) - before[pid] < 64 * 2**20
