@@ -43,6 +43,7 @@ class ZkLayout:
     def consumers_root(self) -> str:
         return self._p("consumers")
 
+    @property
     def credentials_root(self) -> str:
         return self._p("credentials")
 

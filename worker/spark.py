@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from squall.components import Batch, Tuple, tuples_of
+from squall.security import security_on
 
 from .root_cause import KnownCause, jvm_exit_cause
 from .stderr_tail import StderrTail
@@ -39,14 +40,19 @@ _NOT_FORWARDED = {"spark.master", "spark.remote"}
 
 def session_settings(conf: dict[str, Any], host: str, address: str) -> dict[str, str]:
     """What the SparkSession builder is given besides the master/remote and app name: the
-    conf's `spark.` keys, and for a driver in this process (not Spark Connect) no UI and the
-    driver bound to the worker's host and address unless the conf sets them."""
+    conf's `spark.` keys, and for a driver in this process (not Spark Connect) no UI, the
+    driver bound to the worker's host and address unless the conf sets them, and (security
+    on, a local master) Spark's RPC authentication."""
     settings: dict[str, str] = {}
     if not conf.get("spark.remote"):
         settings["spark.ui.enabled"] = "false"
         settings["spark.ui.showConsoleProgress"] = "false"
         settings["spark.driver.host"] = host
         settings["spark.driver.bindAddress"] = address
+        if security_on(conf) and str(conf.get("spark.master", "local")).startswith("local"):
+            # Spark makes its own secret for a local master, so the driver's RPC and block
+            # ports answer only this JVM's own parts, not whoever reaches the worker's address
+            settings["spark.authenticate"] = "true"
     for key, value in conf.items():
         if key.startswith("spark.") and key not in _NOT_FORWARDED:
             settings[key] = str(value)

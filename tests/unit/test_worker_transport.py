@@ -66,7 +66,12 @@ def test_endpoints_bracket_ipv6_addresses():
 
 
 def test_spark_driver_is_bound_to_the_worker_unless_the_conf_says_otherwise():
-    conf = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": 2, "other": "x"}
+    conf = {
+        "spark.master": "local[2]",
+        "spark.sql.shuffle.partitions": 2,
+        "other": "x",
+        "security": False,
+    }
     assert session_settings(conf, "node1", "10.1.2.3") == {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -78,6 +83,13 @@ def test_spark_driver_is_bound_to_the_worker_unless_the_conf_says_otherwise():
     settings = session_settings(own, "node1", "10.1.2.3")
     assert settings["spark.driver.host"] == "gw"
     assert settings["spark.driver.bindAddress"] == "0.0.0.0"
+
+
+def test_a_secure_local_driver_authenticates_its_rpc():
+    conf = {"spark.master": "local[2]"}  # security is on by default
+    assert session_settings(conf, "node1", "10.1.2.3")["spark.authenticate"] == "true"
+    open_mode = session_settings({**conf, "security": False}, "node1", "10.1.2.3")
+    assert "spark.authenticate" not in open_mode
 
 
 def test_spark_connect_gets_no_driver_settings():
