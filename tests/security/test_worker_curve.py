@@ -104,7 +104,7 @@ def tiny(cluster):
         tid = topology_id(client, name)
     done = wait_until_quiet(conf, tid, 120)
     assert done["executed"] == EMITTED and done["errors"] == 0
-    zk = zk_mod.connect(conf)
+    zk = zk_mod.connect(conf, "nimbus")
     try:
         lay = zk_mod.layout(conf)
         keys = decode_keys(zk.get(lay.credentials(tid))[0], lay.credentials(tid))
@@ -123,7 +123,7 @@ def tiny(cluster):
 
 
 def beat_seqs(conf, tid) -> dict[str, int]:
-    zk = zk_mod.connect(conf)
+    zk = zk_mod.connect(conf, "nimbus")
     try:
         beats = zk_mod.read_records(zk, WorkerBeat, zk_mod.layout(conf).taskbeats(tid))
     finally:
@@ -218,7 +218,7 @@ def test_keys_are_removed_with_the_topology(cluster):
     with cluster.client() as client:
         name = submit_file(client, TINY, conf, name="gone", inactive=True)
         tid = topology_id(client, name)
-    zk = zk_mod.connect(conf)
+    zk = zk_mod.connect(conf, "nimbus")
     try:
         path = zk_mod.layout(conf).credentials(tid)
         assert zk.exists(path)
@@ -241,7 +241,7 @@ def test_a_worker_without_its_keys_exits_until_a_new_leader_makes_them(cluster):
     try:
         wait_for(lambda: topology_progress(conf, tid), 120, "every task to heartbeat")
         path = zk_mod.layout(conf).credentials(tid)
-        zk = zk_mod.connect(conf)
+        zk = zk_mod.connect(conf, "nimbus")
         try:
             zk.delete(path)
         finally:
@@ -262,7 +262,7 @@ def test_a_worker_without_its_keys_exits_until_a_new_leader_makes_them(cluster):
         )
         assert not listens(port)
         cluster.restart_nimbus()
-        zk = zk_mod.connect(conf)
+        zk = zk_mod.connect(conf, "nimbus")
         try:
             data = wait_for(lambda: zk.get(path)[0], 60, "the new leader to make keys")
         finally:
@@ -287,7 +287,7 @@ def test_open_mode_speaks_plain_zeromq_and_writes_no_keys(tmp_path):
         with cluster.client() as client:
             tid = topology_id(client, submit_file(client, TINY, conf, name="open"))
         assert wait_until_quiet(conf, tid, 120)["executed"] == EMITTED
-        zk = zk_mod.connect(conf)
+        zk = zk_mod.connect(conf, "nimbus")
         try:
             lay = zk_mod.layout(conf)
             assert not zk.exists(lay.credentials(tid))

@@ -119,7 +119,7 @@ def random_bytes(seed: int, size: int) -> bytes:
 
 
 def topology_keys(conf, tid) -> TopologyKeys:
-    zk = zk_mod.connect(conf)
+    zk = zk_mod.connect(conf, "nimbus")
     try:
         path = zk_mod.layout(conf).credentials(tid)
         return decode_keys(zk.get(path)[0], path)
