@@ -253,6 +253,8 @@ class Controller:
     def submit(
         self, name: str, location: str, json_conf: str, topology: Any, initial_status: int
     ) -> str:
+        if not self.leading:  # first, as Storm's nimbus does: a standby judges nothing
+            raise self._not_leader()
         try:
             check_topology_name(name)
             structure = validate_topology(topology)

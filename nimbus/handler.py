@@ -23,8 +23,8 @@ from typing import Any
 
 from thriftpy2.thrift import TApplicationException, TException
 
-from squall import __version__
 from squall import thrift_api as T
+from squall.storm_version import storm_compatible
 from squall.structure import structure_to_thrift
 from squall.validation import name_problem
 
@@ -202,7 +202,12 @@ class NimbusHandler:
             self.c.state.read_beats(topology.id),
             self.c.state.read_errors(topology.id),
             self.c.wall(),
+            spouts=self._spouts(topology.id),
         )
+
+    def _spouts(self, tid: str) -> frozenset[str]:
+        components = self.c.code.structure(tid).components
+        return frozenset(name for name, c in components.items() if c.kind == "spout")
 
     @_op("getTopologyConf", topology=True)
     def getTopologyConf(self, id):  # noqa: A002
@@ -239,19 +244,20 @@ class NimbusHandler:
     def isTopologyNameAllowed(self, name):
         return name_problem(name) is None and not self.c.read_model().name_taken(name)
 
-    def _summary(self, host: str, port: int, started: float, is_leader: bool) -> Any:
+    def _summary(self, host: str, port: int, started: float, is_leader: bool, version: str) -> Any:
         return T.NimbusSummary(
             host=host,
             port=port,
             uptime_secs=int(time.time() - started),
             isLeader=is_leader,
-            version=__version__,
+            version=storm_compatible(version),
+            squall_version=version,
         )
 
     def _nimbuses(self) -> list[Any]:
         """Every registered nimbus (/nimbuses), the leader marked."""
         leader = self.leader_of()
         return [
-            self._summary(n.host, n.port, n.start, key == leader)
+            self._summary(n.host, n.port, n.start, key == leader, n.version)
             for key, n in sorted(self.c.state.read_nimbuses().items())
         ]

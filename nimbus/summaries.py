@@ -9,6 +9,7 @@ from typing import Any
 from squall import thrift_api as T
 from squall.liveness import ROUNDING_SLACK_SECS, beat_is_current
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
+from squall.storm_version import storm_compatible
 
 
 def cluster_summary(
@@ -32,7 +33,8 @@ def cluster_summary(
                 num_workers=len(info.ports),
                 num_used_workers=len(used.get(sid, ())),
                 supervisor_id=sid,
-                version=info.version,
+                version=storm_compatible(info.version),
+                squall_version=info.version,
             )
             for sid, info in sorted(supervisors.items())
         ],
@@ -60,7 +62,10 @@ def topology_info(
     beats: Mapping[Slot, WorkerBeat],
     errors: Mapping[str, list[dict[str, Any]]],
     now: float,
+    spouts: frozenset[str] = frozenset(),
 ) -> Any:
+    """`spouts` names the spout components; every other component (the acker included) is a
+    bolt, which decides whether an executor's stats carry SpoutStats or BoltStats."""
     now_secs = int(now)
     executors = []
     for task, component in sorted(tasks.items()):
@@ -80,7 +85,7 @@ def topology_info(
                 host=assignment.node_host.get(slot[0], "") if slot else "",
                 port=slot[1] if slot else 0,
                 uptime_secs=assigned_for,
-                stats=_executor_stats(stats) if stats else None,
+                stats=_executor_stats(stats, component in spouts) if stats else None,
             )
         )
     return T.TopologyInfo(
@@ -104,12 +109,38 @@ def topology_info(
     )
 
 
-def _executor_stats(stats: Mapping[str, Any]) -> Any:
+ALL_TIME = ":all-time"
+
+
+def _executor_stats(stats: Mapping[str, Any], spout: bool) -> Any:
+    """Storm's ExecutorStats, whose `specific` is required: a Storm Java client refuses the
+    whole TopologyInfo without it. squall counts acks, fails and executes per task, not per
+    stream, so Storm's per-stream maps stay empty rather than invent a split; latencies are
+    not measured."""
+    if spout:
+        specific = T.ExecutorSpecificStats(
+            spout=T.SpoutStats(acked=_none(), failed=_none(), complete_ms_avg=_none())
+        )
+    else:
+        specific = T.ExecutorSpecificStats(
+            bolt=T.BoltStats(
+                acked=_none(),
+                failed=_none(),
+                process_ms_avg=_none(),
+                executed=_none(),
+                execute_ms_avg=_none(),
+            )
+        )
     return T.ExecutorStats(
-        emitted={":all-time": _counts(stats.get("emitted"))},
-        transferred={":all-time": _counts(stats.get("transferred"))},
+        emitted={ALL_TIME: _counts(stats.get("emitted"))},
+        transferred={ALL_TIME: _counts(stats.get("transferred"))},
+        specific=specific,
         rate=0.0,
     )
+
+
+def _none() -> dict[str, dict[Any, Any]]:
+    return {ALL_TIME: {}}
 
 
 def _counts(raw: Any) -> dict[str, int]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thriftpy2.protocol.binary import TBinaryProtocol
-from thriftpy2.thrift import TApplicationException, TMessageType, TType
+from thriftpy2.thrift import TApplicationException, TException, TMessageType, TType
 
 log = logging.getLogger("squall.nimbus.thrift_call")
 
@@ -137,7 +137,12 @@ def decode_call(service: Any, frame: bytes, max_reads: int) -> Call | Refusal:
 
 def run_call(service: Any, handler: Any, call: Call) -> bytes:
     """Run the handler method and encode its reply; declared exceptions go to the client as
-    Thrift declares them, anything else as an INTERNAL_ERROR TApplicationException."""
+    Thrift declares them, anything else as an INTERNAL_ERROR TApplicationException.
+
+    A refusal the method does not declare (IllegalStateException from activate, say: Storm
+    declares none there) must not travel as a result field: a Storm client skips a field it
+    does not know and reads a normal return. It goes as a TApplicationException carrying the
+    refusal's type and message, which is what Storm's nimbus answers (its RuntimeException)."""
     result = getattr(service, call.api + "_result")()
     try:
         result.success = getattr(handler, call.api)(*call.args)
@@ -145,9 +150,13 @@ def run_call(service: Any, handler: Any, call: Call) -> bytes:
         return _encode(call.api, TMessageType.EXCEPTION, call.seqid, exc)
     except Exception as exc:  # noqa: BLE001 - a failed call never ends the server
         if not _declared(result, exc):
-            log.exception("%s failed", call.api)
+            message = undeclared_message(call.api, exc)
+            if isinstance(exc, TException):
+                log.info("%s", message)  # a refusal, not a fault
+            else:
+                log.exception("%s failed", call.api)
             return exception_reply(
-                call.api, call.seqid, TApplicationException.INTERNAL_ERROR, f"{call.api}: {exc}"
+                call.api, call.seqid, TApplicationException.INTERNAL_ERROR, message
             )
     try:
         return _encode(call.api, TMessageType.REPLY, call.seqid, result)
@@ -156,6 +165,15 @@ def run_call(service: Any, handler: Any, call: Call) -> bytes:
         return exception_reply(
             call.api, call.seqid, TApplicationException.INTERNAL_ERROR, f"{call.api}: {exc}"
         )
+
+
+def undeclared_message(api: str, exc: Exception) -> str:
+    """`api: Type: message` for a squall refusal (a Thrift exception with `msg`), so a Storm
+    client and squall's CLI both read what was refused and why."""
+    msg = getattr(exc, "msg", None)
+    if isinstance(exc, TException) and isinstance(msg, str):
+        return f"{api}: {type(exc).__name__}: {msg}"
+    return f"{api}: {exc}"
 
 
 def _declared(result: Any, exc: Exception) -> bool:

@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 from rich.table import Table
-from thriftpy2.thrift import TException
+from thriftpy2.thrift import TApplicationException, TException
 
 from squall import thrift_api as T
 from squall.client import nimbus_address, nimbus_client
@@ -42,6 +42,8 @@ class SquallGroup(click.Group):
             return super().invoke(ctx)
         except USER_ERRORS as exc:
             err.print(f"[red]error:[/red] {type(exc).__name__}: {exc.msg}")
+        except TApplicationException as exc:  # a refusal Storm's IDL declares no type for
+            err.print(f"[red]error:[/red] {exc.message}")
         except (ConfigError, TopologyFileError, CredentialsError) as exc:
             err.print(f"[red]error:[/red] {exc}")
         except (ConnectionError, OSError, TException) as exc:

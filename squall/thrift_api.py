@@ -37,6 +37,9 @@ TopologyInfo = api.TopologyInfo
 ExecutorSummary = api.ExecutorSummary
 ExecutorInfo = api.ExecutorInfo
 ExecutorStats = api.ExecutorStats
+ExecutorSpecificStats = api.ExecutorSpecificStats
+SpoutStats = api.SpoutStats
+BoltStats = api.BoltStats
 ErrorInfo = api.ErrorInfo
 
 AlreadyAliveException = api.AlreadyAliveException

@@ -1,7 +1,14 @@
 // The Nimbus service. Names, field ids and exception field names follow Apache Storm's
 // storm.thrift, so a client generated from it (or streamparse's `sparse`) talks to squall.
-// squall adds one member to ComponentObject (python_object, id 100) for Python components;
-// ids Storm uses are never reused for other meanings.
+// squall adds one member to ComponentObject (python_object, id 100) for Python components
+// and squall_version (id 100) to the summaries; ids Storm uses are never reused for other
+// meanings.
+//
+// Every method Storm has declares exactly Storm 2's exceptions (tests/unit/test_storm_idl.py
+// checks it against tests/storm_idl/storm2.thrift). A Storm client skips a result field it
+// does not know, so an exception Storm does not declare would read as a normal return there:
+// nimbus answers such refusals (not the leader, an illegal transition, a bad upload location
+// or argument) with a TApplicationException carrying the message, as Storm's nimbus does.
 
 namespace py squall
 namespace java org.apache.storm.generated
@@ -107,9 +114,9 @@ exception InvalidTopologyException {
   1: required string msg;
 }
 
-// Raised when an operation is not legal in the topology's current status (for example
-// activating a topology that is being killed), or when a write reaches a nimbus that is not
-// the leader (the message names the leader).
+// Declared only by squall's own methods (setTopologyConf): a change that is not legal in the
+// topology's current status, or a write to a nimbus that is not the leader. Storm's methods
+// answer the same refusals with a TApplicationException.
 exception IllegalStateException {
   1: required string msg;
 }
@@ -131,6 +138,8 @@ struct SupervisorSummary {
   4: required i32 num_used_workers;
   5: required string supervisor_id;
   6: optional string version = "VERSION_NOT_PROVIDED";
+  // squall: its own version; `version` is the Storm-compatible "2.8.8+squall.<version>"
+  100: optional string squall_version;
 }
 
 struct NimbusSummary {
@@ -139,6 +148,8 @@ struct NimbusSummary {
   3: required i32 uptime_secs;
   4: required bool isLeader;
   5: required string version;
+  // squall: its own version; `version` is the Storm-compatible "2.8.8+squall.<version>"
+  100: optional string squall_version;
 }
 
 struct ClusterSummary {
@@ -160,9 +171,31 @@ struct ExecutorInfo {
   2: required i32 task_end;
 }
 
+struct BoltStats {
+  1: required map<string, map<GlobalStreamId, i64>> acked;
+  2: required map<string, map<GlobalStreamId, i64>> failed;
+  3: required map<string, map<GlobalStreamId, double>> process_ms_avg;
+  4: required map<string, map<GlobalStreamId, i64>> executed;
+  5: required map<string, map<GlobalStreamId, double>> execute_ms_avg;
+}
+
+struct SpoutStats {
+  1: required map<string, map<string, i64>> acked;
+  2: required map<string, map<string, i64>> failed;
+  3: required map<string, map<string, double>> complete_ms_avg;
+}
+
+union ExecutorSpecificStats {
+  1: BoltStats bolt;
+  2: SpoutStats spout;
+}
+
+// Each map goes from a time window (":all-time", or seconds such as "600") to per-stream
+// figures. squall keeps all-time counts only.
 struct ExecutorStats {
   1: required map<string, map<string, i64>> emitted;
   2: required map<string, map<string, i64>> transferred;
+  3: required ExecutorSpecificStats specific;
   4: required double rate;
 }
 
@@ -205,22 +238,22 @@ struct RebalanceOptions {
 
 service Nimbus {
   void submitTopology(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology)
-    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
+    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
   void submitTopologyWithOpts(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology, 5: SubmitOptions options)
-    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
-  void killTopology(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
-  void killTopologyWithOpts(1: string name, 2: KillOptions options)
-    throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
-  void activate(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
-  void deactivate(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze, 3: IllegalStateException ise);
+    throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
+  void killTopology(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  void killTopologyWithOpts(1: string name, 2: KillOptions options) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  void activate(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  void deactivate(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze);
   void rebalance(1: string name, 2: RebalanceOptions options)
-    throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
+    throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
 
-  string beginFileUpload() throws (1: AuthorizationException aze, 2: InvalidTopologyException ite, 3: IllegalStateException ise);
-  void uploadChunk(1: string location, 2: binary chunk) throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
-  void finishFileUpload(1: string location) throws (1: AuthorizationException aze, 2: InvalidTopologyException ite);
-  string beginFileDownload(1: string file) throws (1: AuthorizationException aze, 2: NotAliveException e);
-  binary downloadChunk(1: string id) throws (1: AuthorizationException aze, 2: NotAliveException e);
+  string beginFileUpload() throws (1: AuthorizationException aze);
+  void uploadChunk(1: string location, 2: binary chunk) throws (1: AuthorizationException aze);
+  void finishFileUpload(1: string location) throws (1: AuthorizationException aze);
+  // Storm 1.x's (removed in Storm 2); squall's supervisors fetch code with it
+  string beginFileDownload(1: string file) throws (1: AuthorizationException aze);
+  binary downloadChunk(1: string id) throws (1: AuthorizationException aze);
 
   string getNimbusConf() throws (1: AuthorizationException aze);
   ClusterSummary getClusterInfo() throws (1: AuthorizationException aze);

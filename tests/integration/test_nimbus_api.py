@@ -7,6 +7,7 @@ import socket
 import struct
 
 import pytest
+from thriftpy2.thrift import TApplicationException
 
 from squall import thrift_api as T
 from squall.client import upload
@@ -55,7 +56,8 @@ def test_duplicate_name_is_already_alive_and_status_changes(cluster):
         assert set(topology.spouts) == {"numbers"} and set(topology.bolts) == {"sink"}
         client.killTopologyWithOpts("dup", T.KillOptions(wait_secs=30))
         assert status() == "KILLED"
-        with pytest.raises(T.IllegalStateException, match="killed"):
+        # Storm declares no IllegalStateException on activate: an error with its message
+        with pytest.raises(TApplicationException, match="IllegalStateException: .*killed"):
             client.activate("dup")
         with pytest.raises(T.AlreadyAliveException):  # still alive until removed
             submit_file(client, TINY, conf, name="dup")
@@ -84,14 +86,14 @@ def test_invalid_topology_over_the_wire(cluster):
 
 def test_uploads_and_downloads_refuse_bad_locations(cluster):
     with cluster.client() as client:
-        with pytest.raises(T.InvalidTopologyException):
+        with pytest.raises(TApplicationException, match="InvalidTopologyException"):
             client.uploadChunk("../../etc/passwd", b"x")
         with pytest.raises(T.InvalidTopologyException, match="not finished"):
             location = client.beginFileUpload()
             client.submitTopology("x", location, "{}", load_topology_file(TINY).to_thrift())
-        with pytest.raises(T.NotAliveException):
+        with pytest.raises(TApplicationException, match="NotAliveException"):
             client.beginFileDownload("../../../etc/passwd")
-        with pytest.raises(T.NotAliveException):
+        with pytest.raises(TApplicationException, match="NotAliveException"):
             client.downloadChunk("no-such-download")
 
 

@@ -51,3 +51,22 @@ def test_a_beat_counts_within_the_rounding_slack_and_not_beyond():
     for beat, counted in ((within, True), (beyond, False)):
         info = topology_info("t", BASE, assignment(1090), TASKS, {("s1", 6700): beat}, {}, 1100)
         assert (info.executors[0].stats is not None) == counted
+
+
+def test_stats_carry_storms_required_specific_part_spout_or_bolt():
+    tasks = {1: "a", 2: "b"}
+    a = Assignment(1, "t", {"s1": "h1"}, {1: ("s1", 6700), 2: ("s1", 6700)}, {1: 1050, 2: 1050})
+    stats = {1: {"emitted": {"default": 3}}, 2: {"emitted": {}}}
+    beat = WorkerBeat(seq=5, time_secs=0, uptime_secs=30, tasks=stats)
+    info = topology_info("t", BASE, a, tasks, {("s1", 6700): beat}, {}, 1100, spouts={"a"})
+    spout, bolt = (e.stats.specific for e in info.executors)
+    assert spout.spout is not None and spout.bolt is None
+    assert spout.spout.acked == {":all-time": {}}
+    assert bolt.bolt is not None and bolt.spout is None
+    assert bolt.bolt.executed == {":all-time": {}}
+
+
+def test_summaries_report_a_storm_2_version_and_squalls_own():
+    sup = SupervisorInfo("h1", [6700], 900, "0.1.0")
+    [summary] = cluster_summary({}, {}, {}, {"s1": sup}, [], 1100).supervisors
+    assert (summary.version, summary.squall_version) == ("2.8.8+squall.0.1.0", "0.1.0")

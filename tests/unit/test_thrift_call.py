@@ -63,7 +63,8 @@ def test_non_call_messages_are_refused_and_end_the_connection(kind):
 def test_an_unknown_method_is_answered_and_the_connection_kept():
     refusal = decode_call(T.Nimbus, message("noSuchMethod") + b"\x00", MAX_VALUES)
     assert isinstance(refusal, Refusal) and not refusal.close
-    assert read_reply(refusal.reply)[3].type == TApplicationException.UNKNOWN_METHOD
+    exc = read_reply(refusal.reply)[3]
+    assert exc.type == TApplicationException.UNKNOWN_METHOD and "noSuchMethod" in exc.message
 
 
 def test_a_huge_map_length_prefix_fails_at_the_end_of_its_frame():
@@ -124,6 +125,12 @@ class Handler:
     def beginFileUpload(self):
         return "upload-1"
 
+    def activate(self, name):
+        raise T.IllegalStateException(msg=f"{name} is rebalancing")
+
+    def uploadChunk(self, location, chunk):
+        raise T.InvalidTopologyException(msg=f"no upload in progress at {location!r}")
+
 
 def test_declared_exceptions_go_back_as_thrift_declares_them():
     _, kind, _, result = read_reply(run_call(T.Nimbus, Handler(), Call("getLeader", 1, ())))
@@ -138,5 +145,17 @@ def test_other_failures_become_internal_errors():
         ("getNimbusConf", (), "said so"),
     ):
         _, kind, _, exc = read_reply(run_call(T.Nimbus, Handler(), Call(api, 3, args)))
+        assert kind == TMessageType.EXCEPTION
+        assert exc.type == TApplicationException.INTERNAL_ERROR and text in exc.message
+
+
+def test_a_refusal_the_method_does_not_declare_is_an_error_with_its_message():
+    """Storm declares no IllegalStateException on activate and no InvalidTopologyException on
+    uploadChunk: as a result field a Storm client would skip it and read a normal return."""
+    for api, args, text in (
+        ("activate", ("wc",), "activate: IllegalStateException: wc is rebalancing"),
+        ("uploadChunk", ("nowhere", b"x"), "InvalidTopologyException: no upload in progress"),
+    ):
+        _, kind, _, exc = read_reply(run_call(T.Nimbus, Handler(), Call(api, 4, args)))
         assert kind == TMessageType.EXCEPTION
         assert exc.type == TApplicationException.INTERNAL_ERROR and text in exc.message
