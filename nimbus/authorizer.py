@@ -40,6 +40,17 @@ SUPERVISOR_COMMANDS = frozenset({"fileDownload", "getLeader"})
 TOPOLOGY_READ_COMMANDS = frozenset(
     {"getTopologyConf", "getTopology", "getUserTopology", "getTopologyInfo"}
 )
+# Storm 2 read calls for the UI and CLI, listed as Storm's SimpleACLAuthorizer lists them;
+# getTopologyHistory, which Storm leaves unchecked, is a user command here
+USER_COMMANDS = USER_COMMANDS | {
+    "getTopologySummaries",
+    "getTopologySummaryByName",
+    "getTopologySummary",
+    "getSupervisorPageInfo",
+    "getOwnerResourceSummaries",
+    "getTopologyHistory",
+}
+TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getTopologyPageInfo", "getComponentPageInfo"}
 TOPOLOGY_COMMANDS = TOPOLOGY_READ_COMMANDS | {
     "killTopology",
     "rebalance",

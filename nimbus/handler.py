@@ -14,14 +14,13 @@ the principal and the operation, and is logged.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from thriftpy2.thrift import TApplicationException, TException
+from thriftpy2.thrift import TApplicationException
 
 from squall import thrift_api as T
 from squall.storm_version import storm_compatible
@@ -31,42 +30,11 @@ from squall.validation import name_problem
 from . import request_context, summaries
 from .authorizer import NOOP, SUBMITTER_KEYS, Acl, UnixGroups, authorizer_kind, decide, denial
 from .controller import Controller
+from .operations import op as _op
 from .redaction import redacted
+from .ui_reads import UiReads
 
 log = logging.getLogger("squall.nimbus.handler")
-
-
-def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except TException:
-            raise
-        except Exception as exc:
-            log.exception("%s failed", method.__name__)
-            raise TApplicationException(
-                TApplicationException.INTERNAL_ERROR, f"{method.__name__}: {exc}"
-            ) from exc
-
-    return wrapper
-
-
-def _op(operation: str, topology: bool = False) -> Callable[..., Any]:
-    """Authorize the call as Storm's `operation` (on the topology named by the first
-    argument when `topology`), then run it guarded."""
-
-    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(method)
-        def authorized(self: NimbusHandler, *args: Any) -> Any:
-            self._authorize(operation, args[0] if topology and args else None)
-            return method(self, *args)
-
-        guarded = _guarded(authorized)
-        guarded.operation = operation  # type: ignore[attr-defined]  # checked by a unit test
-        return guarded
-
-    return decorate
 
 
 def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
@@ -83,7 +51,7 @@ def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
     return json.dumps(conf)
 
 
-class NimbusHandler:
+class NimbusHandler(UiReads):
     def __init__(
         self,
         controller: Controller,

@@ -41,6 +41,24 @@ ExecutorSpecificStats = api.ExecutorSpecificStats
 SpoutStats = api.SpoutStats
 BoltStats = api.BoltStats
 ErrorInfo = api.ErrorInfo
+# Storm 2 read calls for the UI and CLI
+DebugOptions = api.DebugOptions
+CommonAggregateStats = api.CommonAggregateStats
+SpoutAggregateStats = api.SpoutAggregateStats
+BoltAggregateStats = api.BoltAggregateStats
+SpecificAggregateStats = api.SpecificAggregateStats
+ComponentType = api.ComponentType
+ComponentAggregateStats = api.ComponentAggregateStats
+TopologyStats = api.TopologyStats
+WorkerSummary = api.WorkerSummary
+SupervisorPageInfo = api.SupervisorPageInfo
+TopologyPageInfo = api.TopologyPageInfo
+ExecutorAggregateStats = api.ExecutorAggregateStats
+ComponentPageInfo = api.ComponentPageInfo
+NumErrorsChoice = api.NumErrorsChoice
+GetInfoOptions = api.GetInfoOptions
+TopologyHistoryInfo = api.TopologyHistoryInfo
+OwnerResourceSummary = api.OwnerResourceSummary
 
 AlreadyAliveException = api.AlreadyAliveException
 NotAliveException = api.NotAliveException

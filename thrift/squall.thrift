@@ -236,6 +236,180 @@ struct RebalanceOptions {
   3: optional map<string, i32> num_executors;
 }
 
+// Storm 2 read calls for the UI and CLI: structs copied from Storm 2's storm.thrift (names,
+// field ids, types and requiredness as there).
+struct DebugOptions {
+  1: optional bool enable;
+  2: optional double samplingpct;
+}
+
+struct CommonAggregateStats {
+  1: optional i32 num_executors;
+  2: optional i32 num_tasks;
+  3: optional i64 emitted;
+  4: optional i64 transferred;
+  5: optional i64 acked;
+  6: optional i64 failed;
+  7: optional map<string, double> resources_map;
+}
+
+struct SpoutAggregateStats {
+  1: optional double complete_latency_ms;
+}
+
+struct BoltAggregateStats {
+  1: optional double execute_latency_ms;
+  2: optional double process_latency_ms;
+  3: optional i64 executed;
+  4: optional double capacity;
+}
+
+union SpecificAggregateStats {
+  1: BoltAggregateStats bolt;
+  2: SpoutAggregateStats spout;
+}
+
+enum ComponentType {
+  BOLT = 1,
+  SPOUT = 2
+}
+
+struct ComponentAggregateStats {
+  1: optional ComponentType type;
+  2: optional CommonAggregateStats common_stats;
+  3: optional SpecificAggregateStats specific_stats;
+  4: optional ErrorInfo last_error;
+}
+
+struct TopologyStats {
+  1: optional map<string, i64> window_to_emitted;
+  2: optional map<string, i64> window_to_transferred;
+  3: optional map<string, double> window_to_complete_latencies_ms;
+  4: optional map<string, i64> window_to_acked;
+  5: optional map<string, i64> window_to_failed;
+}
+
+struct WorkerSummary {
+  1: optional string supervisor_id;
+  2: optional string host;
+  3: optional i32 port;
+  4: optional string topology_id;
+  5: optional string topology_name;
+  6: optional i32 num_executors;
+  7: optional map<string, i64> component_to_num_tasks;
+  8: optional i32 time_secs;
+  9: optional i32 uptime_secs;
+  521: optional double requested_memonheap;
+  522: optional double requested_memoffheap;
+  523: optional double requested_cpu;
+  524: optional double assigned_memonheap;
+  525: optional double assigned_memoffheap;
+  526: optional double assigned_cpu;
+  527: optional string owner;
+}
+
+struct SupervisorPageInfo {
+  1: optional list<SupervisorSummary> supervisor_summaries;
+  2: optional list<WorkerSummary> worker_summaries;
+}
+
+struct TopologyPageInfo {
+  1: required string id;
+  2: optional string name;
+  3: optional i32 uptime_secs;
+  4: optional string status;
+  5: optional i32 num_tasks;
+  6: optional i32 num_workers;
+  7: optional i32 num_executors;
+  8: optional string topology_conf;
+  9: optional map<string, ComponentAggregateStats> id_to_spout_agg_stats;
+  10: optional map<string, ComponentAggregateStats> id_to_bolt_agg_stats;
+  11: optional string sched_status;
+  12: optional TopologyStats topology_stats;
+  13: optional string owner;
+  14: optional DebugOptions debug_options;
+  15: optional i32 replication_count;
+  16: optional list<WorkerSummary> workers;
+  17: optional string storm_version;
+  18: optional string topology_version;
+  521: optional double requested_memonheap;
+  522: optional double requested_memoffheap;
+  523: optional double requested_cpu;
+  524: optional double assigned_memonheap;
+  525: optional double assigned_memoffheap;
+  526: optional double assigned_cpu;
+  527: optional double requested_regular_on_heap_memory;
+  528: optional double requested_shared_on_heap_memory;
+  529: optional double requested_regular_off_heap_memory;
+  530: optional double requested_shared_off_heap_memory;
+  531: optional double assigned_regular_on_heap_memory;
+  532: optional double assigned_shared_on_heap_memory;
+  533: optional double assigned_regular_off_heap_memory;
+  534: optional double assigned_shared_off_heap_memory;
+  535: optional map<string, double> requested_generic_resources;
+  536: optional map<string, double> assigned_generic_resources;
+}
+
+struct ExecutorAggregateStats {
+  1: optional ExecutorSummary exec_summary;
+  2: optional ComponentAggregateStats stats;
+}
+
+struct ComponentPageInfo {
+  1: required string component_id;
+  2: required ComponentType component_type;
+  3: optional string topology_id;
+  4: optional string topology_name;
+  5: optional i32 num_executors;
+  6: optional i32 num_tasks;
+  7: optional map<string, ComponentAggregateStats> window_to_stats;
+  8: optional map<GlobalStreamId, ComponentAggregateStats> gsid_to_input_stats;
+  9: optional map<string, ComponentAggregateStats> sid_to_output_stats;
+  10: optional list<ExecutorAggregateStats> exec_stats;
+  11: optional list<ErrorInfo> errors;
+  12: optional string eventlog_host;
+  13: optional i32 eventlog_port;
+  14: optional DebugOptions debug_options;
+  15: optional string topology_status;
+  16: optional map<string, double> resources_map;
+}
+
+enum NumErrorsChoice {
+  ALL,
+  NONE,
+  ONE
+}
+
+struct GetInfoOptions {
+  1: optional NumErrorsChoice num_err_choice;
+}
+
+struct TopologyHistoryInfo {
+  1: list<string> topo_ids;
+}
+
+struct OwnerResourceSummary {
+  1: required string owner;
+  2: optional i32 total_topologies;
+  3: optional i32 total_executors;
+  4: optional i32 total_workers;
+  5: optional double memory_usage;
+  6: optional double cpu_usage;
+  7: optional double memory_guarantee;
+  8: optional double cpu_guarantee;
+  9: optional double memory_guarantee_remaining;
+  10: optional double cpu_guarantee_remaining;
+  11: optional i32 isolated_node_guarantee;
+  12: optional i32 total_tasks;
+  13: optional double requested_on_heap_memory;
+  14: optional double requested_off_heap_memory;
+  15: optional double requested_total_memory;
+  16: optional double requested_cpu;
+  17: optional double assigned_on_heap_memory;
+  18: optional double assigned_off_heap_memory;
+}
+// end of the Storm 2 read calls' structs
+
 service Nimbus {
   void submitTopology(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology)
     throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
@@ -267,4 +441,17 @@ service Nimbus {
   // squall: change one setting of a running topology (a set-config coordinator message).
   void setTopologyConf(1: string name, 2: string key, 3: string jsonValue)
     throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze, 4: IllegalStateException ise);
+
+  // Storm 2 read calls for the UI and CLI (signatures as in Storm 2's storm.thrift).
+  list<TopologySummary> getTopologySummaries() throws (1: AuthorizationException aze);
+  TopologySummary getTopologySummaryByName(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  TopologySummary getTopologySummary(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  TopologyInfo getTopologyInfoByName(1: string name) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  TopologyInfo getTopologyInfoByNameWithOpts(1: string name, 2: GetInfoOptions options) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  TopologyInfo getTopologyInfoWithOpts(1: string id, 2: GetInfoOptions options) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  TopologyPageInfo getTopologyPageInfo(1: string id, 2: string window, 3: bool is_include_sys) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  SupervisorPageInfo getSupervisorPageInfo(1: string id, 2: string host, 3: bool is_include_sys) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  ComponentPageInfo getComponentPageInfo(1: string topology_id, 2: string component_id, 3: string window, 4: bool is_include_sys) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  TopologyHistoryInfo getTopologyHistory(1: string user) throws (1: AuthorizationException aze);
+  list<OwnerResourceSummary> getOwnerResourceSummaries(1: string owner) throws (1: AuthorizationException aze);
 }

@@ -1,0 +1,190 @@
+"""Per-executor rows and per-component totals for Storm's UI pages, from a topology's
+assignment and its workers' beats, as pure functions (time is passed in).
+
+squall's workers count emitted, transferred, executed, acked and failed since they started,
+and nothing per time window: every figure here is Storm's ":all-time" window. Latencies and
+capacity are not measured; they are Storm's defaults (0.0). Counters come from heartbeats
+that anyone able to write ZooKeeper could write, so a value that is not an integer counts
+as 0 and sums are kept inside i64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from squall import thrift_api as T
+from squall.liveness import ROUNDING_SLACK_SECS, beat_is_current
+from squall.records import Assignment, Slot, WorkerBeat
+
+ALL_TIME = ":all-time"
+SPOUT, BOLT = "spout", "bolt"
+_I64_MAX = 2**63 - 1
+
+
+def is_system_id(name: str) -> bool:
+    """Storm's Utils.isSystemId: system components and streams start with two underscores."""
+    return name.startswith("__")
+
+
+def count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return max(0, min(value, _I64_MAX))
+
+
+def stream_counts(raw: Any) -> dict[str, int]:
+    """A heartbeat's stream -> count map; anything but a stream name and a count is left out."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {k: count(v) for k, v in raw.items() if isinstance(k, str)}
+
+
+@dataclass(frozen=True)
+class ExecutorRow:
+    """One executor (squall runs one task per executor) as the UI shows it."""
+
+    task: int
+    component: str
+    slot: Slot | None
+    host: str
+    uptime_secs: int
+    stats: Mapping[str, Any] | None  # the task's counters from a current beat, if any
+
+
+def executor_rows(
+    assignment: Assignment | None,
+    tasks: Mapping[int, str],
+    beats: Mapping[Slot, WorkerBeat],
+    now: float,
+) -> list[ExecutorRow]:
+    """Every task with its slot and, when its worker's beat is from the current assignment,
+    its counters (the same rule getTopologyInfo applies: a beat from a worker that started
+    before the task was assigned there says nothing about the task)."""
+    now_secs = int(now)
+    rows = []
+    for task, component in sorted(tasks.items()):
+        slot = assignment.task_slots.get(task) if assignment else None
+        beat = beats.get(slot) if slot else None
+        assigned_for = now_secs - assignment.task_start_secs.get(task, now_secs) if slot else 0
+        fresh = beat is not None and beat_is_current(
+            -beat.uptime_secs, -assigned_for, ROUNDING_SLACK_SECS
+        )
+        stats = beat.tasks.get(task) if fresh and beat is not None else None
+        rows.append(
+            ExecutorRow(
+                task=task,
+                component=component,
+                slot=slot,
+                host=assignment.node_host.get(slot[0], "") if assignment and slot else "",
+                uptime_secs=assigned_for,
+                stats=stats if isinstance(stats, Mapping) else None,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Totals:
+    executors: int = 0
+    emitted: int = 0
+    transferred: int = 0
+    acked: int = 0
+    failed: int = 0
+    executed: int = 0
+
+
+def _sum(values: Iterable[int]) -> int:
+    return min(sum(values), _I64_MAX)
+
+
+def totals(rows: Iterable[ExecutorRow], include_sys: bool) -> Totals:
+    """Summed counters of `rows`; system streams (__ack_init, ...) count only when
+    `include_sys`, as on Storm's pages."""
+    rows = list(rows)
+    stats = [r.stats or {} for r in rows]
+
+    def streams(key: str) -> int:
+        return _sum(
+            n
+            for s in stats
+            for stream, n in stream_counts(s.get(key)).items()
+            if include_sys or not is_system_id(stream)
+        )
+
+    return Totals(
+        executors=len(rows),
+        emitted=streams("emitted"),
+        transferred=streams("transferred"),
+        acked=_sum(count(s.get("acked")) for s in stats),
+        failed=_sum(count(s.get("failed")) for s in stats),
+        executed=_sum(count(s.get("executed")) for s in stats),
+    )
+
+
+def per_stream(rows: Iterable[ExecutorRow], include_sys: bool) -> dict[str, Totals]:
+    """Emitted and transferred per output stream."""
+    emitted: dict[str, int] = {}
+    transferred: dict[str, int] = {}
+    for row in rows:
+        for key, into in (("emitted", emitted), ("transferred", transferred)):
+            for stream, n in stream_counts((row.stats or {}).get(key)).items():
+                if include_sys or not is_system_id(stream):
+                    into[stream] = min(into.get(stream, 0) + n, _I64_MAX)
+    return {
+        s: Totals(emitted=emitted.get(s, 0), transferred=transferred.get(s, 0))
+        for s in sorted(emitted.keys() | transferred.keys())
+    }
+
+
+def error_infos(entries: Iterable[Mapping[str, Any]]) -> list[Any]:
+    return [
+        T.ErrorInfo(
+            error=e["error"],
+            error_time_secs=int(e["time_secs"]),
+            host=e.get("host"),
+            port=e.get("port"),
+        )
+        for e in entries
+    ]
+
+
+def last_error(entries: Iterable[Mapping[str, Any]]) -> Any | None:
+    """The newest error report (Storm's lastError), or None."""
+    infos = error_infos(entries)
+    return max(infos, key=lambda e: e.error_time_secs) if infos else None
+
+
+def component_type(kind: str) -> int:
+    return T.ComponentType.SPOUT if kind == SPOUT else T.ComponentType.BOLT
+
+
+def aggregate_stats(
+    kind: str, t: Totals, num_tasks: int | None = None, error: Any | None = None
+) -> Any:
+    """ComponentAggregateStats for a spout or a bolt with totals `t`."""
+    if kind == SPOUT:
+        specific = T.SpecificAggregateStats(spout=T.SpoutAggregateStats(complete_latency_ms=0.0))
+    else:
+        specific = T.SpecificAggregateStats(
+            bolt=T.BoltAggregateStats(
+                execute_latency_ms=0.0,
+                process_latency_ms=0.0,
+                executed=t.executed,
+                capacity=0.0,
+            )
+        )
+    return T.ComponentAggregateStats(
+        type=component_type(kind),
+        common_stats=T.CommonAggregateStats(
+            num_executors=t.executors,
+            num_tasks=t.executors if num_tasks is None else num_tasks,
+            emitted=t.emitted,
+            transferred=t.transferred,
+            acked=t.acked,
+            failed=t.failed,
+        ),
+        specific_stats=specific,
+        last_error=error,
+    )

@@ -1,0 +1,51 @@
+"""The wrapper every Thrift method of nimbus goes through: authorize the caller as Storm's
+operation, then run the method so that an internal error fails one call, never the
+connection or the server (declared Thrift exceptions pass through to the client).
+
+Its own module so that the handler's methods can live in more than one module (handler,
+ui_reads) with one authorization path.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from thriftpy2.thrift import TApplicationException, TException
+
+log = logging.getLogger("squall.nimbus.handler")
+
+
+def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except TException:
+            raise
+        except Exception as exc:
+            log.exception("%s failed", method.__name__)
+            raise TApplicationException(
+                TApplicationException.INTERNAL_ERROR, f"{method.__name__}: {exc}"
+            ) from exc
+
+    return wrapper
+
+
+def op(operation: str, topology: bool = False) -> Callable[..., Any]:
+    """Authorize the call as Storm's `operation` (on the topology named by the first
+    argument when `topology`) through the handler's `_authorize`, then run it guarded."""
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def authorized(self: Any, *args: Any) -> Any:
+            self._authorize(operation, args[0] if topology and args else None)
+            return method(self, *args)
+
+        wrapped = guarded(authorized)
+        wrapped.operation = operation  # type: ignore[attr-defined]  # checked by a unit test
+        return wrapped
+
+    return decorate
