@@ -161,7 +161,9 @@ class NimbusHandler(UiReads):
 
     @_op("getTopologyInfo", topology=True)
     def getTopologyInfo(self, id):  # noqa: A002
-        topology = self.c.read_model().find(id)
+        return self._topology_info(self.c.read_model().find(id))
+
+    def _topology_info(self, topology: Any) -> Any:
         return summaries.topology_info(
             topology.id,
             topology.base,

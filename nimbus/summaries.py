@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from squall import thrift_api as T
-from squall.liveness import ROUNDING_SLACK_SECS, beat_is_current
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
+
+from .component_stats import ALL_TIME, executor_rows, stream_counts
 
 
 def cluster_summary(
@@ -67,27 +68,17 @@ def topology_info(
     """`spouts` names the spout components; every other component (the acker included) is a
     bolt, which decides whether an executor's stats carry SpoutStats or BoltStats."""
     now_secs = int(now)
-    executors = []
-    for task, component in sorted(tasks.items()):
-        slot = assignment.task_slots.get(task) if assignment else None
-        beat = beats.get(slot) if slot else None
-        assigned_for = now_secs - assignment.task_start_secs.get(task, now_secs) if slot else 0
-        # the worker must have started for this assignment; both times are durations
-        # back from now, so no two clocks are compared
-        fresh = beat is not None and beat_is_current(
-            -beat.uptime_secs, -assigned_for, ROUNDING_SLACK_SECS
+    executors = [
+        T.ExecutorSummary(
+            executor_info=T.ExecutorInfo(task_start=row.task, task_end=row.task),
+            component_id=row.component,
+            host=row.host,
+            port=row.slot[1] if row.slot else 0,
+            uptime_secs=row.uptime_secs,
+            stats=_executor_stats(row.stats, row.component in spouts) if row.stats else None,
         )
-        stats = beat.tasks.get(task) if fresh else None
-        executors.append(
-            T.ExecutorSummary(
-                executor_info=T.ExecutorInfo(task_start=task, task_end=task),
-                component_id=component,
-                host=assignment.node_host.get(slot[0], "") if slot else "",
-                port=slot[1] if slot else 0,
-                uptime_secs=assigned_for,
-                stats=_executor_stats(stats, component in spouts) if stats else None,
-            )
-        )
+        for row in executor_rows(assignment, tasks, beats, now)
+    ]
     return T.TopologyInfo(
         id=tid,
         name=base.name,
@@ -107,9 +98,6 @@ def topology_info(
             for component, entries in errors.items()
         },
     )
-
-
-ALL_TIME = ":all-time"
 
 
 def _executor_stats(stats: Mapping[str, Any], spout: bool) -> Any:
@@ -132,8 +120,8 @@ def _executor_stats(stats: Mapping[str, Any], spout: bool) -> Any:
             )
         )
     return T.ExecutorStats(
-        emitted={ALL_TIME: _counts(stats.get("emitted"))},
-        transferred={ALL_TIME: _counts(stats.get("transferred"))},
+        emitted={ALL_TIME: stream_counts(stats.get("emitted"))},
+        transferred={ALL_TIME: stream_counts(stats.get("transferred"))},
         specific=specific,
         rate=0.0,
     )
@@ -141,19 +129,3 @@ def _executor_stats(stats: Mapping[str, Any], spout: bool) -> Any:
 
 def _none() -> dict[str, dict[Any, Any]]:
     return {ALL_TIME: {}}
-
-
-def _counts(raw: Any) -> dict[str, int]:
-    """A stream -> count map from a worker's heartbeat. Heartbeats are written by anyone who
-    can write ZooKeeper: entries that are not a stream name and a count are left out rather
-    than failing getTopologyInfo."""
-    if not isinstance(raw, Mapping):
-        return {}
-    return {
-        k: v
-        for k, v in raw.items()
-        if isinstance(k, str)
-        and isinstance(v, int)
-        and not isinstance(v, bool)
-        and -(2**63) <= v < 2**63
-    }

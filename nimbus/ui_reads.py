@@ -94,15 +94,7 @@ class UiReads:
         return cluster.topologies[0]
 
     def _info(self, topology: TopologyModel, options: Any) -> Any:
-        info = summaries.topology_info(
-            topology.id,
-            topology.base,
-            topology.assignment,
-            topology.tasks,
-            self.c.state.read_beats(topology.id),
-            self.c.state.read_errors(topology.id),
-            self.c.wall(),
-        )
+        info = self._topology_info(topology)  # NimbusHandler's, as getTopologyInfo
         info.errors = chosen_errors(info.errors, options.num_err_choice if options else None)
         return info
 

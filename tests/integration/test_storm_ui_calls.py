@@ -64,6 +64,10 @@ def test_topology_info_by_name_and_with_options(cluster, tiny):
         info = client.getTopologyInfoByName("tiny")
         assert info.id == tiny
         assert {e.component_id for e in info.executors} >= {"numbers", "sink"}
+        for executor in info.executors:  # the same stats as getTopologyInfo: spouts' are spouts'
+            if executor.stats is not None:
+                spout = executor.stats.specific.spout is not None
+                assert spout == (executor.component_id == "numbers"), executor
         options = T.GetInfoOptions(num_err_choice=T.NumErrorsChoice.NONE)
         assert client.getTopologyInfoByNameWithOpts("tiny", options).id == tiny
         quiet = client.getTopologyInfoWithOpts(tiny, options)
