@@ -23,9 +23,8 @@ from kazoo.protocol.states import KazooState
 from squall import __version__
 from squall import thrift_api as T
 from squall import zk as zk_mod
-from squall.security import security_on
-from squall.tls import ensure_credentials, server_context
-from squall.zk_identity import ensure_zk_identities
+from squall.credentials import ensure_cluster_credentials
+from squall.tls import server_context
 
 from .authorizer import authorizer_kind
 from .cluster_state import ClusterState
@@ -49,14 +48,13 @@ def run_nimbus(conf: dict[str, Any]) -> None:
     local = Path(conf["storm.local.dir"]).resolve() / "nimbus"
     local.mkdir(parents=True, exist_ok=True)
     authorizer_kind(conf)  # an unknown nimbus.authorizer stops nimbus here, before it serves
-    if security_on(conf):
-        log.info("credentials in %s", ensure_credentials(conf))
+    if directory := ensure_cluster_credentials(conf):
+        log.info("credentials in %s", directory)
     server = NimbusServer(T.Nimbus, conf, ssl_context=server_context(conf))
     port = server.listen()
     host = conf["nimbus.host"]
     me = f"{host}:{port}"
 
-    ensure_zk_identities(conf)  # first start: the roles' ZooKeeper identities
     zk = zk_mod.connect(conf, "nimbus")
     state = ClusterState(zk, zk_mod.layout(conf))
     state.ensure_layout()

@@ -270,16 +270,18 @@ def config_set(ctx: click.Context, name: str, key: str, value: str) -> None:
 
 @main.group()
 def credentials() -> None:
-    """The cluster's TLS certificates (security.dir)."""
+    """The cluster's credentials (security.dir)."""
 
 
 @credentials.command("init")
 @click.pass_context
 def credentials_init(ctx: click.Context) -> None:
-    """Create the CA and nimbus, admin and supervisor certificates that are missing."""
-    from squall.tls import ensure_credentials
+    """Create what is missing of the CA, the nimbus, admin and supervisor certificates and
+    the ZooKeeper role identities."""
+    from squall.credentials import ensure_cluster_credentials
 
-    console.print(str(ensure_credentials(ctx.obj)))
+    directory = ensure_cluster_credentials(ctx.obj)
+    console.print(str(directory) if directory else "security is off: no credentials to make")
 
 
 @credentials.command("issue")

@@ -23,11 +23,10 @@ from kazoo.client import KazooClient
 
 from squall import zk as zk_mod
 from squall.client import nimbus_address, nimbus_client
+from squall.credentials import ensure_cluster_credentials
 from squall.processes import kill_pid_file, terminate
 from squall.records import Assignment, WorkerBeat
-from squall.security import security_on
-from squall.tls import ensure_credentials
-from squall.zk_identity import ensure_zk_identities, load_identity, role_identities
+from squall.zk_identity import load_identity, role_identities
 from squall.zkserver import ZooKeeperServer, free_port
 
 
@@ -103,8 +102,7 @@ class LocalCluster:
                 **self.conf,
             }
         )
-        if security_on(conf):
-            ensure_credentials(conf)
+        ensure_cluster_credentials(conf)
 
     def _write_conf(self, name: str, extra: dict[str, Any]) -> Path:
         path = self.directory / f"{name}.yaml"
@@ -131,7 +129,6 @@ class LocalCluster:
             self.zookeeper = ZooKeeperServer(self.directory / "zookeeper").start()
             self.nimbus_ports = [free_port() for _ in range(self.nimbuses)]
             self._write_conf("client", {})  # for the `squall` command: client_conf_file
-            ensure_zk_identities(self.base_conf_full())  # before any daemon reads them
             for i, port in enumerate(self.nimbus_ports, start=1):
                 self._spawn(self.nimbus_name(i), "nimbus", {"nimbus.thrift.port": port})
             for i in range(1, self.supervisors + 1):

@@ -1,0 +1,22 @@
+"""Every credential a new secure cluster needs, made where missing at first start (nimbus,
+`squall local`, the test clusters, `squall credentials init`): the TLS CA and certificates
+(squall/tls.py) and the ZooKeeper role identities (squall/zk_identity.py), side by side in
+security.dir. Nothing in open mode (`security: false`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from squall.security import security_on
+from squall.tls import ensure_credentials
+from squall.zk_identity import ensure_zk_identities
+
+
+def ensure_cluster_credentials(conf: dict[str, Any]) -> Path | None:
+    """The credentials directory, complete; None in open mode."""
+    if not security_on(conf):
+        return None
+    directory = ensure_credentials(conf)
+    ensure_zk_identities(conf)  # none when storm.zookeeper.auth.* names a shared identity
+    return directory
