@@ -92,9 +92,10 @@ def connect(conf: dict[str, Any], role: str) -> KazooClient:
         client = KazooClient(auth_data=auth_data or None, default_acl=default_acl, **options)
     else:
         root, ids, super_id = conf["storm.zookeeper.root"], identity.ids, super_acl_id(conf)
+        host_id, host = identity.host_id, [("digest", identity.host)] if identity.host else []
         client = RoleAclClient(
-            lambda path: acl_for(path, root, ids, super_id),
-            auth_data=[("digest", identity.payload)],
+            lambda path: acl_for(path, root, ids, super_id, host_id),
+            auth_data=[("digest", identity.payload), *host],
             **options,
         )
     client.start(timeout=conf["storm.zookeeper.connection.timeout"] / 1000)

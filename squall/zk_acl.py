@@ -38,6 +38,7 @@ class Grant:
 
     nimbus: int
     supervisor: int
+    host: int = 0  # the creating supervisor host's own identity (zk_identity.own_identity)
 
     def of(self, role: str) -> int:
         return self.nimbus if role == NIMBUS else self.supervisor
@@ -50,6 +51,9 @@ SUPERVISOR_CREATES = Grant(nimbus=ALL, supervisor=CREATE | READ)
 # A node a supervisor or worker created: theirs; nimbus reads it (and removes what is under it
 # when DELETE is named: a killed topology's error nodes).
 SUPERVISOR_OWNED = Grant(nimbus=READ, supervisor=ALL)
+# A node only the supervisor host that created it may change (its registration, its workers'
+# heartbeats): the other supervisors share the role's login, so the role may only read it.
+HOST_OWNED = Grant(nimbus=READ, supervisor=READ, host=ALL)
 
 # Patterns are the path below the cluster's root, one "*" per segment, "**" for any deeper
 # rest. First match wins; a path matching nothing (including the root's own parents) is
@@ -73,10 +77,10 @@ TABLE: tuple[tuple[str, Grant], ...] = (
     # supervisor host can read every topology's keys (SECURITY.md says so)
     ("credentials/*", NIMBUS_OWNED),
     ("supervisors", SUPERVISOR_CREATES),
-    ("supervisors/*", SUPERVISOR_OWNED),  # a supervisor's ephemeral registration
+    ("supervisors/*", HOST_OWNED),  # a supervisor's ephemeral registration
     ("taskbeats", NIMBUS_OWNED),
     ("taskbeats/*", SUPERVISOR_CREATES),  # nimbus creates it with the topology
-    ("taskbeats/*/*", SUPERVISOR_OWNED),  # a worker's heartbeat
+    ("taskbeats/*/*", HOST_OWNED),  # a worker's heartbeat
     ("errors", SUPERVISOR_CREATES),
     ("errors/*", Grant(nimbus=READ | DELETE, supervisor=ALL)),  # a worker creates it
     ("errors/*/*", SUPERVISOR_OWNED),
@@ -114,11 +118,23 @@ def grant_for(path: str, root: str) -> Grant:
     return next((grant for pattern, grant in TABLE if _matches(pattern, rest)), NIMBUS_OWNED)
 
 
-def acl_for(path: str, root: str, ids: Mapping[str, str], super_id: Id | None = None) -> list[ACL]:
+def acl_for(
+    path: str,
+    root: str,
+    ids: Mapping[str, str],
+    super_id: Id | None = None,
+    host_id: str | None = None,
+) -> list[ACL]:
     """The ACL a node at `path` is created with: each role's digest id (`ids`, role ->
-    "user:base64(sha1)") with its permissions from the table, and the superACL with all."""
+    "user:base64(sha1)") with its permissions from the table, the creating host's own id
+    (`host_id`) where the table names the host, and the superACL with all. A host-owned node
+    made by a client without a host identity is the role's, as before host identities."""
     grant = grant_for(path, root)
+    if grant.host and host_id is None:
+        grant = SUPERVISOR_OWNED
     acl = [ACL(grant.of(role), Id("digest", ids[role])) for role in ROLES if grant.of(role)]
+    if grant.host and host_id is not None:
+        acl.append(ACL(grant.host, Id("digest", host_id)))
     if super_id is not None:
         acl.append(ACL(ALL, super_id))
     return acl

@@ -21,7 +21,7 @@ import logging
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,11 @@ log = logging.getLogger("squall.zk")
 IDS_FILE = "zookeeper-ids.yaml"
 PAYLOAD_KEY = "security.zookeeper.payload"  # set only in the worker conf a supervisor writes
 IDS_KEY = "security.zookeeper.ids"
+# A supervisor host's own login, made by the supervisor in its local dir and shared with its
+# workers: the nodes a host creates (its registration, its workers' heartbeats) are writable
+# by it alone, not by the other supervisors that share the role's login.
+HOST_KEY = "security.zookeeper.host.payload"
+HOST_FILE = "zookeeper-host.secret"
 
 
 class ZkIdentityError(ConfigError):
@@ -53,10 +58,16 @@ class ZkIdentity:
     role: str
     payload: str = field(repr=False)
     ids: Mapping[str, str]
+    host: str | None = field(default=None, repr=False)  # a supervisor host's own login
 
     def worker_conf(self) -> dict[str, Any]:
         """What a supervisor adds to the conf file of a worker it starts."""
-        return {PAYLOAD_KEY: self.payload, IDS_KEY: dict(self.ids)}
+        own = {HOST_KEY: self.host} if self.host else {}
+        return {PAYLOAD_KEY: self.payload, IDS_KEY: dict(self.ids), **own}
+
+    @property
+    def host_id(self) -> str | None:
+        return digest_id(self.host) if self.host else None
 
 
 def role_identities(conf: Mapping[str, Any]) -> bool:
@@ -91,8 +102,10 @@ def load_identity(conf: Mapping[str, Any], role: str) -> ZkIdentity:
     credentials directory; a clear error naming the file to copy when it is not there."""
     if role not in ROLES:
         raise ZkIdentityError(f"unknown ZooKeeper role {role!r}")
+    host = str(conf[HOST_KEY]) if conf.get(HOST_KEY) else None
     if conf.get(PAYLOAD_KEY):
-        return _checked(role, str(conf[PAYLOAD_KEY]), conf.get(IDS_KEY), f"the {PAYLOAD_KEY} key")
+        identity = _checked(role, str(conf[PAYLOAD_KEY]), conf.get(IDS_KEY), PAYLOAD_KEY)
+        return replace(identity, host=host)
     directory = credentials_dir(dict(conf))
     payload = _read_payload(directory, role)
     try:
@@ -101,7 +114,17 @@ def load_identity(conf: Mapping[str, Any], role: str) -> ZkIdentity:
         raise ZkIdentityError(_missing(directory / IDS_FILE)) from None
     except (OSError, yaml.YAMLError) as exc:
         raise ZkIdentityError(f"cannot read {directory / IDS_FILE}: {exc}") from None
-    return _checked(role, payload, ids, str(directory / IDS_FILE))
+    return replace(_checked(role, payload, ids, str(directory / IDS_FILE)), host=host)
+
+
+def ensure_host_identity(local_dir: Path, name: str) -> str:
+    """This supervisor host's own login ("host-<name>:<random>"), made once in its local dir
+    (mode 0600) and kept with its supervisor id: a new one could not change the nodes the
+    host made before."""
+    user = "host-" + "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+    local_dir.mkdir(parents=True, exist_ok=True)
+    create_once(local_dir / HOST_FILE, f"{user}:{secrets.token_urlsafe(32)}\n")
+    return (local_dir / HOST_FILE).read_text().strip()
 
 
 def _checked(role: str, payload: str, ids: Any, source: str) -> ZkIdentity:

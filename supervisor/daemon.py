@@ -29,7 +29,7 @@ from squall import __version__
 from squall import zk as zk_mod
 from squall.records import Assignment, SupervisorInfo, encode
 from squall.tls import SUPERVISOR, CredentialsError, client_context
-from squall.zk_identity import ZkIdentityError
+from squall.zk_identity import HOST_KEY, ZkIdentityError, ensure_host_identity, role_identities
 
 from .backoff import Retry, after_failure, next_wake
 from .code_fetcher import CodeFetcher, fetch_code, fetch_conf
@@ -68,9 +68,11 @@ def supervisor_id(conf: dict[str, Any], local_dir: Path) -> str:
 
 class Supervisor:
     def __init__(self, conf: dict[str, Any]) -> None:
-        self.conf = conf
         self.local_dir = Path(conf["storm.local.dir"]).resolve() / "supervisor"
         self.id = supervisor_id(conf, self.local_dir)
+        if role_identities(conf):  # this host's own login, beside the role's
+            conf = {**conf, HOST_KEY: ensure_host_identity(self.local_dir, self.id)}
+        self.conf = conf
         self.host = conf["storm.local.hostname"] or socket.gethostname()
         self.ports = sorted(conf["supervisor.slots.ports"])
         self.layout = zk_mod.layout(conf)

@@ -102,11 +102,21 @@ def test_the_supervisor_identity_reads_assignments_but_writes_only_its_own_nodes
         lambda: supervisor.create(f"{ROOT}/tasks/{tid}/999", b"sink"),
         lambda: supervisor.delete(f"{ROOT}/supervisors/supervisor1"),
     )
-    # what supervisors and workers write: their heartbeats (and nimbus may read them)
+    # a host's own nodes (its registration, its workers' heartbeats) are readable by every
+    # supervisor but writable only by the host that made them, logged in as itself too
     beats = supervisor.get_children(f"{ROOT}/taskbeats/{tid}")
     assert beats and all(b.startswith("supervisor1-") for b in beats)
     beat = f"{ROOT}/taskbeats/{tid}/{beats[0]}"
-    supervisor.set(beat, supervisor.get(beat)[0])
+    registration = f"{ROOT}/supervisors/supervisor1"
+    refused(
+        lambda: supervisor.set(beat, supervisor.get(beat)[0]),
+        lambda: supervisor.set(registration, supervisor.get(registration)[0]),
+    )
+    host_secret = cluster.directory / "supervisor1" / "supervisor" / "zookeeper-host.secret"
+    assert host_secret.stat().st_mode & 0o777 == 0o600
+    host1 = as_role("supervisor")
+    host1.add_auth("digest", host_secret.read_text().strip())
+    host1.set(beat, host1.get(beat)[0])
 
 
 def test_the_nimbus_identity_may_write_assignments(cluster, tid, as_role):

@@ -49,9 +49,14 @@ def parent(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
 
 
+HOST = "host"  # the supervisor host that created a node, logged in as itself too
+
+
 def allowed(role: str, op: str, path: str, root: str = ROOT) -> bool:
     where = parent(path) if op in ("create", "delete") else path
-    return bool(grant_for(where, root).of(role) & NEEDS[op])
+    grant = grant_for(where, root)
+    held = grant.of(SUPERVISOR) | grant.host if role == HOST else grant.of(role)
+    return bool(held & NEEDS[op])
 
 
 # (role, operation, path): what the cluster does, each of which must be allowed.
@@ -93,7 +98,7 @@ DONE = [
     # its workers
     *((SUPERVISOR, "read", p) for p in (L.storm(TID), L.tasks(TID), L.task(TID, 3))),
     (SUPERVISOR, "create", L.taskbeat(TID, "s1", 6700)),
-    (SUPERVISOR, "set", L.taskbeat(TID, "s1", 6700)),
+    (HOST, "set", L.taskbeat(TID, "s1", 6700)),
     (SUPERVISOR, "create", L.errors(TID)),  # report_error's makepath
     (SUPERVISOR, "create", L.errors(TID) + "/split"),
     (SUPERVISOR, "set", L.errors(TID) + "/split"),
@@ -134,8 +139,22 @@ def test_nimbus_reads_but_does_not_write_what_supervisors_own():
     for path in (L.supervisor("s1"), L.taskbeat(TID, "s1", 1), L.consumer_offset("g", "f", "p")):
         grant = grant_for(path, ROOT)
         assert grant.nimbus & READ and not grant.nimbus & WRITE
-        assert grant.supervisor == ALL
+    # a host's registration and its workers' beats: only that host writes them
+    for path in (L.supervisor("s1"), L.taskbeat(TID, "s1", 1)):
+        grant = grant_for(path, ROOT)
+        assert grant.host == ALL and grant.supervisor == READ
+        assert not allowed(SUPERVISOR, "set", path) and allowed(HOST, "set", path)
+    assert grant_for(L.consumer_offset("g", "f", "p"), ROOT).supervisor == ALL
     assert not allowed(NIMBUS, "create", L.errors(TID) + "/x")  # only deletes under it
+
+
+def test_a_host_owned_node_names_its_host_or_falls_back_to_the_role():
+    host = make_digest_acl_credential("host-s1", "pw")
+    acl = acl_for(L.supervisor("s1"), ROOT, IDS, host_id=host)
+    assert ACL(ALL, Id("digest", host)) in acl
+    assert ACL(READ, Id("digest", IDS[SUPERVISOR])) in acl
+    without = acl_for(L.supervisor("s1"), ROOT, IDS)  # no host login: the role's, as before
+    assert ACL(ALL, Id("digest", IDS[SUPERVISOR])) in without
 
 
 def test_paths_outside_the_table_are_nimbus_owned():
