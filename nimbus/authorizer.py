@@ -51,12 +51,16 @@ USER_COMMANDS = USER_COMMANDS | {
     "getTopologyHistory",
 }
 TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getTopologyPageInfo", "getComponentPageInfo"}
+# Storm 2 log levels and debug: getLogConfig is a topology read, the others topology commands
+TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getLogConfig"}
 TOPOLOGY_COMMANDS = TOPOLOGY_READ_COMMANDS | {
     "killTopology",
     "rebalance",
     "activate",
     "deactivate",
     "setTopologyConf",
+    "setLogConfig",
+    "debug",
 }
 SUBMITTER_KEYS = ("topology.submitter.principal", "topology.submitter.user")
 
