@@ -5,7 +5,8 @@
   the leader) and nothing else, however else they are listed.
 - User commands (submit, upload, cluster-wide reads) need nimbus.users empty, or the user
   listed in it, or in one of nimbus.groups.
-- Topology commands (kill, rebalance, activate, deactivate, setTopologyConf and the reads)
+- Topology commands (kill, rebalance, activate, deactivate, setTopologyConf, setLogConfig,
+  debug and the reads, getLogConfig among them)
   need the topology's submitter, or a user in its topology.users / topology.groups; the
   reads also accept topology.readonly.users / topology.readonly.groups.
 
