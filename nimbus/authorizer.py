@@ -5,7 +5,8 @@
   the leader) and nothing else, however else they are listed.
 - User commands (submit, upload, cluster-wide reads) need nimbus.users empty, or the user
   listed in it, or in one of nimbus.groups.
-- Topology commands (kill, rebalance, activate, deactivate, setTopologyConf and the reads)
+- Topology commands (kill, rebalance, activate, deactivate, setTopologyConf, setLogConfig,
+  debug and the reads, getLogConfig among them)
   need the topology's submitter, or a user in its topology.users / topology.groups; the
   reads also accept topology.readonly.users / topology.readonly.groups.
 
@@ -51,12 +52,16 @@ USER_COMMANDS = USER_COMMANDS | {
     "getTopologyHistory",
 }
 TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getTopologyPageInfo", "getComponentPageInfo"}
+# Storm 2 log levels and debug: getLogConfig is a topology read, the others topology commands
+TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getLogConfig"}
 TOPOLOGY_COMMANDS = TOPOLOGY_READ_COMMANDS | {
     "killTopology",
     "rebalance",
     "activate",
     "deactivate",
     "setTopologyConf",
+    "setLogConfig",
+    "debug",
 }
 SUBMITTER_KEYS = ("topology.submitter.principal", "topology.submitter.user")
 

@@ -60,6 +60,7 @@ class ClusterState:
             lay.errors_root,
             lay.consumers_root,
             lay.credentials_root,
+            lay.logconfigs_root,
             lay.nimbuses,
         ):
             self.zk.ensure_path(path)
@@ -147,6 +148,18 @@ class ClusterState:
         path = self.layout.assignment(topology_id)
         op = "set_data" if self.zk.exists(path) else "create"
         self._commit([(op, (path, encode(assignment)))])
+
+    def write_log_config(self, topology_id: str, data: bytes) -> None:
+        path = self.layout.logconfig(topology_id)
+        op = "set_data" if self.zk.exists(path) else "create"
+        self._commit([(op, (path, data))])
+
+    def read_log_config(self, topology_id: str) -> bytes | None:
+        try:
+            data, _ = self.zk.get(self.layout.logconfig(topology_id))
+        except NoNodeError:
+            return None
+        return data
 
     def write_tasks(self, topology_id: str, tasks: dict[int, str]) -> None:
         """Replace /tasks/[id] children (rebalance may change the task count)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from thriftpy2.thrift import TException
 
+from squall import log_config
 from squall import thrift_api as T
 from squall.security import security_on
 from squall.topology_keys import new_keys
@@ -184,6 +185,8 @@ class Controller:
             case ins.UpdateConf():
                 self.state.check_lead()
                 self.code.update_conf(i.topology_id, dict(i.conf))
+            case ins.WriteLogConfig():
+                self.state.write_log_config(i.topology_id, log_config.encode(i.config))
             case ins.RemoveTopology():
                 log.info("removing topology %s", i.topology_id)
                 self.state.remove_topology(i.topology_id)
@@ -227,9 +230,20 @@ class Controller:
             log=tuple(self.store.log()),
             now=self.clock(),
             wall=self.wall(),
+            log_configs={tid: self.read_log_config(tid) for tid in sorted(bases)},
         )
         self._decide(event)
         log.info("leading with epoch %d", epoch)
+
+    def read_log_config(self, topology_id: str) -> dict[str, log_config.LoggerLevel]:
+        """/logconfigs/<id> as stored; an unreadable record reads as empty (and is logged):
+        the next setLogConfig replaces it."""
+        where = self.state.layout.logconfig(topology_id)
+        try:
+            return log_config.decode(self.state.read_log_config(topology_id), where)
+        except log_config.LogConfigError as exc:
+            log.warning("%s", exc)
+            return {}
 
     def monitor(self, supervisors_changed: bool = False) -> None:
         """A monitor round (timer) or a supervisor change (watch): read, then decide."""
@@ -293,6 +307,12 @@ class Controller:
         except ValueError:
             value = json_value
         self.call(Decide(ev.SetConfig(name, key, value, self.wall())))
+
+    def set_log_config(self, name: str, changes: dict[str, log_config.Change]) -> None:
+        self.call(Decide(ev.SetLogConfig(name, changes, self.wall())))
+
+    def debug(self, name: str, component: str, enable: bool, percentage: float) -> None:
+        self.call(Decide(ev.Debug(name, component, enable, percentage, self.wall())))
 
     def begin_upload(self, owner: str | None = None) -> str:
         if not self.leading:

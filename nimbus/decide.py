@@ -21,7 +21,7 @@ from squall.validation import check_name_free, invalid, validate_topology_conf
 
 from . import events as ev
 from . import instructions as ins
-from . import states
+from . import log_debug, states
 from .heartbeats import HeartbeatCache
 from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, synced_with
 from .reassign import log_message, reassign
@@ -37,7 +37,16 @@ class NotLeader(Exception):
     """A write reached a nimbus that does not lead (the shell names the leader)."""
 
 
-USER_EVENTS = (ev.Submit, ev.Kill, ev.Rebalance, ev.Activate, ev.Deactivate, ev.SetConfig)
+USER_EVENTS = (
+    ev.Submit,
+    ev.Kill,
+    ev.Rebalance,
+    ev.Activate,
+    ev.Deactivate,
+    ev.SetConfig,
+    ev.SetLogConfig,
+    ev.Debug,
+)
 
 
 def handle(model: NimbusModel, event: ev.Event) -> Result:
@@ -56,6 +65,10 @@ def handle(model: NimbusModel, event: ev.Event) -> Result:
             return _user_transition(model, event.name, states.Deactivate(), event.wall)
         case ev.SetConfig():
             return _set_config(model, event)
+        case ev.SetLogConfig():
+            return log_debug.set_log_config(model, event)
+        case ev.Debug():
+            return log_debug.debug(model, event)
         case ev.MonitorTick():  # SupervisorsChanged too
             return _monitor(model, event)
         case ev.BecameLeader():
@@ -250,7 +263,10 @@ def _became_leader(model: NimbusModel, e: ev.BecameLeader) -> Result:
         conf = replayed.get(tid) or e.stored_confs.get(tid, {})
         tasks = assign_task_ids(base.component_executors)
         grace = {t: e.now for t in placement}
-        topologies[tid] = TopologyModel(tid, base, tasks, assignment, HeartbeatCache(), grace, conf)
+        log_config = e.log_configs.get(tid, {})
+        topologies[tid] = TopologyModel(
+            tid, base, tasks, assignment, HeartbeatCache(), grace, conf, log_config
+        )
     model = NimbusModel(model.settings, topologies, dict(e.supervisors), epoch, leading=True)
     for tid in sorted(topologies):
         model, more = _apply(model, tid, states.Startup(), e.now, e.wall)

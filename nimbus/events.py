@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from squall.log_config import Change, LoggerLevel
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.structure import TopologyStructure
 
@@ -68,6 +69,26 @@ class SetConfig:
 
 
 @dataclass(frozen=True)
+class SetLogConfig:
+    """Storm's setLogConfig: `changes` per logger, already validated."""
+
+    name: str
+    changes: Mapping[str, Change]
+    wall: float
+
+
+@dataclass(frozen=True)
+class Debug:
+    """Storm's debug: `component` "" is the whole topology."""
+
+    name: str
+    component: str
+    enable: bool
+    percentage: float
+    wall: float
+
+
+@dataclass(frozen=True)
 class MonitorTick:
     """The periodic check: supervisors and every topology's worker beats, just read."""
 
@@ -97,6 +118,7 @@ class BecameLeader:
     log: tuple[CoordinatorMessage, ...]
     now: float
     wall: float
+    log_configs: Mapping[str, Mapping[str, LoggerLevel]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -126,6 +148,8 @@ Event = (
     | Activate
     | Deactivate
     | SetConfig
+    | SetLogConfig
+    | Debug
     | MonitorTick
     | SupervisorsChanged
     | BecameLeader

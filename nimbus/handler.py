@@ -30,6 +30,7 @@ from squall.validation import name_problem
 from . import request_context, summaries
 from .authorizer import NOOP, SUBMITTER_KEYS, Acl, UnixGroups, authorizer_kind, decide, denial
 from .controller import Controller
+from .log_debug_calls import LogDebugCalls
 from .operations import op as _op
 from .redaction import redacted
 from .ui_reads import UiReads
@@ -51,7 +52,7 @@ def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
     return json.dumps(conf)
 
 
-class NimbusHandler(UiReads):
+class NimbusHandler(UiReads, LogDebugCalls):
     def __init__(
         self,
         controller: Controller,

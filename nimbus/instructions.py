@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from squall.log_config import LoggerLevel
 from squall.records import Assignment, StormBase
 from squall.structure import TopologyStructure
 
@@ -71,6 +72,15 @@ class UpdateConf:
 
 
 @dataclass(frozen=True)
+class WriteLogConfig:
+    """/logconfigs/<id>, which the topology's workers watch."""
+
+    topology_id: str
+    config: Mapping[str, LoggerLevel]
+    epoch: int
+
+
+@dataclass(frozen=True)
 class RemoveTopology:
     """Its ZooKeeper nodes and its code."""
 
@@ -120,6 +130,7 @@ Instruction = (
     | WriteTasks
     | WriteAssignment
     | UpdateConf
+    | WriteLogConfig
     | RemoveTopology
     | RemoveCode
     | RemoveOrphanAssignment

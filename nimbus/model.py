@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from squall import thrift_api as T
+from squall.log_config import LogConfig
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
 
@@ -52,6 +53,7 @@ class TopologyModel:
     heartbeats: HeartbeatCache = field(default_factory=HeartbeatCache)
     assigned_at: Mapping[int, float] = field(default_factory=dict)  # nimbus monotonic secs
     conf: Mapping[str, Any] = field(default_factory=dict)  # the effective topology conf
+    log_config: LogConfig = field(default_factory=dict)  # as in /logconfigs/<id>
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from .component_stats import (
     per_stream,
     totals,
 )
+from .summaries import debug_options
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ def topology_page(facts: TopologyFacts, include_sys: bool, now: float) -> Any:
         ),
         owner=facts.base.owner,
         workers=worker_summaries(facts, include_sys),
+        debug_options=debug_options(facts.base.component_debug.get(facts.id)),
     )
 
 
@@ -164,6 +166,7 @@ def component_page(facts: TopologyFacts, component: str, include_sys: bool, now:
         exec_stats=[_executor_aggregate(kind, row) for row in mine],
         errors=error_infos(errors),
         topology_status=facts.base.status.upper(),
+        debug_options=debug_options(facts.base.component_debug.get(component)),
     )
 
 

@@ -97,7 +97,15 @@ def topology_info(
             ]
             for component, entries in errors.items()
         },
+        component_debug={key: debug_options(pct) for key, pct in base.component_debug.items()},
     )
+
+
+def debug_options(percentage: float | None) -> Any:
+    """Storm's DebugOptions for a stored sampling percentage (None: debug is off)."""
+    if percentage is None:
+        return None
+    return T.DebugOptions(enable=True, samplingpct=percentage)
 
 
 def _executor_stats(stats: Mapping[str, Any], spout: bool) -> Any:

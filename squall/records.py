@@ -120,6 +120,8 @@ class StormBase:
     owner: str = ""
     previous_status: str | None = None
     pending: PendingEvent | None = None
+    # Storm's debug options: component id (or the topology id) -> sampling percentage
+    component_debug: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> StormBase:

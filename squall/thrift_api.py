@@ -59,6 +59,10 @@ NumErrorsChoice = api.NumErrorsChoice
 GetInfoOptions = api.GetInfoOptions
 TopologyHistoryInfo = api.TopologyHistoryInfo
 OwnerResourceSummary = api.OwnerResourceSummary
+# Storm 2 log levels and debug
+LogLevelAction = api.LogLevelAction
+LogLevel = api.LogLevel
+LogConfig = api.LogConfig
 
 AlreadyAliveException = api.AlreadyAliveException
 NotAliveException = api.NotAliveException

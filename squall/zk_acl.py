@@ -76,6 +76,9 @@ TABLE: tuple[tuple[str, Grant], ...] = (
     # a topology's CURVE keypair: workers read it as their supervisor's role, so every
     # supervisor host can read every topology's keys (SECURITY.md says so)
     ("credentials/*", NIMBUS_OWNED),
+    # a topology's dynamic log levels: nimbus writes them (setLogConfig), workers read them
+    ("logconfigs", NIMBUS_OWNED),
+    ("logconfigs/*", NIMBUS_OWNED),
     ("supervisors", SUPERVISOR_CREATES),
     ("supervisors/*", HOST_OWNED),  # a supervisor's ephemeral registration
     ("taskbeats", NIMBUS_OWNED),

@@ -48,6 +48,10 @@ class ZkLayout:
         return self._p("credentials")
 
     @property
+    def logconfigs_root(self) -> str:
+        return self._p("logconfigs")
+
+    @property
     def nimbuses(self) -> str:
         return self._p("nimbuses")
 
@@ -87,6 +91,10 @@ class ZkLayout:
         """Storm's /credentials/<id>: the topology's CURVE keypair (squall.topology_keys)."""
         return self._p("credentials", topology_id)
 
+    def logconfig(self, topology_id: str) -> str:
+        """Storm's /logconfigs/<id>: the topology's dynamic log levels (squall.log_config)."""
+        return self._p("logconfigs", topology_id)
+
     def consumer_offset(self, group: str, source: str, partition: str) -> str:
         return self._p("consumers", group, "offsets", source, partition)
 
@@ -107,4 +115,5 @@ class ZkLayout:
             self.taskbeats(topology_id),
             self.errors(topology_id),
             self.credentials(topology_id),
+            self.logconfig(topology_id),
         )

@@ -215,6 +215,7 @@ struct TopologyInfo {
   4: required list<ExecutorSummary> executors;
   5: required string status;
   6: required map<string, list<ErrorInfo>> errors;
+  7: optional map<string, DebugOptions> component_debug;  // Storm 2's: debug()'s options
 }
 
 enum TopologyInitialStatus {
@@ -410,6 +411,29 @@ struct OwnerResourceSummary {
 }
 // end of the Storm 2 read calls' structs
 
+// Storm 2 log levels and debug: structs copied from Storm 2's storm.thrift (DebugOptions,
+// above, is shared with the read calls).
+enum LogLevelAction {
+  UNCHANGED = 1,
+  UPDATE    = 2,
+  REMOVE    = 3
+}
+
+struct LogLevel {
+  1: required LogLevelAction action;
+  2: optional string target_log_level;
+  // seconds the target level is kept (0: for good), then reset_log_level applies
+  3: optional i32 reset_log_level_timeout_secs;
+  // set by nimbus: when (milliseconds since the epoch) the target level ends
+  4: optional i64 reset_log_level_timeout_epoch;
+  5: optional string reset_log_level;
+}
+
+struct LogConfig {
+  2: optional map<string, LogLevel> named_logger_level;
+}
+// end of the Storm 2 log levels and debug structs
+
 service Nimbus {
   void submitTopology(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology)
     throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
@@ -454,4 +478,10 @@ service Nimbus {
   ComponentPageInfo getComponentPageInfo(1: string topology_id, 2: string component_id, 3: string window, 4: bool is_include_sys) throws (1: NotAliveException e, 2: AuthorizationException aze);
   TopologyHistoryInfo getTopologyHistory(1: string user) throws (1: AuthorizationException aze);
   list<OwnerResourceSummary> getOwnerResourceSummaries(1: string owner) throws (1: AuthorizationException aze);
+
+  // Storm 2 log levels and debug (signatures as in Storm 2's storm.thrift: the log calls
+  // declare no exceptions, so their refusals reach clients as TApplicationException)
+  void setLogConfig(1: string name, 2: LogConfig config);
+  LogConfig getLogConfig(1: string name);
+  void debug(1: string name, 2: string component, 3: bool enable, 4: double samplingPercentage) throws (1: NotAliveException e, 2: AuthorizationException aze);
 }

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from squall.components import Batch, Component, TaskContext, Tuple
+from squall.event_sampling import EVENT_LOGGER, Sampler
 
 from .acking import (
     SYSTEM_STREAMS,
@@ -51,6 +52,7 @@ from .stall import Progress
 from .tables import as_table
 
 log = logging.getLogger("squall.worker")
+eventlog = logging.getLogger(EVENT_LOGGER)
 
 Input = Tuple | Batch
 InboxItem = Input | ProtocolMessage
@@ -164,6 +166,8 @@ class Executor:
         self.io = io
         self.new_id = new_id if new_id is not None else AckIds()
         self.stats = TaskStats()
+        # Storm's debug option: a seeded share of emitted tuples goes to the event log
+        self.sampler = Sampler(seed=context.task_id)
         self.inbox: queue.Queue[InboxItem] = queue.Queue()
         self.stopping = threading.Event()
         self.active = threading.Event()
@@ -203,6 +207,8 @@ class Executor:
             )
         targets = self.io.targets(name, self.context.task_id, stream, values, direct)
         self._send_parts(stream, [(target, tuple(values)) for target in targets], msg_id)
+        if self.sampler():
+            self._event(stream, msg_id, values)
         self.stats.emitted[stream] += 1
         self.stats.transferred[stream] += len(targets)
 
@@ -213,8 +219,17 @@ class Executor:
             return
         parts = self.io.split(name, self.context.task_id, stream, table, direct)
         self._send_parts(stream, parts, msg_id)
+        if self.sampler.percentage > 0:
+            for row in table.to_pylist():
+                if self.sampler():
+                    self._event(stream, msg_id, list(row.values()))
         self.stats.emitted[stream] += table.num_rows
         self.stats.transferred[stream] += sum(part.num_rows for _, part in parts)
+
+    def _event(self, stream: str, msg_id: Any, values: list[Any]) -> None:
+        """One sampled tuple in the worker log (Storm's event logger's fields)."""
+        name, task = self.context.component_id, self.context.task_id
+        eventlog.info("%s %d %s %r %r", name, task, stream, msg_id, values)
 
     def _send_parts(self, stream: str, parts: Sequence[tuple[int, Any]], msg_id: Any) -> None:
         """Ask the task's machine how to send `parts` (one Send per part, in order, plus

@@ -27,6 +27,7 @@ from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
+from squall.event_sampling import percentage_for
 from squall.records import Assignment, StormBase
 from squall.security import security_on
 from squall.structure import TopologyStructure
@@ -37,6 +38,7 @@ from .error_reports import ErrorReports
 from .executor_factory import load_executor
 from .executors import Executor
 from .inbound import Inbound
+from .log_levels import LogLevels
 from .readiness import ready_tasks, summary, waiting_for
 from .routing import Router
 from .spark import SparkHolder
@@ -63,6 +65,7 @@ class Worker:
         self.zk = zk_mod.connect(conf, "supervisor")  # a worker acts as its supervisor
         self.layout = zk_mod.layout(conf)
         self.agent = ZooKeeperAgent(self.zk, self.layout, tid, self.slot)
+        self.log_levels = LogLevels(self.zk, self.layout.logconfig(tid))
         self.structure = TopologyStructure.from_json(
             json.loads((code_dir / STRUCTURE_FILE).read_text())
         )
@@ -131,6 +134,7 @@ class Worker:
         for executor in self.executors.values():
             executor.start()
         self.agent.watch(self._status_changed, self._assignment_changed)
+        self.log_levels.start()
         return True
 
     def _context(self, task: int, task_components: dict[int, str]) -> TaskContext:
@@ -155,6 +159,9 @@ class Worker:
             return
         with self.activation:
             self.status_active = base.status == "active"
+        for executor in self.executors.values():
+            component = executor.context.component_id
+            executor.sampler.percentage = percentage_for(base.component_debug, self.tid, component)
         self._apply_activation()
 
     def _apply_activation(self) -> None:
@@ -212,6 +219,7 @@ class Worker:
     def run(self) -> None:
         period = self.conf["worker.heartbeat.frequency.secs"]
         while not self.stopping.wait(period):
+            log.debug("heartbeat of %d tasks", len(self.executors))
             self.beat()
             if not self.topology_ready:
                 self._check_ready()
@@ -233,6 +241,7 @@ class Worker:
             self.beat()
             self.transport.close()
             self.spark.stop()
+        self.log_levels.close()
         self.agent.close()
 
 

@@ -244,3 +244,28 @@ def test_required_field_checker_finds_what_storm_would_refuse():
     api = IDLS["storm2"]
     bare = api.ExecutorStats(emitted={}, transferred={}, rate=0.0)
     assert missing_required(bare) == ["reply.specific (ExecutorStats): required, not present"]
+
+
+def test_storm2_log_levels_and_debug_from_the_leader_and_the_standby(cluster):
+    """Storm 2's setLogConfig, getLogConfig and debug from Storm's own IDL: the leader
+    applies them, the standby reads the stored config and refuses the writes, naming the
+    leader."""
+    api = IDLS["storm2"]
+    update = api.LogLevel(
+        action=api.LogLevelAction.UPDATE, target_log_level="WARN", reset_log_level_timeout_secs=0
+    )
+    with storm_client(cluster, "storm2", "leader") as client:
+        client.setLogConfig("wire", api.LogConfig(named_logger_level={"wire.x": update}))
+        stored = client.getLogConfig("wire").named_logger_level
+        assert stored["wire.x"].target_log_level == "WARN"
+        client.debug("wire", "", True, 10.0)
+        info = client.getTopologyInfoByName("wire")
+        assert info.component_debug == {info.id: api.DebugOptions(enable=True, samplingpct=10.0)}
+        client.debug("wire", "", False, 0.0)
+        refused(client, lambda: client.debug("nope", "", True, 1.0), api.NotAliveException, "nope")
+        refused(client, lambda: client.getLogConfig("nope"), None, "NotAliveException")
+    leader = f"127.0.0.1:{ports(cluster)['leader']}"
+    with storm_client(cluster, "storm2", "standby") as client:
+        assert client.getLogConfig("wire").named_logger_level == stored
+        refused(client, lambda: client.setLogConfig("wire", api.LogConfig()), None, leader)
+        refused(client, lambda: client.debug("wire", "", True, 1.0), None, leader)

@@ -91,12 +91,19 @@ DONE = [
     (NIMBUS, "read", L.errors(TID) + "/split"),
     (NIMBUS, "read", L.supervisor("s1")),
     (NIMBUS, "read", L.supervisors),
+    # setLogConfig: nimbus writes /logconfigs/<id>, removes it with the topology
+    (NIMBUS, "create", L.logconfigs_root),
+    (NIMBUS, "create", L.logconfig(TID)),
+    (NIMBUS, "set", L.logconfig(TID)),
+    (NIMBUS, "read", L.logconfig(TID)),
+    (NIMBUS, "delete", L.logconfig(TID)),
     # a supervisor
     (SUPERVISOR, "create", L.supervisor("s1")),
     *((SUPERVISOR, "read", p) for p in (L.assignments, L.assignment(TID), L.nimbus_epoch)),
     (SUPERVISOR, "read", L.taskbeat(TID, "s1", 6700)),
     # its workers
     *((SUPERVISOR, "read", p) for p in (L.storm(TID), L.tasks(TID), L.task(TID, 3))),
+    (SUPERVISOR, "read", L.logconfig(TID)),
     (SUPERVISOR, "create", L.taskbeat(TID, "s1", 6700)),
     (HOST, "set", L.taskbeat(TID, "s1", 6700)),
     (SUPERVISOR, "create", L.errors(TID)),  # report_error's makepath
@@ -122,6 +129,9 @@ FORBIDDEN = [
     ("create", "/squall/anything-new"),
     ("delete", L.taskbeats(TID)),
     ("delete", L.supervisors),
+    ("set", L.logconfig(TID)),
+    ("create", L.logconfig("other-1-1")),
+    ("delete", L.logconfig(TID)),
 ]
 
 
