@@ -59,6 +59,15 @@ NumErrorsChoice = api.NumErrorsChoice
 GetInfoOptions = api.GetInfoOptions
 TopologyHistoryInfo = api.TopologyHistoryInfo
 OwnerResourceSummary = api.OwnerResourceSummary
+# Storm 2 blobstore
+AccessControlType = api.AccessControlType
+AccessControl = api.AccessControl
+SettableBlobMeta = api.SettableBlobMeta
+ReadableBlobMeta = api.ReadableBlobMeta
+ListBlobsResult = api.ListBlobsResult
+BeginDownloadResult = api.BeginDownloadResult
+KeyNotFoundException = api.KeyNotFoundException
+KeyAlreadyExistsException = api.KeyAlreadyExistsException
 
 AlreadyAliveException = api.AlreadyAliveException
 NotAliveException = api.NotAliveException
