@@ -10,6 +10,7 @@ TApplicationException (Storm's IllegalArgumentException), never a dropped connec
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from thriftpy2.thrift import TApplicationException
@@ -17,7 +18,7 @@ from thriftpy2.thrift import TApplicationException
 from squall import thrift_api as T
 
 from . import request_context
-from .authorizer import NOOP
+from .authorizer import NOOP, Acl, UnixGroups
 from .blob_acl import (
     READ,
     USER,
@@ -59,11 +60,17 @@ def meta_out(meta: BlobMeta, version: int) -> Any:
 
 
 class BlobAccess:
+    """Mixed into NimbusHandler, whose attributes these are (and UiReads' `_may`)."""
+
     c: Any  # the Controller
     conf: dict[str, Any]
     authorizer: str
+    acl: Acl
+    groups: UnixGroups
+    _may: Callable[[str | None, str, Mapping[str, Any]], bool]
 
     def _init_blobs(self) -> None:
+        """Called by NimbusHandler.__init__: the blobs table lives in nimbus's store."""
         self.blob_store = BlobStore(self.c.store.engine)
         self.blob_sessions = BlobSessions(
             max_downloads=self.conf["nimbus.blob.max.open.downloads"],
