@@ -54,6 +54,34 @@ USER_COMMANDS = USER_COMMANDS | {
 TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getTopologyPageInfo", "getComponentPageInfo"}
 # Storm 2 log levels and debug: getLogConfig is a topology read, the others topology commands
 TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getLogConfig"}
+# Storm 2 blobstore: user commands (nimbus.users may narrow who uses it), then each blob's
+# own ACL decides (nimbus/blob_acl.py); supervisors may use the reads
+BLOB_READ_COMMANDS = frozenset(
+    {
+        "getBlobMeta",
+        "beginBlobDownload",
+        "downloadBlobChunk",
+        "listBlobs",
+        "getBlobReplication",
+        "isRemoteBlobExists",
+    }
+)
+USER_COMMANDS = (
+    USER_COMMANDS
+    | BLOB_READ_COMMANDS
+    | {
+        "beginCreateBlob",
+        "beginUpdateBlob",
+        "uploadBlobChunk",
+        "finishBlobUpload",
+        "cancelBlobUpload",
+        "setBlobMeta",
+        "deleteBlob",
+        "updateBlobReplication",
+        "createStateInZookeeper",
+    }
+)
+SUPERVISOR_COMMANDS = SUPERVISOR_COMMANDS | BLOB_READ_COMMANDS
 TOPOLOGY_COMMANDS = TOPOLOGY_READ_COMMANDS | {
     "killTopology",
     "rebalance",

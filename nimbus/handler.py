@@ -29,6 +29,7 @@ from squall.validation import name_problem
 
 from . import request_context, summaries
 from .authorizer import NOOP, SUBMITTER_KEYS, Acl, UnixGroups, authorizer_kind, decide, denial
+from .blob_calls import BlobCalls
 from .controller import Controller
 from .log_debug_calls import LogDebugCalls
 from .operations import op as _op
@@ -52,7 +53,7 @@ def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
     return json.dumps(conf)
 
 
-class NimbusHandler(UiReads, LogDebugCalls):
+class NimbusHandler(UiReads, LogDebugCalls, BlobCalls):
     def __init__(
         self,
         controller: Controller,
@@ -70,6 +71,7 @@ class NimbusHandler(UiReads, LogDebugCalls):
         self.acl = Acl.from_conf(conf)
         cache_secs = conf["storm.group.mapping.service.cache.duration.secs"]
         self.groups = UnixGroups(cache_secs, time.monotonic)
+        self._init_blobs()  # Storm 2 blobstore (nimbus/blob_calls.py)
 
     def _authorize(self, operation: str, topology: str | None) -> None:
         if self.authorizer == NOOP:

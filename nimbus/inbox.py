@@ -88,6 +88,16 @@ class Inbox:
             upload.size += len(chunk)
             upload.last_active = now
 
+    def size(self, location: str) -> int:
+        """Bytes received so far at `location` (0 when there is no such upload)."""
+        with self.lock:
+            upload = self.uploads.get(location)
+            return upload.size if upload else 0
+
+    def locations(self) -> set[str]:
+        with self.lock:
+            return set(self.uploads)
+
     def finish(self, location: str, now: float, principal: str | None) -> None:
         with self.lock:
             upload = self._owned(location, principal)

@@ -63,6 +63,15 @@ OwnerResourceSummary = api.OwnerResourceSummary
 LogLevelAction = api.LogLevelAction
 LogLevel = api.LogLevel
 LogConfig = api.LogConfig
+# Storm 2 blobstore
+AccessControlType = api.AccessControlType
+AccessControl = api.AccessControl
+SettableBlobMeta = api.SettableBlobMeta
+ReadableBlobMeta = api.ReadableBlobMeta
+ListBlobsResult = api.ListBlobsResult
+BeginDownloadResult = api.BeginDownloadResult
+KeyNotFoundException = api.KeyNotFoundException
+KeyAlreadyExistsException = api.KeyAlreadyExistsException
 
 AlreadyAliveException = api.AlreadyAliveException
 NotAliveException = api.NotAliveException

@@ -233,9 +233,9 @@ def test_illegal_transitions_and_arguments_are_errors_on_a_live_connection(clust
 def test_an_unknown_method_is_named_and_the_connection_kept(cluster):
     with storm_client(cluster, "storm2", "leader") as client:
         with pytest.raises(TApplicationException) as info:
-            client.getBlobReplication("key")
+            client.getComponentPendingProfileActions("wire", "sink", 0)
         assert info.value.type == TApplicationException.UNKNOWN_METHOD
-        assert "getBlobReplication" in info.value.message
+        assert "getComponentPendingProfileActions" in info.value.message
         assert client.getLeader().isLeader
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from squall.config import ConfigError
 from squall.nimbus.authorizer import (
+    BLOB_READ_COMMANDS,
     DENY,
     NOOP,
     SIMPLE,
@@ -39,7 +40,10 @@ def test_admins_by_name_or_group_may_do_anything(operation):
 def test_supervisors_may_only_download_and_find_the_leader():
     for operation in sorted(EVERY):
         allowed = permits(ACL, "supervisor", NONE, operation, ALICE_TOPOLOGY)
-        assert allowed == (operation in {"fileDownload", "getLeader"}), operation
+        # the blob reads: then each blob's ACL decides (supervisors may READ any blob)
+        downloads = {"fileDownload", "getLeader"} | BLOB_READ_COMMANDS
+        assert allowed == (operation in downloads), operation
+    assert "deleteBlob" in EVERY and "getBlobMeta" in EVERY
     # listed as a topology user too, a supervisor still cannot kill
     listed = {**ALICE_TOPOLOGY, "topology.users": ["supervisor"]}
     assert not permits(ACL, "supervisor", NONE, "killTopology", listed)

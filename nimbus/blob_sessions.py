@@ -1,0 +1,96 @@
+"""Blob uploads and downloads in progress on this nimbus.
+
+An upload's bytes live in the inbox (nimbus/inbox.py: owner, quotas, random names, expiry),
+the same as a code upload's; here is only what the inbox does not know: which key the upload
+creates or replaces, and with which meta. A session whose upload the inbox expired is gone
+here too. Downloads are (key, version, offset) cursors owned by the identity that began them,
+dropped after nimbus.file.copy.expiration.secs idle and capped in number, so a client that
+begins and abandons downloads cannot grow nimbus's memory.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass, field
+
+from squall import thrift_api as T
+
+from .blob_acl import BlobMeta
+
+
+@dataclass(frozen=True)
+class PendingUpload:
+    key: str
+    meta: BlobMeta | None  # None: an update of an existing blob's bytes
+
+
+@dataclass
+class BlobDownload:
+    key: str
+    version: int
+    owner: str | None
+    last_used: float  # monotonic
+    code: object | None = None  # a code_blobs.CodeBlob when reading a code package
+    offset: int = 0
+
+
+@dataclass
+class BlobSessions:
+    max_downloads: int
+    max_idle: float
+    uploads: dict[str, PendingUpload] = field(default_factory=dict)
+    downloads: dict[str, BlobDownload] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add_upload(self, location: str, pending: PendingUpload, live: set[str]) -> None:
+        """Record the upload at `location`; forget those the inbox no longer holds (`live`)."""
+        with self.lock:
+            for gone in set(self.uploads) - live:
+                del self.uploads[gone]
+            self.uploads[location] = pending
+
+    def upload(self, location: str) -> PendingUpload:
+        with self.lock:
+            pending = self.uploads.get(location)
+        if pending is None:
+            raise T.AuthorizationException(msg=f"no blob upload session {location!r}")
+        return pending
+
+    def end_upload(self, location: str) -> None:
+        with self.lock:
+            self.uploads.pop(location, None)
+
+    def add_download(self, download: BlobDownload) -> str:
+        with self.lock:
+            now = download.last_used
+            idle = [d for d, x in self.downloads.items() if now - x.last_used > self.max_idle]
+            for session in idle:
+                del self.downloads[session]
+            if len(self.downloads) >= self.max_downloads:
+                raise T.IllegalStateException(
+                    msg=f"nimbus holds {len(self.downloads)} blob downloads "
+                    f"(nimbus.blob.max.open.downloads); try again later"
+                )
+            session = secrets.token_hex(16)
+            self.downloads[session] = download
+            return session
+
+    def download(self, session: str, principal: str | None, now: float) -> BlobDownload:
+        with self.lock:
+            download = self.downloads.get(session)
+            if download is None or download.owner != principal:
+                raise T.AuthorizationException(msg=f"no blob download session {session!r} of yours")
+            download.last_used = now
+            return download
+
+    def advance(self, session: str, by: int) -> None:
+        """Move the cursor; a download that read nothing more is complete and ends."""
+        with self.lock:
+            download = self.downloads.get(session)
+            if download is None:
+                return
+            if by == 0:
+                del self.downloads[session]
+            else:
+                download.offset += by
