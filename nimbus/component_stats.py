@@ -35,10 +35,18 @@ def count(value: Any) -> int:
 
 
 def stream_counts(raw: Any) -> dict[str, int]:
-    """A heartbeat's stream -> count map; anything but a stream name and a count is left out."""
+    """A heartbeat's stream -> count map; anything but a stream name and a count that fits
+    Thrift's i64 is left out (heartbeats are written by anyone who can write ZooKeeper)."""
     if not isinstance(raw, Mapping):
         return {}
-    return {k: count(v) for k, v in raw.items() if isinstance(k, str)}
+    return {
+        k: v
+        for k, v in raw.items()
+        if isinstance(k, str)
+        and isinstance(v, int)
+        and not isinstance(v, bool)
+        and 0 <= v <= _I64_MAX
+    }
 
 
 @dataclass(frozen=True)

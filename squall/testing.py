@@ -37,6 +37,7 @@ from squall.worker.executors import Executor
 from squall.worker.inbound import Inbound
 from squall.worker.routing import Router
 from squall.worker.spark import SparkHolder
+from squall.worker.spout_executor import SpoutExecutor
 from squall.worker.tables import as_table
 from squall.worker.task_io import WorkerTaskIO
 
@@ -183,8 +184,10 @@ def run(
         for executor in executors.values():
             executor.start()
         _wait_until_ready(executors, deadline)  # as a worker's spouts do: readiness.py
+        polls = {t: e.polls for t, e in executors.items() if isinstance(e, SpoutExecutor)}
         for executor in executors.values():
             executor.active.set()
+        _wait_until_polled(executors, polls, deadline)
         _wait_until_done(executors, deadline, result)
     finally:
         for executor in executors.values():
@@ -230,6 +233,18 @@ def _wait_until_ready(executors: Mapping[int, Executor], deadline: float) -> Non
         if time.monotonic() > deadline:
             raise RunTimeout("the topology's tasks were still starting at the deadline")
         time.sleep(0.05)
+
+
+def _wait_until_polled(
+    executors: Mapping[int, Executor], polls: Mapping[int, int], deadline: float
+) -> None:
+    """Every spout called next_tuple since it was activated: before that, its `idle` is the
+    one it had while inactive, and a run could look finished before it began."""
+    while any(executors[t].polls == n for t, n in polls.items()):  # type: ignore[attr-defined]
+        _check_alive(executors)
+        if time.monotonic() > deadline:
+            raise RunTimeout("the spouts had not started at the deadline")
+        time.sleep(0.01)
 
 
 def _wait_until_done(executors: Mapping[int, Executor], deadline: float, result: RunResult) -> None:

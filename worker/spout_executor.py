@@ -28,6 +28,7 @@ class SpoutExecutor(Executor):
             self.conf.get("topology.max.spout.pending") or 0,
             self.new_id,
         )
+        self.polls = 0  # next_tuple calls so far: `idle` says something once one ran active
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
         return self.tracker.handle(SpoutEmitted(msg_id, targets, time.monotonic()))
@@ -60,6 +61,7 @@ class SpoutExecutor(Executor):
                 time.sleep(0.001)  # backpressure: wait for acks or timeouts
                 continue
             emitted = False
+            self.polls += 1
             self.mark(busy=True)
             try:
                 emitted = bool(self.component.next_tuple())
