@@ -104,7 +104,8 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         server.close()
 
     def on_zk_state(zk_state: str) -> None:
-        if zk_state == KazooState.LOST and controller.leading:
+        # a stop closes the session itself: that LOST is no reason to step down (exit 3)
+        if zk_state == KazooState.LOST and controller.leading and not stop.is_set():
             threading.Thread(target=step_down, args=("ZooKeeper session lost",)).start()
         elif zk_state == KazooState.CONNECTED:  # re-register after a session loss
             timers.after(0, register)  # not on kazoo's thread: it would block it

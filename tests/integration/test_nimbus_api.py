@@ -175,3 +175,12 @@ def test_cli_manages_a_topology(cluster):
     assert "NotAliveException" in missing.stderr and "clitest" in missing.stderr
     bad = squall(cluster, "submit", str(TINY), "--name", "a/b")
     assert bad.returncode == 1 and "InvalidTopologyException" in bad.stderr
+
+
+def test_a_clean_stop_of_the_leader_is_not_a_step_down(cluster):
+    """SIGTERM ends the leader with status 0; closing its own ZooKeeper session on the way
+    out is no reason to step down (which exits 3 for a process manager to restart it)."""
+    process = cluster.processes["nimbus"]
+    cluster.restart_nimbus(1)  # terminate (SIGTERM), then start again and wait until ready
+    assert process.returncode == 0
+    assert "stepping down" not in (cluster.directory / "nimbus.log").read_text()
