@@ -10,7 +10,7 @@ from squall import thrift_api as T
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
 
-from .component_stats import ALL_TIME, executor_rows, stream_counts
+from .component_stats import ALL_TIME, error_infos, executor_rows, stream_counts
 
 
 def cluster_summary(
@@ -85,18 +85,7 @@ def topology_info(
         uptime_secs=max(0, now_secs - base.launch_time_secs),
         executors=executors,
         status=base.status.upper(),
-        errors={
-            component: [
-                T.ErrorInfo(
-                    error=e["error"],
-                    error_time_secs=int(e["time_secs"]),
-                    host=e.get("host"),
-                    port=e.get("port"),
-                )
-                for e in entries
-            ]
-            for component, entries in errors.items()
-        },
+        errors={component: error_infos(entries) for component, entries in errors.items()},
         component_debug={key: debug_options(pct) for key, pct in base.component_debug.items()},
     )
 
