@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,11 +183,24 @@ def run(
         deadline = time.monotonic() + timeout
         for executor in executors.values():
             executor.start()
-        _wait_until_ready(executors, deadline)  # as a worker's spouts do: readiness.py
+        # every task ready (a SparkBolt's session up) before any spout emits: readiness.py
+        _wait_while(
+            executors,
+            lambda: not all(e.stats.ready for e in executors.values()),
+            deadline,
+            "the topology's tasks were still starting",
+        )
         polls = {t: e.polls for t, e in executors.items() if isinstance(e, SpoutExecutor)}
         for executor in executors.values():
             executor.active.set()
-        _wait_until_polled(executors, polls, deadline)
+        # each spout's idle flag is news only once it polled while active: until then a run
+        # could look finished before it began
+        _wait_while(
+            executors,
+            lambda: any(executors[t].polls == n for t, n in polls.items()),  # type: ignore[attr-defined]
+            deadline,
+            "the spouts had not started",
+        )
         _wait_until_done(executors, deadline, result)
     finally:
         for executor in executors.values():
@@ -226,24 +239,14 @@ def _instance(
     return spec.component(**spec.kwargs)
 
 
-def _wait_until_ready(executors: Mapping[int, Executor], deadline: float) -> None:
-    """Every task is ready (a SparkBolt's session is up) before any spout emits."""
-    while not all(e.stats.ready for e in executors.values()):
-        _check_alive(executors)
-        if time.monotonic() > deadline:
-            raise RunTimeout("the topology's tasks were still starting at the deadline")
-        time.sleep(0.05)
-
-
-def _wait_until_polled(
-    executors: Mapping[int, Executor], polls: Mapping[int, int], deadline: float
+def _wait_while(
+    executors: Mapping[int, Executor], waiting: Callable[[], bool], deadline: float, what: str
 ) -> None:
-    """Every spout called next_tuple since it was activated: before that, its `idle` is the
-    one it had while inactive, and a run could look finished before it began."""
-    while any(executors[t].polls == n for t, n in polls.items()):  # type: ignore[attr-defined]
+    """Poll until `waiting()` is false; a task that stopped, or the deadline, ends the run."""
+    while waiting():
         _check_alive(executors)
         if time.monotonic() > deadline:
-            raise RunTimeout("the spouts had not started at the deadline")
+            raise RunTimeout(f"{what} at the deadline")
         time.sleep(0.01)
 
 
