@@ -98,6 +98,19 @@ def supervisor(ctx: click.Context) -> None:
         sys.exit(1)
 
 
+@main.command()
+@click.pass_context
+def ui(ctx: click.Context) -> None:
+    """Run the UI daemon: web page, Storm's UI REST API and /metrics on ui.host:ui.port."""
+    from squall.ui.server import run_ui
+
+    try:
+        run_ui(ctx.obj)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        sys.exit(1)
+
+
 def _parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
     out = {}
     for item in settings:

@@ -79,6 +79,7 @@ MINIMUM = {
     "topology.max.error.report.per.interval": 1,
     "topology.error.throttle.interval.secs": 1,
     "topology.executor.stall.secs": 1,
+    "ui.port": 1,
 }
 
 Conf = dict[str, Any]

@@ -59,6 +59,8 @@ class LocalCluster:
     zookeeper: ZooKeeperServer | None = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     nimbus_ports: list[int] = field(default_factory=list)
+    ui: bool = False  # also run `squall ui` (on a free loopback port: ui_url)
+    ui_port: int = 0
 
     @property
     def nimbus_port(self) -> int:
@@ -134,6 +136,8 @@ class LocalCluster:
             for i in range(1, self.supervisors + 1):
                 self.start_supervisor(i)
             wait_for(self._cluster_ready, timeout, "nimbus and supervisors to come up")
+            if self.ui:
+                self.start_ui(timeout)
         except BaseException:
             self.stop()
             raise
@@ -146,6 +150,26 @@ class LocalCluster:
             "supervisor",
             {"supervisor.id": f"supervisor{i}", "supervisor.slots.ports": ports},
         )
+
+    @property
+    def ui_url(self) -> str:
+        return f"http://127.0.0.1:{self.ui_port}"
+
+    def start_ui(self, timeout: float = 60) -> None:
+        """`squall ui` on a free loopback port, waited for until it serves its page."""
+        import urllib.request
+
+        self.ui_port = self.ui_port or free_port()
+        self._spawn("ui", "ui", {"ui.host": "127.0.0.1", "ui.port": self.ui_port})
+
+        def serving() -> str | None:
+            if self.processes["ui"].poll() is not None:
+                return "exited"
+            with urllib.request.urlopen(self.ui_url + "/", timeout=5) as response:
+                return "serving" if response.status == 200 else None
+
+        if wait_for(serving, timeout, "squall ui to serve its page") == "exited":
+            raise ClusterError(f"ui exited; see {self.directory / 'ui.log'}")
 
     def start_nimbus(self, i: int) -> None:
         port = self.nimbus_ports[i - 1]
@@ -205,6 +229,7 @@ class LocalCluster:
             terminate(process, grace)
 
     def stop(self) -> None:
+        self.stop_process("ui")
         for name in [n for n in self.processes if n.startswith("supervisor")]:
             self.stop_process(name)
         for name in [n for n in self.processes if n.startswith("nimbus")]:

@@ -3,7 +3,7 @@
 Identity is mutual TLS: one cluster CA signs nimbus's server certificate and a client
 certificate per identity; the client certificate's subject CN is the principal nimbus's
 authorizer judges. Files live in credentials_dir(conf): ca.pem/ca.key, nimbus.pem/nimbus.key,
-and <name>.pem/<name>.key per client identity ("admin" and "supervisor" are made at first
+and <name>.pem/<name>.key per client identity ("admin", "supervisor" and "ui" are made at first
 start). Nothing is ever overwritten: a file that exists is kept, so a running cluster's
 identities survive restarts, and two processes creating credentials at once (nimbus and
 `squall credentials init`) serialize on a lock file and see each other's work.
@@ -34,6 +34,8 @@ CA = "ca"
 SERVER = "nimbus"
 ADMIN = "admin"
 SUPERVISOR = "supervisor"
+UI = "ui"  # the `squall ui` daemon's client identity towards nimbus
+UI_HTTPS = "ui-https"  # its HTTPS server certificate when ui.host is not loopback
 CA_DAYS = 3650
 CERT_DAYS = 825
 UNSPECIFIED = {"", "0.0.0.0", "::"}
@@ -165,7 +167,7 @@ def _san(names: list[str]) -> x509.SubjectAlternativeName:
     return x509.SubjectAlternativeName(entries)
 
 
-def _issue(conf: dict[str, Any], name: str, server: bool) -> None:
+def _issue(conf: dict[str, Any], name: str, server: bool, names: list[str] | None = None) -> None:
     pem, key_path = _paths(conf, name)
     if pem.exists() and key_path.exists():
         return
@@ -184,7 +186,7 @@ def _issue(conf: dict[str, Any], name: str, server: bool) -> None:
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
     )
     if server:
-        builder = builder.add_extension(_san(server_names(conf)), critical=False)
+        builder = builder.add_extension(_san(names or server_names(conf)), critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
     _write_new(key_path, _key_bytes(key), 0o600)
     _write_new(pem, cert.public_bytes(serialization.Encoding.PEM), 0o644)
@@ -219,9 +221,21 @@ def ensure_credentials(conf: dict[str, Any]) -> Path:
                 raise CredentialsError(f"{ca_key} exists without {ca_pem}; remove it")
             _create_ca(conf)
         _issue(conf, SERVER, server=True)
-        for name in (ADMIN, SUPERVISOR):
+        for name in (ADMIN, SUPERVISOR, UI):
             _issue(conf, name, server=False)
     return directory
+
+
+def ui_server_files(conf: dict[str, Any]) -> tuple[Path, Path, Path]:
+    """The UI's HTTPS certificate and key (made where missing: needs the CA key, so the UI
+    runs where nimbus's credentials are, like `squall credentials issue`) and ca.pem, which
+    its clients' certificates must chain to. Its names: ui.host and this host's names."""
+    names = [str(conf.get("ui.host") or ""), *server_names(conf)]
+    unique = [n for i, n in enumerate(names) if n and n not in UNSPECIFIED and n not in names[:i]]
+    with _locked(credentials_dir(conf)):
+        _issue(conf, UI_HTTPS, server=True, names=unique)
+    pem, key = _paths(conf, UI_HTTPS)
+    return pem, key, _paths(conf, CA)[0]
 
 
 def _require(path: Path, name: str) -> Path:

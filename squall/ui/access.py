@@ -1,0 +1,102 @@
+"""Who may use `squall ui`, as a pure policy over plain data and one request's headers.
+
+The UI calls nimbus as its own identity ("ui", a nimbus admin), so whoever reaches it acts
+with those rights. Hence: on a loopback ui.host (the default) it is plain HTTP for the
+host's own users, as Storm's UI without a ui.filter; on any other address it speaks HTTPS
+and wants a client certificate from the cluster CA whose CN is in nimbus.admins (anything)
+or ui.users (the reads). Always: the Host header must name the UI (no DNS rebinding), and a
+POST a browser sends from another site's page is refused (no CSRF).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _names(value: Any) -> frozenset[str]:
+    if isinstance(value, str):
+        return frozenset([value]) if value else frozenset()
+    return frozenset(str(v) for v in value or ())
+
+
+@dataclass(frozen=True)
+class AccessPolicy:
+    needs_certificate: bool
+    host_names: frozenset[str]  # what the Host header may name
+    readers: frozenset[str]
+    admins: frozenset[str]
+
+    @staticmethod
+    def from_conf(conf: Mapping[str, Any], extra_names: tuple[str, ...] = ()) -> AccessPolicy:
+        host = str(conf.get("ui.host") or "127.0.0.1")
+        local = is_loopback(host)
+        names = {host.strip("[]"), *LOOPBACK_NAMES, *extra_names}
+        if not local:
+            names |= {socket.getfqdn(), socket.gethostname()}
+        admins = _names(conf.get("nimbus.admins"))
+        return AccessPolicy(
+            needs_certificate=not local,
+            host_names=frozenset(n.lower() for n in names if n),
+            readers=admins | _names(conf.get("ui.users")),
+            admins=admins,
+        )
+
+
+def _host_only(netloc: str) -> str:
+    """ "host:port", "[::1]:8080" or "host" -> the host, lower case."""
+    parsed = urlsplit("//" + netloc)
+    return (parsed.hostname or "").lower()
+
+
+def decide(
+    policy: AccessPolicy,
+    method: str,
+    host_header: str,
+    origin: str | None,
+    principal: str | None,
+) -> tuple[int, str] | None:
+    """None to serve the request, else (status, why)."""
+    if _host_only(host_header) not in policy.host_names:
+        return 400, f"the Host header {host_header!r} does not name this UI"
+    if policy.needs_certificate:
+        if principal is None:
+            return 403, "a client certificate from the cluster CA is required"
+        if principal not in policy.readers:
+            return 403, f"{principal} is not in ui.users or nimbus.admins"
+        if method not in ("GET", "HEAD") and principal not in policy.admins:
+            return 403, f"{principal} may read but not act (not in nimbus.admins)"
+    cross_site = origin is not None and (
+        origin == "null" or urlsplit(origin).netloc.lower() != host_header.lower()
+    )
+    if method not in ("GET", "HEAD") and cross_site:
+        return 403, f"refused a {method} from another site's page ({origin})"
+    return None
+
+
+def refusal(policy: AccessPolicy, request: Any) -> tuple[int, str] | None:
+    """decide() for a Starlette request; the TLS principal is put in the scope's state by
+    the server's protocol (squall.ui.server)."""
+    state = request.scope.get("state") or {}
+    return decide(
+        policy,
+        request.method,
+        request.headers.get("host", ""),
+        request.headers.get("origin"),
+        state.get("tls_principal"),
+    )

@@ -1,0 +1,219 @@
+"""The Starlette app of `squall ui`: Storm's UI REST API v1 under /api/v1, the web page under
+/, Prometheus /metrics. Handlers are thin: a Thrift call through NimbusLink, then a pure
+builder from cluster_json/topology_json.
+
+Errors are Storm's error JSON ({"error": "<status> <reason>", "errorMessage": ...}) with a
+4xx for what the caller got wrong (unknown id 404, refused 403, bad parameter 400) and 503
+when no nimbus answers; never a traceback. POSTs from another site's page are refused
+(browser CSRF): the UI acts with its own rights, see SECURITY.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from thriftpy2.thrift import TApplicationException
+
+from squall import thrift_api as T
+
+from . import cluster_json, topology_json
+from .access import AccessPolicy, refusal
+from .metrics import render_metrics
+from .nimbus_link import NimbusLink, NimbusUnavailable
+from .topology_json import BadRequest
+
+log = logging.getLogger(__name__)
+REASONS = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict"}
+REASONS |= {500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+def error_json(status: int, message: str) -> JSONResponse:
+    """Storm's UIHelpers.exceptionToJson shape."""
+    body = {"error": f"{status} {REASONS.get(status, '')}".strip(), "errorMessage": message}
+    return JSONResponse(body, status_code=status)
+
+
+def _status_of(exc: Exception) -> int | None:
+    if isinstance(exc, BadRequest | T.InvalidTopologyException):
+        return 400
+    if isinstance(exc, T.AuthorizationException):
+        return 403
+    if isinstance(exc, T.NotAliveException):
+        return 404
+    if isinstance(exc, T.IllegalStateException):
+        return 409
+    if isinstance(exc, NimbusUnavailable):
+        return 503
+    return None
+
+
+def _message(exc: Exception) -> str:
+    return str(getattr(exc, "msg", None) or getattr(exc, "message", None) or exc)
+
+
+def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    """Runs a sync handler (Starlette puts it on a thread) and maps errors to Storm's JSON."""
+
+    def endpoint(request: Request) -> Response:
+        try:
+            result = handler(request)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one JSON answer
+            status = _status_of(exc)
+            if status is None:
+                if isinstance(exc, TApplicationException):
+                    status = 400
+                else:
+                    log.exception("ui request %s failed", request.url.path)
+                    return error_json(500, f"{type(exc).__name__}: {exc}")
+            return error_json(status, _message(exc))
+        return result if isinstance(result, Response) else JSONResponse(result)
+
+    endpoint.__name__ = handler.__name__
+    return endpoint
+
+
+def _window(request: Request) -> str:
+    return topology_json.parse_window(request.query_params.get("window"))
+
+
+def _sys(request: Request) -> bool:
+    return topology_json.parse_sys(request.query_params.get("sys"))
+
+
+def _wait_secs(request: Request) -> int:
+    raw = request.path_params["wait_time"]
+    if not raw.isdigit() or int(raw) > 2**31 - 1:
+        raise BadRequest(f"wait-time must be a non-negative number of seconds; got {raw!r}")
+    return int(raw)
+
+
+def _rebalance_options(body: bytes, wait: int) -> Any:
+    """Storm's body: {"rebalanceOptions": {"numWorkers": n, "executors": {name: n}}}."""
+    options = T.RebalanceOptions(wait_secs=wait)
+    if not body.strip():
+        return options
+    try:
+        given = json.loads(body).get("rebalanceOptions") or {}
+        if "numWorkers" in given:
+            options.num_workers = int(given["numWorkers"])
+        if "executors" in given:
+            options.num_executors = {str(k): int(v) for k, v in given["executors"].items()}
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise BadRequest(f"rebalanceOptions: {exc}") from exc
+    return options
+
+
+def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette:
+    link = link or NimbusLink(conf)
+    policy = AccessPolicy.from_conf(conf)
+
+    def configuration(request: Request) -> Any:
+        return json.loads(link.call(lambda c: c.getNimbusConf()))
+
+    def cluster_summary(request: Request) -> Any:
+        return cluster_json.cluster_summary(link.call(lambda c: c.getClusterInfo()))
+
+    def nimbus_summary(request: Request) -> Any:
+        return cluster_json.nimbus_summary(link.call(lambda c: c.getClusterInfo()).nimbuses)
+
+    def supervisor_summary(request: Request) -> Any:
+        return cluster_json.supervisor_summary(link.call(lambda c: c.getClusterInfo()).supervisors)
+
+    def topology_summary(request: Request) -> Any:
+        return cluster_json.topology_summary(link.call(lambda c: c.getTopologySummaries()))
+
+    def topology(request: Request) -> Any:
+        tid, window, sys = request.path_params["id"], _window(request), _sys(request)
+        page = link.call(lambda c: c.getTopologyPageInfo(tid, window, sys))
+        return topology_json.topology_page(page, window, time.time(), conf)
+
+    def component(request: Request) -> Any:
+        tid, name = request.path_params["id"], request.path_params["component"]
+        window, sys = _window(request), _sys(request)
+
+        def read(c: Any) -> tuple[Any, Any]:
+            owner = c.getTopologyPageInfo(tid, ":all-time", False).owner  # Storm's "user"
+            return c.getComponentPageInfo(tid, name, window, sys), owner
+
+        page, owner = link.call(read)
+        return topology_json.component_page(page, window, time.time(), owner=owner or "")
+
+    def visualization(request: Request) -> Any:
+        tid, sys = request.path_params["id"], _sys(request)
+
+        def read(c: Any) -> tuple[Any, Any]:
+            return c.getUserTopology(tid), c.getTopologyPageInfo(tid, ":all-time", sys)
+
+        return topology_json.visualization(*link.call(read))
+
+    def action(operation: str) -> Callable[[Request], Any]:
+        def act(request: Request) -> Any:
+            tid = request.path_params["id"]
+            wait = _wait_secs(request) if "wait_time" in request.path_params else 0
+            body = request.state.body if hasattr(request.state, "body") else b""
+
+            def run(c: Any) -> None:
+                name = c.getTopologySummary(tid).name  # Storm's actions take the name
+                if operation == "activate":
+                    c.activate(name)
+                elif operation == "deactivate":
+                    c.deactivate(name)
+                elif operation == "kill":
+                    c.killTopologyWithOpts(name, T.KillOptions(wait_secs=wait))
+                else:
+                    c.rebalance(name, _rebalance_options(body, wait))
+
+            link.call(run)
+            return {"topologyOperation": operation, "topologyId": tid, "status": "success"}
+
+        act.__name__ = operation
+        return act
+
+    def metrics(request: Request) -> Response:
+        return Response(render_metrics(link), media_type=CONTENT_TYPE_LATEST)
+
+    api = "/api/v1"
+    topo = api + "/topology/{id}"
+    routes = [
+        Route(api + "/cluster/configuration", guarded(configuration)),
+        Route(api + "/cluster/summary", guarded(cluster_summary)),
+        Route(api + "/nimbus/summary", guarded(nimbus_summary)),
+        Route(api + "/supervisor/summary", guarded(supervisor_summary)),
+        Route(api + "/topology/summary", guarded(topology_summary)),
+        Route(topo, guarded(topology)),
+        Route(topo + "/component/{component}", guarded(component)),
+        Route(topo + "/visualization", guarded(visualization)),
+        Route(topo + "/activate", guarded(action("activate")), methods=["POST"]),
+        Route(topo + "/deactivate", guarded(action("deactivate")), methods=["POST"]),
+        Route(topo + "/rebalance/{wait_time}", guarded(action("rebalance")), methods=["POST"]),
+        Route(topo + "/kill/{wait_time}", guarded(action("kill")), methods=["POST"]),
+        Route("/metrics", guarded(metrics)),
+        Route(api + "/{rest:path}", lambda r: error_json(404, f"no such API path {r.url.path}")),
+        Mount("/", StaticFiles(directory=str(resources.files("squall.ui") / "static"), html=True)),
+    ]
+
+    async def check_access(request: Request, call_next: Callable) -> Response:
+        problem = refusal(policy, request)
+        if problem is not None:
+            status, message = problem
+            return error_json(status, message)
+        if request.method == "POST":
+            request.state.body = await request.body()
+        return await call_next(request)
+
+    return Starlette(
+        routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=check_access)]
+    )

@@ -1,0 +1,69 @@
+"""Runs the UI app on uvicorn at ui.host:ui.port: plain HTTP on a loopback address, else
+HTTPS requiring a client certificate from the cluster CA (see access.py for who may do
+what). The certificate's CN reaches the app through the protocol below, which puts it in
+each request's scope state; uvicorn itself does not hand the peer certificate to apps."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from squall.security import security_on
+from squall.tls import client_context, peer_principal, ui_server_files
+
+from .access import is_loopback
+from .app import build_app
+from .nimbus_link import UI_IDENTITY
+
+log = logging.getLogger(__name__)
+
+
+class PrincipalH11Protocol(H11Protocol):
+    """H11Protocol that records the TLS client certificate's CN per connection."""
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        ssl_object = transport.get_extra_info("ssl_object")
+        principal = peer_principal(ssl_object.getpeercert()) if ssl_object else None
+        self.app_state = {**self.app_state, "tls_principal": principal}
+
+
+def uvicorn_config(conf: dict[str, Any]) -> uvicorn.Config:
+    host, port = str(conf["ui.host"]), int(conf["ui.port"])
+    if security_on(conf):
+        client_context(conf, UI_IDENTITY)  # a missing "ui" certificate: one clear error now
+    tls: dict[str, Any] = {}
+    if not is_loopback(host):
+        if not security_on(conf):
+            raise ValueError(
+                f"ui.host {host} is not a loopback address: the UI then needs the cluster's "
+                "certificates to authenticate its users (security: true)"
+            )
+        pem, key, ca = ui_server_files(conf)
+        tls = {
+            "ssl_certfile": str(pem),
+            "ssl_keyfile": str(key),
+            "ssl_ca_certs": str(ca),
+            "ssl_cert_reqs": ssl.CERT_REQUIRED,
+        }
+    return uvicorn.Config(
+        build_app(conf),
+        host=host,
+        port=port,
+        http=PrincipalH11Protocol,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        **tls,
+    )
+
+
+def run_ui(conf: dict[str, Any]) -> None:
+    config = uvicorn_config(conf)
+    scheme = "https" if config.ssl_certfile else "http"
+    log.info("squall ui on %s://%s:%s/", scheme, config.host, config.port)
+    uvicorn.Server(config).run()

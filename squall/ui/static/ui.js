@@ -1,0 +1,200 @@
+// squall UI: one page, hash routes (#/ and #/topology/<id>), polling Storm's UI REST API v1.
+"use strict";
+const POLL_MS = 2000;
+let timer = null;
+let previous = {};  // component -> {emitted, t}: rates come from two reads
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v); else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+async function api(path, options) {
+  const response = await fetch("/api/v1" + path, options);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.errorMessage || body.error || response.status);
+  return body;
+}
+
+function table(headers, rows, id) {
+  const head = el("tr", {}, ...headers.map((h, i) => el("th", i ? {} : { class: "l" }, h)));
+  const body = rows.map((r) => el("tr", {}, ...r.map((c, i) => el("td", i ? {} : { class: "l" }, c))));
+  return el("table", id ? { id } : {}, head, ...body);
+}
+
+function showStatus(message) { document.getElementById("status").textContent = message || ""; }
+const dash = (v) => (v === null || v === undefined ? "—" : v);
+
+async function home() {
+  const [cluster, topologies, supervisors, nimbuses] = await Promise.all([
+    api("/cluster/summary"), api("/topology/summary"), api("/supervisor/summary"), api("/nimbus/summary"),
+  ]);
+  document.getElementById("version").textContent = cluster.stormVersion;
+  return [
+    el("h2", {}, "Cluster summary"),
+    table(["supervisors", "slots total", "slots used", "slots free", "executors", "tasks", "topologies"],
+      [[cluster.supervisors, cluster.slotsTotal, cluster.slotsUsed, cluster.slotsFree,
+        cluster.executorsTotal, cluster.tasksTotal, cluster.topologies]], "cluster"),
+    el("h2", {}, "Topologies"),
+    table(["name", "id", "status", "uptime", "workers", "executors", "tasks"],
+      topologies.topologies.map((t) => [el("a", { href: "#/topology/" + encodeURIComponent(t.id) }, t.name),
+        t.id, t.status, t.uptime, t.workersTotal, t.executorsTotal, t.tasksTotal]), "topologies"),
+    el("h2", {}, "Supervisors"),
+    table(["id", "host", "uptime", "slots", "used", "free"],
+      supervisors.supervisors.map((s) => [s.id, s.host, s.uptime, s.slotsTotal, s.slotsUsed, s.slotsFree]),
+      "supervisors"),
+    el("h2", {}, "Nimbus"),
+    table(["host", "port", "status", "uptime", "version"],
+      nimbuses.nimbuses.map((n) => [n.host, n.port, n.status, n.nimbusUpTime, n.version])),
+  ];
+}
+
+function layout(viz) {
+  // Columns by depth from the spouts (longest path), rows in name order within a column.
+  const depth = {};
+  const names = Object.keys(viz).sort();
+  const visit = (name, seen) => {
+    if (depth[name] !== undefined) return depth[name];
+    if (seen.has(name)) return 0;
+    seen.add(name);
+    const ins = viz[name][":inputs"].filter((i) => viz[i[":component"]]);
+    depth[name] = ins.length ? 1 + Math.max(...ins.map((i) => visit(i[":component"], seen))) : 0;
+    return depth[name];
+  };
+  names.forEach((n) => visit(n, new Set()));
+  const columns = {};
+  names.forEach((n) => (columns[depth[n]] = columns[depth[n]] || []).push(n));
+  const pos = {};
+  for (const [d, members] of Object.entries(columns)) {
+    members.forEach((n, i) => (pos[n] = { x: 20 + d * 220, y: 20 + i * 90 }));
+  }
+  return pos;
+}
+
+function graph(viz, rates) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = (tag, attrs, text) => {
+    const node = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+  const pos = layout(viz);
+  const width = 40 + 220 * (1 + Math.max(0, ...Object.values(pos).map((p) => (p.x - 20) / 220)));
+  const height = 40 + 90 * Math.max(1, ...Object.values(pos).map((p) => 1 + (p.y - 20) / 90));
+  const root = svg("svg", { class: "graph", id: "graph", width, height });
+  const defs = svg("defs", {});
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5,
+    markerWidth: 6, markerHeight: 6, orient: "auto" });
+  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#667" }));
+  defs.append(marker);
+  root.append(defs);
+  for (const [name, c] of Object.entries(viz)) {
+    for (const input of c[":inputs"]) {
+      const from = pos[input[":component"]];
+      if (!from) continue;
+      const to = pos[name];
+      root.append(svg("path", { class: "edge", d: `M${from.x + 160},${from.y + 30} L${to.x},${to.y + 30}` }));
+    }
+  }
+  for (const [name, c] of Object.entries(viz)) {
+    const p = pos[name];
+    const g = svg("g", { class: "node " + c[":type"], "data-component": name });
+    g.append(svg("rect", { x: p.x, y: p.y, width: 160, height: 60, rx: 6 }));
+    g.append(svg("text", { x: p.x + 8, y: p.y + 17, "font-weight": "bold" }, name));
+    g.append(svg("text", { x: p.x + 8, y: p.y + 34, class: "emitted" }, `emitted ${c[":emitted"]}`));
+    const rate = rates[name] === undefined ? "—" : rates[name].toFixed(1) + "/s";
+    const lat = c[":latency"] === null ? "" : ` · ${c[":latency"]} ms`;
+    g.append(svg("text", { x: p.x + 8, y: p.y + 51 }, `rate ${rate}${lat}`));
+    root.append(g);
+  }
+  return root;
+}
+
+function componentRates(components) {
+  const now = Date.now();
+  const rates = {};
+  for (const c of components) {
+    const id = c.spoutId || c.boltId;
+    const count = c.spoutId ? c.emitted : c.executed;
+    const before = previous[id];
+    if (before && now > before.t) rates[id] = (1000 * (count - before.count)) / (now - before.t);
+    previous[id] = { count, t: now };
+  }
+  return rates;
+}
+
+async function act(topology, operation) {
+  const path = operation === "kill" ? "kill/30" : operation === "rebalance" ? "rebalance/0" : operation;
+  if (!window.confirm(`${operation} topology ${topology.name}?`)) return;
+  try {
+    await api(`/topology/${encodeURIComponent(topology.id)}/${path}`, { method: "POST" });
+    showStatus(`${operation}: done`);
+  } catch (e) {
+    showStatus(`${operation} failed: ${e.message}`);
+  }
+  render();
+}
+
+async function topologyPage(id) {
+  const enc = encodeURIComponent(id);
+  const [t, viz] = await Promise.all([api(`/topology/${enc}`), api(`/topology/${enc}/visualization`)]);
+  const rates = componentRates([...t.spouts, ...t.bolts]);
+  const errors = [...t.spouts, ...t.bolts].filter((c) => c.lastError);
+  const all = t.topologyStats.find((s) => s.window === ":all-time") || {};
+  return [
+    el("h2", {}, `Topology ${t.name}`),
+    table(["id", "status", "uptime", "workers", "executors", "emitted", "acked", "failed", "complete latency (ms)"],
+      [[t.id, el("span", { id: "topology-status" }, t.status), t.uptime, t.workersTotal, t.executorsTotal,
+        all.emitted, all.acked, all.failed, dash(all.completeLatency)]]),
+    el("p", {},
+      el("button", { id: "activate", onclick: () => act(t, "activate") }, "Activate"),
+      el("button", { id: "deactivate", onclick: () => act(t, "deactivate") }, "Deactivate"),
+      el("button", { id: "rebalance", onclick: () => act(t, "rebalance") }, "Rebalance"),
+      el("button", { id: "kill", onclick: () => act(t, "kill") }, "Kill")),
+    el("p", { class: "muted" }, `window: ${t.windowHint}`),
+    graph(viz, rates),
+    el("h2", {}, "Spouts"),
+    table(["id", "executors", "emitted", "transferred", "acked", "failed", "rate/s", "complete latency (ms)"],
+      t.spouts.map((s) => [s.spoutId, s.executors, s.emitted, s.transferred, s.acked, s.failed,
+        rates[s.spoutId] === undefined ? "—" : rates[s.spoutId].toFixed(1), dash(s.completeLatency)]), "spouts"),
+    el("h2", {}, "Bolts"),
+    table(["id", "executors", "executed", "emitted", "transferred", "acked", "failed", "rate/s",
+      "execute latency (ms)", "process latency (ms)", "capacity"],
+      t.bolts.map((b) => [b.boltId, b.executors, b.executed, b.emitted, b.transferred, b.acked, b.failed,
+        rates[b.boltId] === undefined ? "—" : rates[b.boltId].toFixed(1), dash(b.executeLatency),
+        dash(b.processLatency), dash(b.capacity)]), "bolts"),
+    el("h2", {}, "Workers"),
+    table(["host", "port", "supervisor", "executors", "uptime"],
+      t.workers.map((w) => [w.host, w.port, w.supervisorId, w.executorsTotal, w.uptime])),
+    el("h2", {}, "Recent errors"),
+    errors.length
+      ? table(["component", "error", "host", "port", "seconds ago"],
+        errors.map((c) => [c.spoutId || c.boltId, el("span", { class: "error" }, c.lastError),
+          c.errorHost, dash(c.errorPort), c.errorLapsedSecs]), "errors")
+      : el("p", { class: "muted", id: "errors" }, "none"),
+  ];
+}
+
+async function render() {
+  clearTimeout(timer);
+  const route = location.hash.replace(/^#/, "") || "/";
+  const main = document.getElementById("main");
+  try {
+    const match = route.match(/^\/topology\/(.+)$/);
+    const nodes = match ? await topologyPage(decodeURIComponent(match[1])) : await home();
+    main.replaceChildren(...nodes);
+    main.setAttribute("data-updated", String(Date.now()));
+    if (!document.getElementById("status").textContent.includes(":")) showStatus("");
+  } catch (e) {
+    showStatus(`cannot read the cluster: ${e.message}`);
+  }
+  timer = setTimeout(render, POLL_MS);
+}
+
+window.addEventListener("hashchange", () => { previous = {}; render(); });
+render();
