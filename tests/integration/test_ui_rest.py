@@ -1,0 +1,321 @@
+"""`squall ui` (issue #13) as a real process over real HTTP against a real local cluster: the
+Storm UI REST API v1 checked field by field against Storm's documented names and types,
+Storm's error JSON with a 4xx for bad requests, 503 when nimbus is down, /metrics parsed by
+prometheus_client's parser, and what the UI must refuse (CSRF, foreign Host headers, and on a
+non-loopback address: strangers without a certificate, readers acting)."""
+
+import ssl
+import subprocess
+import sys
+
+import httpx
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from squall.local import LocalCluster, topology_id, wait_for
+from squall.processes import terminate
+from squall.submit import submit_file
+from squall.tls import issue
+from squall.zkserver import free_port
+
+from .conftest import TOPOLOGIES
+
+WORDS = TOPOLOGIES / "ui_words.py"
+STR, INT, FLOAT, BOOL = str, int, float, bool
+OPT_STR = (str, type(None))
+OPT_INT = (int, type(None))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalCluster(tmp_path_factory.mktemp("ui"), supervisors=1, ui=True) as c:
+        for name in ("bob", "carol"):
+            issue(c.base_conf_full(), name)
+        yield c
+
+
+@pytest.fixture(scope="module")
+def words(cluster):
+    """The never-ending word count, running, with acked tuple trees."""
+    with cluster.client() as client:
+        submit_file(client, WORDS, cluster.client_conf(), name="words")
+        tid = topology_id(client, "words")
+    wait_for(lambda: get(cluster, f"/topology/{tid}").json()["spouts"][0]["acked"], 120, "acks")
+    return tid
+
+
+def get(cluster, path: str, **kwargs) -> httpx.Response:
+    return httpx.get(cluster.ui_url + "/api/v1" + path, timeout=30, **kwargs)
+
+
+def post(cluster, path: str, **kwargs) -> httpx.Response:
+    return httpx.post(cluster.ui_url + "/api/v1" + path, timeout=30, **kwargs)
+
+
+def check(obj: dict, types: dict) -> None:
+    """Every documented field is there with its documented type."""
+    for field, kind in types.items():
+        assert field in obj, f"missing {field} in {sorted(obj)}"
+        assert isinstance(obj[field], kind), f"{field}: {obj[field]!r} is not {kind}"
+        if kind is INT:
+            assert not isinstance(obj[field], bool), field
+
+
+def storm_error(response: httpx.Response, status: int, text: str) -> None:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["error"].startswith(str(status)), body
+    assert text in body["errorMessage"], body
+    assert "Traceback" not in response.text
+
+
+def test_cluster_reads(cluster, words):
+    summary = get(cluster, "/cluster/summary").json()
+    check(
+        summary,
+        {"stormVersion": STR, "supervisors": INT, "topologies": INT, "slotsTotal": INT}
+        | {"slotsUsed": INT, "slotsFree": INT, "executorsTotal": INT, "tasksTotal": INT}
+        | {"schedulerDisplayResource": BOOL, "totalMem": FLOAT, "availCpu": FLOAT},
+    )
+    assert (summary["supervisors"], summary["topologies"], summary["slotsTotal"]) == (1, 1, 4)
+    assert summary["slotsUsed"] == 1 and summary["slotsFree"] == 3
+    assert summary["executorsTotal"] == summary["tasksTotal"] == 5 + 1  # 5 tasks and an acker
+    assert summary["stormVersion"].startswith("2.8.8+squall.")
+
+    [nimbus] = get(cluster, "/nimbus/summary").json()["nimbuses"]
+    check(nimbus, {"host": STR, "port": INT, "status": STR, "version": STR})
+    check(nimbus, {"nimbusUpTime": STR, "nimbusUpTimeSeconds": STR, "nimbusLogLink": STR})
+    assert (nimbus["port"], nimbus["status"]) == (cluster.nimbus_port, "Leader")
+
+    body = get(cluster, "/supervisor/summary").json()
+    [sup] = body["supervisors"]
+    check(sup, {"id": STR, "host": STR, "uptime": STR, "uptimeSeconds": INT, "slotsTotal": INT})
+    check(sup, {"slotsUsed": INT, "totalMem": FLOAT, "totalCpu": FLOAT, "usedMem": FLOAT})
+    assert (sup["id"], sup["slotsTotal"], sup["slotsUsed"]) == ("supervisor1", 4, 1)
+    assert body["schedulerDisplayResource"] is False
+
+    [topo] = get(cluster, "/topology/summary").json()["topologies"]
+    check(topo, {"id": STR, "name": STR, "status": STR, "uptime": STR, "uptimeSeconds": INT})
+    check(topo, {"tasksTotal": INT, "workersTotal": INT, "executorsTotal": INT})
+    check(topo, {"replicationCount": INT, "requestedMemOnHeap": FLOAT, "assignedCpu": FLOAT})
+    assert (topo["id"], topo["name"], topo["status"], topo["workersTotal"]) == (
+        words,
+        "words",
+        "ACTIVE",
+        1,
+    )
+
+    conf = get(cluster, "/cluster/configuration").json()
+    assert conf["nimbus.seeds"] == [f"127.0.0.1:{cluster.nimbus_port}"]
+    assert conf["ui.port"] == 8080  # nimbus's conf: the UI's port is its own
+
+
+def test_topology_page(cluster, words):
+    page = get(cluster, f"/topology/{words}").json()
+    check(
+        page,
+        {"id": STR, "name": STR, "uptime": STR, "uptimeSeconds": INT, "status": STR}
+        | {"tasksTotal": INT, "workersTotal": INT, "executorsTotal": INT, "msgTimeout": INT}
+        | {"windowHint": STR, "schedulerDisplayResource": BOOL, "replicationCount": INT}
+        | {"debug": BOOL, "samplingPct": FLOAT, "topologyStats": list, "workers": list}
+        | {"spouts": list, "bolts": list, "configuration": dict, "assignedMemOnHeap": FLOAT},
+    )
+    assert (page["name"], page["status"], page["msgTimeout"]) == ("words", "ACTIVE", 30)
+    [stats] = page["topologyStats"]
+    check(stats, {"windowPretty": STR, "window": STR, "emitted": INT, "transferred": INT})
+    check(stats, {"completeLatency": OPT_STR, "acked": INT, "failed": INT})
+    assert stats["window"] == ":all-time" and stats["emitted"] > 0 and stats["acked"] > 0
+
+    [spout] = page["spouts"]
+    check(
+        spout,
+        {"spoutId": STR, "executors": INT, "tasks": INT, "emitted": INT, "transferred": INT}
+        | {"completeLatency": OPT_STR, "acked": INT, "failed": INT, "lastError": STR}
+        | {"errorHost": STR, "errorPort": OPT_INT, "errorTime": OPT_INT}
+        | {"errorLapsedSecs": OPT_INT, "errorWorkerLogLink": STR, "requestedCpu": FLOAT},
+    )
+    assert (spout["spoutId"], spout["executors"], spout["tasks"]) == ("sentences", 1, 1)
+    bolts = {b["boltId"]: b for b in page["bolts"]}
+    assert set(bolts) == {"split", "count"}  # the acker is a system component: ?sys=1
+    for bolt in bolts.values():
+        check(
+            bolt,
+            {"boltId": STR, "capacity": OPT_STR, "processLatency": OPT_STR}
+            | {"executeLatency": OPT_STR, "executors": INT, "tasks": INT, "acked": INT}
+            | {"failed": INT, "lastError": STR, "emitted": INT, "executed": INT},
+        )
+        assert bolt["executors"] == 2 and bolt["executed"] > 0
+    assert bolts["count"]["emitted"] == 0 and bolts["split"]["emitted"] > 0
+    [worker] = page["workers"]
+    check(worker, {"supervisorId": STR, "host": STR, "port": INT, "topologyId": STR})
+    check(worker, {"executorsTotal": INT, "componentNumTasks": dict, "uptimeSeconds": INT})
+    assert worker["componentNumTasks"] == {"sentences": 1, "split": 2, "count": 2}
+
+    with_sys = get(cluster, f"/topology/{words}", params={"sys": "1"}).json()
+    assert "__acker" in {b["boltId"] for b in with_sys["bolts"]}
+
+    # windows nimbus keeps no figures for are answered with all-time ones, and say so
+    ten = get(cluster, f"/topology/{words}", params={"window": "600"}).json()
+    assert ten["window"] == ":all-time" and "no 10m 0s window" in ten["windowHint"]
+
+
+def test_component_pages(cluster, words):
+    spout = get(cluster, f"/topology/{words}/component/sentences").json()
+    check(
+        spout,
+        {"user": STR, "id": STR, "encodedId": STR, "name": STR, "executors": INT, "tasks": INT}
+        | {"topologyId": STR, "topologyStatus": STR, "window": STR, "componentType": STR}
+        | {"windowHint": STR, "debug": BOOL, "componentErrors": list, "spoutSummary": list}
+        | {"outputStats": list, "executorStats": list, "profilingAndDebuggingCapable": BOOL},
+    )
+    assert (spout["user"], spout["componentType"], spout["topologyId"]) == (
+        "admin",
+        "spout",
+        words,
+    )
+    [summary] = spout["spoutSummary"]
+    check(summary, {"windowPretty": STR, "window": STR, "emitted": INT, "acked": INT})
+    [out] = spout["outputStats"]
+    check(out, {"stream": STR, "emitted": INT, "transferred": INT})
+    assert out["stream"] == "default"
+    [executor] = spout["executorStats"]
+    check(executor, {"id": STR, "host": STR, "port": INT, "uptimeSeconds": INT, "emitted": INT})
+
+    bolt = get(cluster, f"/topology/{words}/component/count").json()
+    assert bolt["componentType"] == "bolt" and "boltStats" in bolt and "spoutSummary" not in bolt
+    check(bolt["boltStats"][0], {"executed": INT, "acked": INT, "processLatency": OPT_STR})
+    assert bolt["inputStats"] == [] and len(bolt["executorStats"]) == 2
+
+
+def test_visualization(cluster, words):
+    viz = get(cluster, f"/topology/{words}/visualization").json()
+    assert set(viz) == {"sentences", "split", "count"}
+    assert viz["sentences"][":type"] == "spout" and viz["sentences"][":inputs"] == []
+    [edge] = viz["count"][":inputs"]
+    assert (edge[":component"], edge[":stream"], edge[":grouping"]) == (
+        "split",
+        "default",
+        "fields",
+    )
+    assert viz["split"][":inputs"][0][":grouping"] == "shuffle"
+    assert viz["split"][":transferred"] > 0
+
+
+def test_errors_are_storm_error_json(cluster, words):
+    storm_error(get(cluster, "/topology/nope-1-1"), 404, "nope-1-1")
+    storm_error(get(cluster, f"/topology/{words}/component/nope"), 404, "nope")
+    storm_error(get(cluster, f"/topology/{words}", params={"window": "7"}), 400, "window")
+    storm_error(get(cluster, f"/topology/{words}", params={"sys": "x"}), 400, "sys")
+    storm_error(post(cluster, f"/topology/{words}/kill/soon"), 400, "wait-time")
+    storm_error(post(cluster, "/topology/nope-1-1/kill/0"), 404, "nope-1-1")
+    storm_error(post(cluster, f"/topology/{words}/rebalance/0", content=b"{["), 400, "rebalance")
+    storm_error(get(cluster, "/no/such/call"), 404, "no such API path")
+    assert post(cluster, "/cluster/summary").status_code == 405
+
+
+def test_deactivate_and_activate(cluster, words):
+    def status() -> str:
+        return get(cluster, f"/topology/{words}").json()["status"]
+
+    answer = post(cluster, f"/topology/{words}/deactivate")
+    assert answer.json() == {
+        "topologyOperation": "deactivate",
+        "topologyId": words,
+        "status": "success",
+    }
+    wait_for(lambda: status() == "INACTIVE", 30, "deactivation")
+    assert post(cluster, f"/topology/{words}/activate").status_code == 200
+    wait_for(lambda: status() == "ACTIVE", 30, "activation")
+
+
+def test_refuses_cross_site_posts_and_foreign_hosts(cluster, words):
+    evil = {"Origin": "http://evil.example"}
+    storm_error(post(cluster, f"/topology/{words}/kill/0", headers=evil), 403, "another site")
+    storm_error(get(cluster, "/cluster/summary", headers={"Host": "evil.example"}), 400, "Host")
+    assert get(cluster, f"/topology/{words}").json()["status"] == "ACTIVE"
+    same = {"Origin": cluster.ui_url}
+    assert post(cluster, f"/topology/{words}/activate", headers=same).status_code == 200
+
+
+def test_metrics(cluster, words):
+    text = httpx.get(cluster.ui_url + "/metrics", timeout=30).text
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert families["squall_component_emitted"].type == "counter"
+    samples = {(s.name, s.labels.get("component")): s for f in families.values() for s in f.samples}
+    emitted = samples[("squall_component_emitted_total", "sentences")]
+    assert emitted.labels == {
+        "topology_id": words,
+        "topology": "words",
+        "component": "sentences",
+        "type": "spout",
+    }
+    assert emitted.value > 0
+    assert samples[("squall_component_acked_total", "sentences")].value > 0
+    assert samples[("squall_bolt_executed_total", "count")].value > 0
+    assert samples[("squall_supervisors", None)].value == 1
+    assert samples[("squall_slots_used", None)].value == 1
+    assert families["squall_topology_info"].samples[0].labels["status"] in ("ACTIVE", "INACTIVE")
+
+
+def _spawn_ui(cluster, tmp_path, extra: dict) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    conf = {**cluster.base_conf(), "storm.local.dir": str(tmp_path), "ui.port": port, **extra}
+    conf_file = tmp_path / "ui.yaml"
+    conf_file.write_text(yaml.safe_dump(conf))
+    log = (tmp_path / "ui.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "squall.cli", "--config", str(conf_file), "ui"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    log.close()
+    return process, port
+
+
+def test_nimbus_down_is_503(cluster, tmp_path):
+    dead = free_port()  # nothing listens there
+    process, port = _spawn_ui(cluster, tmp_path, {"nimbus.seeds": [f"127.0.0.1:{dead}"]})
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_for(lambda: httpx.get(url + "/", timeout=5).status_code == 200, 60, "ui up")
+        for path in ("/api/v1/cluster/summary", "/api/v1/topology/x-1-1", "/metrics"):
+            storm_error(httpx.get(url + path, timeout=60), 503, "unreachable")
+        storm_error(httpx.post(url + "/api/v1/topology/x/activate", timeout=60), 503, "nimbus")
+    finally:
+        terminate(process, 10)
+
+
+def _context(cluster, name: str | None) -> ssl.SSLContext:
+    directory = cluster.credentials_dir
+    context = ssl.create_default_context(cafile=str(directory / "ca.pem"))
+    if name:
+        context.load_cert_chain(directory / f"{name}.pem", directory / f"{name}.key")
+    return context
+
+
+def test_non_loopback_ui_wants_certificates(cluster, words, tmp_path):
+    """On a non-loopback ui.host (all addresses here) the UI speaks HTTPS and wants a
+    certificate of the cluster CA: none is refused in the handshake, a reader may read but
+    not act, a stranger with a certificate may not read, an admin may act."""
+    process, port = _spawn_ui(cluster, tmp_path, {"ui.host": "0.0.0.0", "ui.users": ["carol"]})
+    try:
+        url = f"https://127.0.0.1:{port}/api/v1"
+
+        def up() -> bool:
+            return httpx.get(url + "/cluster/summary", verify=_context(cluster, "admin")).is_success
+
+        wait_for(up, 60, "the HTTPS ui to answer admin")
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(url + "/cluster/summary", verify=_context(cluster, None), timeout=10)
+        with pytest.raises(httpx.HTTPError):  # plain HTTP on the HTTPS port
+            httpx.get(f"http://127.0.0.1:{port}/api/v1/cluster/summary", timeout=10)
+        bob = _context(cluster, "bob")
+        storm_error(httpx.get(url + "/cluster/summary", verify=bob), 403, "bob")
+        carol = _context(cluster, "carol")
+        assert httpx.get(url + f"/topology/{words}", verify=carol).json()["name"] == "words"
+        storm_error(httpx.post(url + f"/topology/{words}/kill/0", verify=carol), 403, "carol")
+        admin = _context(cluster, "admin")
+        assert httpx.post(url + f"/topology/{words}/activate", verify=admin).status_code == 200
+    finally:
+        terminate(process, 10)
