@@ -2,14 +2,17 @@
 assignment and its workers' beats, as pure functions (time is passed in).
 
 squall's workers count emitted, transferred, executed, acked and failed since they started,
-and nothing per time window: every figure here is Storm's ":all-time" window. Latencies and
-capacity are not measured; they are Storm's defaults (0.0). Counters come from heartbeats
+and nothing per time window: every figure here is Storm's ":all-time" window. A spout task's
+beat may carry its complete latency ("complete_ms": count, avg, p50, p99); the component's
+is the count-weighted average. Latencies not measured (execute, process, a spout's without
+complete_ms) and capacity stay unset, never a made-up 0.0. Counters come from heartbeats
 that anyone able to write ZooKeeper could write, so a value that is not an integer counts
 as 0 and sums are kept inside i64.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -101,6 +104,26 @@ class Totals:
     acked: int = 0
     failed: int = 0
     executed: int = 0
+    complete_count: int = 0  # spout tuple trees with a measured complete latency
+    complete_ms_sum: float = 0.0
+
+    @property
+    def complete_ms(self) -> float | None:
+        """Average complete latency over the measured trees; None when none was measured."""
+        return self.complete_ms_sum / self.complete_count if self.complete_count else None
+
+
+def complete_latency(raw: Any) -> tuple[int, float]:
+    """A beat's "complete_ms" as (count, count * avg); (0, 0.0) for anything malformed or
+    not finite (heartbeats are written by anyone who can write ZooKeeper)."""
+    if not isinstance(raw, Mapping):
+        return 0, 0.0
+    n, avg = count(raw.get("count")), raw.get("avg")
+    if isinstance(avg, bool) or not isinstance(avg, int | float) or not math.isfinite(avg):
+        return 0, 0.0
+    if n == 0 or avg < 0 or avg > 1e12:
+        return 0, 0.0
+    return n, n * float(avg)
 
 
 def _sum(values: Iterable[int]) -> int:
@@ -121,7 +144,10 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool) -> Totals:
             if include_sys or not is_system_id(stream)
         )
 
+    latencies = [complete_latency(s.get("complete_ms")) for s in stats]
     return Totals(
+        complete_count=_sum(n for n, _ in latencies),
+        complete_ms_sum=sum(total for _, total in latencies),
         executors=len(rows),
         emitted=streams("emitted"),
         transferred=streams("transferred"),
@@ -173,15 +199,12 @@ def aggregate_stats(
 ) -> Any:
     """ComponentAggregateStats for a spout or a bolt with totals `t`."""
     if kind == SPOUT:
-        specific = T.SpecificAggregateStats(spout=T.SpoutAggregateStats(complete_latency_ms=0.0))
+        specific = T.SpecificAggregateStats(
+            spout=T.SpoutAggregateStats(complete_latency_ms=t.complete_ms)
+        )
     else:
         specific = T.SpecificAggregateStats(
-            bolt=T.BoltAggregateStats(
-                execute_latency_ms=0.0,
-                process_latency_ms=0.0,
-                executed=t.executed,
-                capacity=0.0,
-            )
+            bolt=T.BoltAggregateStats(executed=t.executed)  # latencies, capacity: unmeasured
         )
     return T.ComponentAggregateStats(
         type=component_type(kind),

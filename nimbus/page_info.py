@@ -1,9 +1,10 @@
 """The pages of Storm's UI (getTopologyPageInfo, getComponentPageInfo, getSupervisorPageInfo)
 as pure functions of what nimbus knows about a topology (TopologyFacts) and the time.
 
-Figures are all-time counters (see component_stats); what squall does not measure or have
-(latencies, resources, scheduler status, blob replication, event logger) keeps Storm's
-defaults or stays unset, as the fields are optional.
+Figures are all-time counters (see component_stats), and spouts' complete latency where
+workers measure it; what squall does not measure or have (other latencies, capacity,
+resources, scheduler status, blob replication, event logger) keeps Storm's defaults or
+stays unset, as the fields are optional.
 """
 
 from __future__ import annotations
@@ -129,7 +130,9 @@ def topology_page(facts: TopologyFacts, include_sys: bool, now: float) -> Any:
         topology_stats=T.TopologyStats(
             window_to_emitted={ALL_TIME: everything.emitted},
             window_to_transferred={ALL_TIME: everything.transferred},
-            window_to_complete_latencies_ms={ALL_TIME: 0.0},
+            window_to_complete_latencies_ms=(
+                {} if spout_totals.complete_ms is None else {ALL_TIME: spout_totals.complete_ms}
+            ),
             window_to_acked={ALL_TIME: spout_totals.acked},
             window_to_failed={ALL_TIME: spout_totals.failed},
         ),

@@ -1,0 +1,95 @@
+"""The page of `squall ui` in a real headless Chromium (Debian's chromium, driven by
+Playwright; no browser download): a running word count's component graph drawn as SVG
+with counts that grow between two reads, its tables, and a deactivation through the page's
+button (with its confirmation) that takes effect in nimbus. Saves a screenshot to the test's tmp
+dir (SQUALL_UPDATE_SCREENSHOT=1: also to docs/ui-topology.png, the README's)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from squall.local import LocalCluster, topology_id, wait_for
+from squall.submit import submit_file
+
+from .conftest import TOPOLOGIES
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
+)
+SCREENSHOT = Path(__file__).parents[2] / "docs" / "ui-topology.png"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalCluster(tmp_path_factory.mktemp("ui-browser"), supervisors=1, ui=True) as c:
+        with c.client() as client:
+            submit_file(client, TOPOLOGIES / "ui_words.py", c.client_conf(), name="words")
+        yield c
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield chromium
+        chromium.close()
+
+
+def _emitted(page, component: str) -> int:
+    text = page.locator(f'#graph g[data-component="{component}"] text.emitted').text_content()
+    return int(text.split()[-1])
+
+
+def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
+    with cluster.client() as client:
+        tid = topology_id(client, "words")
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    try:
+        page.goto(cluster.ui_url + "/")
+        page.wait_for_selector("#topologies a", timeout=60_000)
+        assert page.locator("#cluster td").first.inner_text() == "1"  # one supervisor
+        assert "supervisor1" in page.locator("#supervisors").inner_text()
+        page.click("#topologies a")
+        page.wait_for_selector("#graph g[data-component='count']", timeout=60_000)
+        nodes = {
+            page.locator("#graph g.node").nth(i).get_attribute("data-component")
+            for i in range(page.locator("#graph g.node").count())
+        }
+        assert nodes == {"sentences", "split", "count"}
+        assert page.locator("#graph path.edge").count() == 2
+
+        first = _emitted(page, "sentences")
+        wait_for(lambda: _emitted(page, "sentences") > first, 60, "the page's counts to grow")
+        wait_for(lambda: "/s" in page.locator("#spouts").inner_text(), 30, "a rate")
+        page.screenshot(path=str(tmp_path / "ui-topology.png"), full_page=True)
+        if os.environ.get("SQUALL_UPDATE_SCREENSHOT"):  # refresh the README's picture
+            shutil.copy(tmp_path / "ui-topology.png", SCREENSHOT)
+
+        confirmations = []
+
+        def accept(dialog):
+            confirmations.append(dialog.message)
+            dialog.accept()
+
+        page.on("dialog", accept)
+        page.click("#deactivate")
+        wait_for(lambda: confirmations, 10, "the confirmation")
+        assert "deactivate topology words" in confirmations[0]
+
+        def inactive() -> bool:
+            with cluster.client() as client:
+                return client.getTopologySummary(tid).status == "INACTIVE"
+
+        wait_for(inactive, 30, "nimbus to deactivate words")
+        wait_for(
+            lambda: page.locator("#topology-status").inner_text() == "INACTIVE",
+            30,
+            "the page to show INACTIVE",
+        )
+    finally:
+        page.close()
