@@ -20,13 +20,14 @@ test: system-deps venv
 bench: system-deps venv
 	$(PY) bench/scheduler.py
 
-# System packages: ZooKeeper (Debian's package, which brings Java) for every cluster, and
-# PostgreSQL for the tests of the store on a PostgreSQL URL.
+# System packages: ZooKeeper (Debian's package, which brings Java) for every cluster,
+# PostgreSQL for the tests of the store on a PostgreSQL URL, and Chromium for the web UI's
+# browser test (driven by Playwright at /usr/bin/chromium; no browser download).
 system-deps:
-	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-		echo "installing zookeeper, java and postgresql with apt-get"; \
+	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ]; then \
+		echo "installing zookeeper, java, postgresql and chromium with apt-get"; \
 		$(SUDO) apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless postgresql; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless postgresql chromium; \
 	fi
 
 venv: $(VENV)/.installed

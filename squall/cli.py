@@ -314,10 +314,13 @@ def credentials_issue(ctx: click.Context, name: str) -> None:
 @click.option("--output-dir", type=click.Path(file_okay=False), help="where sinks write")
 @click.option("--supervisors", default=2, show_default=True)
 @click.option("--timeout", default=600, show_default=True, help="seconds to wait for the run")
+@click.option("--ui/--no-ui", "with_ui", default=True, show_default=True, help="run `squall ui`")
 @click.pass_context
-def local(ctx, file: str, output_dir: str | None, supervisors: int, timeout: int) -> None:
-    """Run FILE on a throw-away local cluster (ZooKeeper, nimbus, supervisors) until its
-    spouts run dry, print what it did, and stop everything."""
+def local(
+    ctx, file: str, output_dir: str | None, supervisors: int, timeout: int, with_ui: bool
+) -> None:
+    """Run FILE on a throw-away local cluster (ZooKeeper, nimbus, supervisors and the web
+    UI) until its spouts run dry, print what it did, and stop everything."""
     from squall.local import LocalCluster, topology_id, wait_until_quiet
     from squall.submit import submit_file
 
@@ -326,7 +329,11 @@ def local(ctx, file: str, output_dir: str | None, supervisors: int, timeout: int
     with tempfile.TemporaryDirectory(prefix="squall-local-") as tmp:
         started = time.monotonic()
         err.print(f"starting ZooKeeper, nimbus and {supervisors} supervisors")
-        with LocalCluster(Path(tmp), supervisors=supervisors) as cluster:
+        cluster = LocalCluster(Path(tmp), supervisors=supervisors, ui=with_ui)
+        cluster.ui_port = _free_or_any(ctx.obj["ui.port"]) if with_ui else 0
+        with cluster:
+            if with_ui:
+                err.print(f"web UI and Storm UI REST API: {cluster.ui_url}/ (while it runs)")
             conf = cluster.client_conf()
             with cluster.client() as client:
                 name = submit_file(client, file, conf, overrides={"topology.output.dir": str(out)})
@@ -337,6 +344,20 @@ def local(ctx, file: str, output_dir: str | None, supervisors: int, timeout: int
                 info = client.getTopologyInfo(tid)
                 client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
         _print_run(info, progress, out, time.monotonic() - started)
+
+
+def _free_or_any(port: int) -> int:
+    """`port` (ui.port) when nothing listens on it here, else any free loopback port."""
+    import socket
+
+    from squall.zkserver import free_port
+
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return free_port()
+    return port
 
 
 def _print_run(info: Any, progress: dict[str, Any], out: Path, seconds: float) -> None:
