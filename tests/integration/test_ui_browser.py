@@ -41,7 +41,7 @@ def browser():
 
 
 def _emitted(page, component: str) -> int:
-    text = page.locator(f'#graph g[data-component="{component}"] text.emitted').text_content()
+    text = page.locator(f'#graph [data-component="{component}"] text.emitted').text_content()
     return int(text.split()[-1])
 
 
@@ -55,10 +55,10 @@ def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
         assert page.locator("#cluster td").first.inner_text() == "1"  # one supervisor
         assert "supervisor1" in page.locator("#supervisors").inner_text()
         page.click("#topologies a")
-        page.wait_for_selector("#graph g[data-component='count']", timeout=60_000)
+        page.wait_for_selector("#graph [data-component='count']", timeout=60_000)
         nodes = {
-            page.locator("#graph g.node").nth(i).get_attribute("data-component")
-            for i in range(page.locator("#graph g.node").count())
+            page.locator("#graph .node").nth(i).get_attribute("data-component")
+            for i in range(page.locator("#graph .node").count())
         }
         assert nodes == {"sentences", "split", "count"}
         assert page.locator("#graph path.edge").count() == 2
@@ -91,5 +91,10 @@ def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
             30,
             "the page to show INACTIVE",
         )
+
+        page.click("#graph [data-component='count']")  # a node leads to its component page
+        page.wait_for_selector("#executors", timeout=30_000)
+        assert page.locator("#executors tr").count() == 1 + 2  # header and two executors
+        assert page.locator("#component-errors").inner_text() == "none"
     finally:
         page.close()

@@ -81,3 +81,15 @@ def test_remote_policy_wants_listed_principals():
     assert access.decide(REMOTE, "GET", "10.1.2.3:8080", None, "carol") is None
     assert access.decide(REMOTE, "POST", "10.1.2.3:8080", None, "carol")[0] == 403
     assert access.decide(REMOTE, "POST", "10.1.2.3:8080", None, "admin") is None
+
+
+def test_open_mode_ui_stays_on_loopback():
+    """Without the cluster's certificates the UI could not authenticate anyone: it refuses
+    a non-loopback ui.host before binding anything."""
+    from squall.config import cluster_conf
+    from squall.ui.server import uvicorn_config
+
+    conf = cluster_conf(**{"security": False, "ui.host": "0.0.0.0"})
+    with pytest.raises(ValueError, match="not a loopback address"):
+        uvicorn_config(conf)
+    assert uvicorn_config({**conf, "ui.host": "127.0.0.1"}).ssl_certfile is None

@@ -75,7 +75,7 @@ function layout(viz) {
   return pos;
 }
 
-function graph(viz, rates) {
+function graph(topologyId, viz, rates) {
   const ns = "http://www.w3.org/2000/svg";
   const svg = (tag, attrs, text) => {
     const node = document.createElementNS(ns, tag);
@@ -103,7 +103,8 @@ function graph(viz, rates) {
   }
   for (const [name, c] of Object.entries(viz)) {
     const p = pos[name];
-    const g = svg("g", { class: "node " + c[":type"], "data-component": name });
+    const g = svg("a", { class: "node " + c[":type"], "data-component": name,
+      href: `#/topology/${encodeURIComponent(topologyId)}/component/${encodeURIComponent(name)}` });
     g.append(svg("rect", { x: p.x, y: p.y, width: 160, height: 60, rx: 6 }));
     g.append(svg("text", { x: p.x + 8, y: p.y + 17, "font-weight": "bold" }, name));
     g.append(svg("text", { x: p.x + 8, y: p.y + 34, class: "emitted" }, `emitted ${c[":emitted"]}`));
@@ -157,7 +158,7 @@ async function topologyPage(id) {
       el("button", { id: "rebalance", onclick: () => act(t, "rebalance") }, "Rebalance"),
       el("button", { id: "kill", onclick: () => act(t, "kill") }, "Kill")),
     el("p", { class: "muted" }, `window: ${t.windowHint}`),
-    graph(viz, rates),
+    graph(t.id, viz, rates),
     el("h2", {}, "Spouts"),
     table(["id", "executors", "emitted", "transferred", "acked", "failed", "rate/s", "complete latency (ms)"],
       t.spouts.map((s) => [s.spoutId, s.executors, s.emitted, s.transferred, s.acked, s.failed,
@@ -180,13 +181,41 @@ async function topologyPage(id) {
   ];
 }
 
+async function componentPage(id, name) {
+  const c = await api(`/topology/${encodeURIComponent(id)}/component/${encodeURIComponent(name)}`);
+  const spout = c.componentType === "spout";
+  const windows = spout ? c.spoutSummary : c.boltStats;
+  const keys = spout
+    ? ["emitted", "transferred", "acked", "failed", "completeLatency"]
+    : ["executed", "emitted", "transferred", "acked", "failed", "executeLatency", "processLatency", "capacity"];
+  return [
+    el("h2", {}, el("a", { href: "#/topology/" + encodeURIComponent(id) }, c.name), ` / ${c.id} (${c.componentType})`),
+    el("p", { class: "muted" }, `window: ${c.windowHint}`),
+    table(["window", ...keys], windows.map((w) => [w.windowPretty, ...keys.map((k) => dash(w[k]))])),
+    el("h2", {}, "Output streams"),
+    table(["stream", "emitted", "transferred"], c.outputStats.map((o) => [o.stream, o.emitted, o.transferred])),
+    el("h2", {}, "Executors"),
+    table(["id", "host", "port", "uptime", ...keys],
+      c.executorStats.map((e) => [e.id, e.host, e.port, e.uptime, ...keys.map((k) => dash(e[k]))]), "executors"),
+    el("h2", {}, "Errors"),
+    c.componentErrors.length
+      ? table(["time", "host", "port", "error"], c.componentErrors.map((e) => [
+        new Date(e.errorTime * 1000).toISOString(), e.errorHost, dash(e.errorPort),
+        el("span", { class: "error" }, e.error)]), "component-errors")
+      : el("p", { class: "muted", id: "component-errors" }, "none"),
+  ];
+}
+
 async function render() {
   clearTimeout(timer);
   const route = location.hash.replace(/^#/, "") || "/";
   const main = document.getElementById("main");
   try {
-    const match = route.match(/^\/topology\/(.+)$/);
-    const nodes = match ? await topologyPage(decodeURIComponent(match[1])) : await home();
+    const component = route.match(/^\/topology\/([^/]+)\/component\/(.+)$/);
+    const topology = route.match(/^\/topology\/([^/]+)$/);
+    const nodes = component
+      ? await componentPage(decodeURIComponent(component[1]), decodeURIComponent(component[2]))
+      : topology ? await topologyPage(decodeURIComponent(topology[1])) : await home();
     main.replaceChildren(...nodes);
     main.setAttribute("data-updated", String(Date.now()));
     if (!document.getElementById("status").textContent.includes(":")) showStatus("");
