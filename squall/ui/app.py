@@ -29,7 +29,7 @@ from thriftpy2.thrift import TApplicationException
 
 from squall import thrift_api as T
 
-from . import cluster_json, topology_json
+from . import cluster_json, component_json, topology_json, visualization
 from .access import AccessPolicy, refusal
 from .metrics import render_metrics
 from .nimbus_link import NimbusLink, NimbusUnavailable
@@ -149,15 +149,15 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
             return c.getComponentPageInfo(tid, name, window, sys), owner
 
         page, owner = link.call(read)
-        return topology_json.component_page(page, window, time.time(), owner=owner or "")
+        return component_json.component_page(page, window, time.time(), owner=owner or "")
 
-    def visualization(request: Request) -> Any:
+    def graph(request: Request) -> Any:
         tid, sys = request.path_params["id"], _sys(request)
 
         def read(c: Any) -> tuple[Any, Any]:
             return c.getUserTopology(tid), c.getTopologyPageInfo(tid, ":all-time", sys)
 
-        return topology_json.visualization(*link.call(read))
+        return visualization.visualization(*link.call(read))
 
     def action(operation: str) -> Callable[[Request], Any]:
         def act(request: Request) -> Any:
@@ -195,7 +195,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         Route(api + "/topology/summary", guarded(topology_summary)),
         Route(topo, guarded(topology)),
         Route(topo + "/component/{component}", guarded(component)),
-        Route(topo + "/visualization", guarded(visualization)),
+        Route(topo + "/visualization", guarded(graph)),
         Route(topo + "/activate", guarded(action("activate")), methods=["POST"]),
         Route(topo + "/deactivate", guarded(action("deactivate")), methods=["POST"]),
         Route(topo + "/rebalance/{wait_time}", guarded(action("rebalance")), methods=["POST"]),

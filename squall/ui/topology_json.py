@@ -75,7 +75,7 @@ def _error_fields(error: Any, now: float) -> dict[str, Any]:
     }
 
 
-def _common(stats: Any) -> dict[str, Any]:
+def common_fields(stats: Any) -> dict[str, Any]:
     c = stats.common_stats
     return {
         "executors": c.num_executors or 0,
@@ -87,7 +87,7 @@ def _common(stats: Any) -> dict[str, Any]:
     }
 
 
-def _no_resources() -> dict[str, float]:
+def no_resources() -> dict[str, float]:
     return {"requestedMemOnHeap": 0.0, "requestedMemOffHeap": 0.0, "requestedCpu": 0.0}
 
 
@@ -96,10 +96,10 @@ def spout_json(name: str, stats: Any, now: float) -> dict[str, Any]:
     return {
         "spoutId": name,
         "encodedSpoutId": quote(name, safe=""),
-        **_common(stats),
+        **common_fields(stats),
         "completeLatency": latency(spout.complete_latency_ms if spout else None),
         **_error_fields(stats.last_error, now),
-        **_no_resources(),
+        **no_resources(),
     }
 
 
@@ -108,13 +108,13 @@ def bolt_json(name: str, stats: Any, now: float) -> dict[str, Any]:
     return {
         "boltId": name,
         "encodedBoltId": quote(name, safe=""),
-        **_common(stats),
+        **common_fields(stats),
         "executed": (bolt.executed or 0) if bolt else 0,
         "executeLatency": latency(bolt.execute_latency_ms if bolt else None),
         "processLatency": latency(bolt.process_latency_ms if bolt else None),
         "capacity": latency(bolt.capacity if bolt else None),
         **_error_fields(stats.last_error, now),
-        **_no_resources(),
+        **no_resources(),
     }
 
 
@@ -182,140 +182,3 @@ def topology_page(
         ],
         "configuration": conf,
     }
-
-
-def _window_row(kind: int, window: str, stats: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {"windowPretty": WINDOWS.get(window, window), "window": window}
-    if kind == SPOUT_TYPE:
-        row.update(spout_json("", stats, 0))
-        keep = ("emitted", "transferred", "completeLatency", "acked", "failed")
-    else:
-        row.update(bolt_json("", stats, 0))
-        keep = (
-            "emitted",
-            "transferred",
-            "executed",
-            "executeLatency",
-            "processLatency",
-            "capacity",
-            "acked",
-            "failed",
-        )
-    return {k: v for k, v in row.items() if k in keep or k in ("windowPretty", "window")}
-
-
-def component_page(page: Any, window: str, now: float, owner: str = "") -> dict[str, Any]:
-    kind = page.component_type
-    stats = page.window_to_stats or {}
-    served, hint = window_hint(window, stats)
-    debug = page.debug_options
-    rows = [_window_row(kind, w, stats[w]) for w in WINDOWS if w in stats]
-    executors = []
-    for e in page.exec_stats or []:
-        s = e.exec_summary
-        one = _window_row(kind, served, e.stats)
-        one.pop("windowPretty")
-        one.pop("window")
-        info = s.executor_info
-        executors.append(
-            {
-                "id": f"[{info.task_start}-{info.task_end}]",
-                "encodedId": quote(f"[{info.task_start}-{info.task_end}]", safe=""),
-                "host": s.host,
-                "port": s.port,
-                "uptime": pretty_uptime(s.uptime_secs),
-                "uptimeSeconds": s.uptime_secs,
-                "workerLogLink": "",
-                **one,
-            }
-        )
-    out: dict[str, Any] = {
-        "user": owner,
-        "id": page.component_id,
-        "encodedId": quote(page.component_id, safe=""),
-        "name": page.topology_name,
-        "componentType": "spout" if kind == SPOUT_TYPE else "bolt",
-        "executors": page.num_executors or 0,
-        "tasks": page.num_tasks or 0,
-        "topologyId": page.topology_id,
-        "encodedTopologyId": quote(page.topology_id or "", safe=""),
-        "topologyStatus": page.topology_status,
-        "window": served,
-        "windowHint": hint,
-        "debug": bool(debug and debug.enable),
-        "samplingPct": (debug.samplingpct if debug and debug.samplingpct else 0.0),
-        "eventLogLink": "",
-        "profilingAndDebuggingCapable": False,
-        "profileActionEnabled": False,
-        "profilerActive": [],
-        "schedulerDisplayResource": False,
-        **_no_resources(),
-        "componentErrors": [
-            {
-                "errorTime": e.error_time_secs,
-                "errorHost": e.host or "",
-                "errorPort": e.port,
-                "error": e.error,
-                "errorLapsedSecs": max(0, int(now) - e.error_time_secs),
-                "errorWorkerLogLink": "",
-            }
-            for e in sorted(page.errors or [], key=lambda e: -e.error_time_secs)
-        ],
-        "outputStats": [
-            {"stream": stream, **{k: v for k, v in _common(s).items() if k in _STREAM_KEYS}}
-            for stream, s in sorted((page.sid_to_output_stats or {}).items())
-        ],
-        "executorStats": executors,
-    }
-    if kind == SPOUT_TYPE:
-        out["spoutSummary"] = rows
-    else:
-        out["boltStats"] = rows
-        out["inputStats"] = []  # squall does not count executions per input stream
-    return out
-
-
-_STREAM_KEYS = ("emitted", "transferred", "acked", "failed")
-
-
-def grouping_name(grouping: Any) -> str:
-    for name in ("fields", "shuffle", "all", "none", "direct", "local_or_shuffle"):
-        value = getattr(grouping, name, None)
-        if value is not None:
-            return "global" if name == "fields" and not value else name
-    return "custom"
-
-
-def visualization(topology: Any, page: Any) -> dict[str, Any]:
-    """Storm's visualization data: per component its type, figures and input edges."""
-    spouts = page.id_to_spout_agg_stats or {}
-    bolts = page.id_to_bolt_agg_stats or {}
-    out: dict[str, Any] = {}
-    for kind, specs, stats in (("spout", topology.spouts, spouts), ("bolt", topology.bolts, bolts)):
-        for name, spec in sorted((specs or {}).items()):
-            agg = stats.get(name)
-            row = (spout_json if kind == "spout" else bolt_json)(name, agg, 0) if agg else {}
-            out[name] = {
-                ":type": kind,
-                ":capacity": row.get("capacity"),
-                ":latency": row.get("completeLatency" if kind == "spout" else "processLatency"),
-                ":transferred": row.get("transferred", 0),
-                ":emitted": row.get("emitted", 0),
-                ":executed": row.get("executed", 0),
-                ":stats": [],
-                ":link": f"/api/v1/topology/{quote(page.id, safe='')}/component/"
-                + quote(name, safe=""),
-                ":inputs": [
-                    {
-                        ":component": gsid.componentId,
-                        ":stream": gsid.streamId,
-                        ":sani-stream": "".join(c if c.isalnum() else "_" for c in gsid.streamId),
-                        ":grouping": grouping_name(grouping),
-                    }
-                    for gsid, grouping in sorted(
-                        (spec.common.inputs or {}).items(),
-                        key=lambda kv: (kv[0].componentId, kv[0].streamId),
-                    )
-                ],
-            }
-    return out

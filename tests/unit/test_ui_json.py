@@ -4,7 +4,7 @@ strings or null when unmeasured, groupings, and the access policy's decisions.""
 import pytest
 
 from squall import thrift_api as T
-from squall.ui import access, cluster_json, topology_json
+from squall.ui import access, cluster_json, topology_json, visualization
 from squall.ui.access import AccessPolicy
 from squall.ui.topology_json import ALL_TIME, BadRequest
 
@@ -53,9 +53,9 @@ def test_spout_json_latency_and_error():
 
 
 def test_grouping_names():
-    assert topology_json.grouping_name(T.Grouping(fields=["w"])) == "fields"
-    assert topology_json.grouping_name(T.Grouping(fields=[])) == "global"
-    assert topology_json.grouping_name(T.Grouping(shuffle=T.NullStruct())) == "shuffle"
+    assert visualization.grouping_name(T.Grouping(fields=["w"])) == "fields"
+    assert visualization.grouping_name(T.Grouping(fields=[])) == "global"
+    assert visualization.grouping_name(T.Grouping(shuffle=T.NullStruct())) == "shuffle"
 
 
 LOCAL = AccessPolicy.from_conf({"ui.host": "127.0.0.1", "nimbus.admins": ["admin", "ui"]})
