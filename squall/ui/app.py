@@ -37,7 +37,8 @@ from .topology_json import BadRequest
 
 log = logging.getLogger(__name__)
 REASONS = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict"}
-REASONS |= {500: "Internal Server Error", 503: "Service Unavailable"}
+REASONS |= {413: "Content Too Large", 500: "Internal Server Error", 503: "Service Unavailable"}
+MAX_BODY_BYTES = 64 * 1024  # a rebalanceOptions body is a few hundred bytes
 
 
 def error_json(status: int, message: str) -> JSONResponse:
@@ -211,7 +212,12 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
             status, message = problem
             return error_json(status, message)
         if request.method == "POST":
-            request.state.body = await request.body()
+            body = b""
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    return error_json(413, f"a request body is at most {MAX_BODY_BYTES} bytes")
+            request.state.body = body
         return await call_next(request)
 
     return Starlette(

@@ -20,6 +20,7 @@ from .app import build_app
 from .nimbus_link import UI_IDENTITY
 
 log = logging.getLogger(__name__)
+MAX_CONCURRENT = 256  # connections and requests in flight; each request is one Thrift call
 
 
 class PrincipalH11Protocol(H11Protocol):
@@ -56,6 +57,8 @@ def uvicorn_config(conf: dict[str, Any]) -> uvicorn.Config:
         port=port,
         http=PrincipalH11Protocol,
         lifespan="off",
+        limit_concurrency=MAX_CONCURRENT,  # past it: 503 at once, not an unbounded queue
+        timeout_keep_alive=5,
         log_level="warning",
         access_log=False,
         **tls,

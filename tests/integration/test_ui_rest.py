@@ -212,6 +212,8 @@ def test_errors_are_storm_error_json(cluster, words):
     storm_error(post(cluster, f"/topology/{words}/rebalance/0", content=b"{["), 400, "rebalance")
     storm_error(get(cluster, "/no/such/call"), 404, "no such API path")
     assert post(cluster, "/cluster/summary").status_code == 405
+    huge = b"{" + b" " * (128 * 1024) + b"}"  # read up to 64 KiB, then refused
+    storm_error(post(cluster, f"/topology/{words}/rebalance/0", content=huge), 413, "at most")
 
 
 def test_deactivate_and_activate(cluster, words):
