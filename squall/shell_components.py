@@ -37,6 +37,14 @@ TIMEOUT_KEY = "topology.multilang.heartbeat.timeout.secs"
 HEARTBEAT_SECS = 1.0  # Storm's ShellBolt heartbeat period
 
 
+def handshake_conf(conf: dict[str, Any]) -> dict[str, Any]:
+    """The conf a subprocess is given: the task's, without the worker's credentials."""
+    return {k: v for k, v in conf.items() if not k.startswith(_PRIVATE_PREFIXES)}
+
+
+_PRIVATE_PREFIXES = ("storm.zookeeper.auth", "security.")
+
+
 class ShellFailure(RuntimeError):
     """A shell component's subprocess failed a tuple or reported an error."""
 
@@ -104,7 +112,7 @@ class _Shell:
             self.context.component_id,
         )
         try:
-            shell.start(self.conf, ctx, self.pid_dir)
+            shell.start(handshake_conf(self.conf), ctx, self.pid_dir)
         except BaseException:
             shell.stop()
             self.shell = None

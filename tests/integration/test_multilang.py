@@ -1,0 +1,160 @@
+"""Storm multilang on squall (#14), on one real local cluster: a streamparse word count
+(pystorm classes in a jar's resources/, the StormTopology built by streamparse's DSL and
+submitted with Storm's IDL over TLS Thrift) gives exact counts; a bash shell bolt proves the
+protocol is language-neutral, and its malformed and out-of-order messages become errors in
+getTopologyInfo and a restarted subprocess, never a hung worker."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import zipfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.rpc import make_client
+from thriftpy2.transport import TFramedTransportFactory
+
+from squall.local import LocalCluster, topology_id, wait_for
+from squall.submit import submit_file
+from squall.tls import client_context
+
+from .conftest import TOPOLOGIES
+
+pytest.importorskip("streamparse")
+
+JAR_RESOURCES = Path(__file__).parent / "multilang_jar" / "resources"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalCluster(tmp_path_factory.mktemp("multilang"), supervisors=1) as c:
+        yield c
+
+
+def storm_jar() -> bytes:
+    """The jar `sparse submit` would upload: the components' code under resources/."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+        for path in sorted(JAR_RESOURCES.rglob("*.py")):
+            jar.write(path, f"resources/{path.relative_to(JAR_RESOURCES)}")
+    return buf.getvalue()
+
+
+def streamparse_topology() -> Any:
+    """streamparse's own DSL over the pystorm classes, as a streamparse project has it."""
+    sys.path.insert(0, str(JAR_RESOURCES))
+    import multilang_wordcount as wc
+    from streamparse import Grouping, Topology
+
+    class WordCount(Topology):
+        sentences = wc.SentenceSpout.spec()
+        split = wc.SplitBolt.spec(inputs=[sentences], par=2)
+        count = wc.CountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
+
+    return WordCount, wc.SENTENCES
+
+
+def storm_client(cluster: LocalCluster) -> Any:
+    from streamparse.thrift import storm_thrift
+
+    return make_client(
+        storm_thrift.Nimbus,
+        "127.0.0.1",
+        cluster.nimbus_port,
+        proto_factory=TBinaryProtocolFactory(),
+        trans_factory=TFramedTransportFactory(),
+        timeout=60_000,
+        ssl_context=client_context(cluster.client_conf()),
+    )
+
+
+def last_counts(directory: Path) -> Counter:
+    counts: Counter = Counter()
+    for path in directory.glob("counts-*.txt"):
+        for line in path.read_text().splitlines():
+            word, _, n = line.partition(" ")
+            if n.isdigit():
+                counts[word] = max(counts[word], int(n))
+    return counts
+
+
+def test_streamparse_word_count_submitted_over_storm_thrift(cluster, tmp_path):
+    topology, sentences = streamparse_topology()
+    out = tmp_path / "counts"
+    client = storm_client(cluster)
+    try:
+        location = client.beginFileUpload()
+        client.uploadChunk(location, storm_jar())
+        client.finishFileUpload(location)
+        conf = {"topology.workers": 1, "topology.output.dir": str(out)}
+        client.submitTopology("sp-wordcount", location, json.dumps(conf), topology.thrift_topology)
+    finally:
+        client.close()
+    expected = Counter(word for s in sentences for word in s.split())
+    wait_for(lambda: last_counts(out) == expected, 180, "the streamparse word count")
+    with cluster.client() as squall_client:
+        tid = topology_id(squall_client, "sp-wordcount")
+        shells = squall_client.getTopology(tid)
+        assert shells.bolts["count"].bolt_object.shell.execution_command == "streamparse_run"
+        errors = squall_client.getTopologyInfo(tid).errors or {}
+        assert not any(errors.values()), errors
+        squall_client.killTopologyWithOpts("sp-wordcount", _kill_now())
+
+
+def _kill_now() -> Any:
+    from squall import thrift_api as T
+
+    return T.KillOptions(wait_secs=0)
+
+
+def sink_rows(directory: Path) -> list[dict[str, Any]]:
+    rows = []
+    for path in directory.glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line)["row"])
+            except ValueError:
+                continue  # a torn last line
+    return rows
+
+
+def error_texts(client: Any, tid: str, component: str) -> list[str]:
+    return [e.error for e in (client.getTopologyInfo(tid).errors or {}).get(component, [])]
+
+
+def test_bash_bolt_and_its_protocol_errors(cluster, tmp_path):
+    out = tmp_path / "upper"
+    with cluster.client() as client:
+        submit_file(
+            client,
+            TOPOLOGIES / "shell_upper.py",
+            cluster.client_conf(),
+            name="shell-upper",
+            overrides={"topology.output.dir": str(out)},
+        )
+        tid = topology_id(client, "shell-upper")
+        good = ["ALPHA", "BETA", "GAMMA", "DELTA", "EPSILON"]
+        wait_for(
+            lambda: sorted(r["word"] for r in sink_rows(out)) == sorted(good),
+            180,
+            "the bash bolt's upper-cased words",
+        )
+        rows = {r["word"]: r["pid"] for r in sink_rows(out)}
+        # one subprocess before "garbage", one between it and "disorder", one after
+        assert rows["ALPHA"] == rows["BETA"] != rows["GAMMA"] != rows["DELTA"]
+        assert rows["DELTA"] == rows["EPSILON"]
+
+        def both_errors() -> list[str] | None:
+            texts = error_texts(client, tid, "upper")
+            found = any("not JSON" in t for t in texts) and any("acks tuple" in t for t in texts)
+            return texts if found else None
+
+        texts = wait_for(both_errors, 60, "the protocol errors in getTopologyInfo")
+        assert all("restarted" in t for t in texts if "not JSON" in t or "acks tuple" in t)
+        client.killTopologyWithOpts("shell-upper", _kill_now())
