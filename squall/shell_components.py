@@ -12,7 +12,7 @@ when it has none), as Storm does. They are components like any other, so the wor
 executors run them unchanged: a ShellBolt is Storm's BasicBolt. `process` sends the tuple and
 returns when the subprocess acks it (raises when it fails it), and what it emits meanwhile is
 anchored to that tuple. A bolt that holds tuples to ack them later (pystorm's BatchingBolt)
-is not supported: its `process` waits for the ack until topology.multilang.heartbeat.timeout.secs
+is not supported: its `process` waits for the ack until topology.subprocess.timeout.secs
 and then fails the tuple. A subprocess that breaks the protocol, dies or stops answering is
 stopped and started again, and the call raises the cause, so it reaches the topology's errors.
 """
@@ -33,7 +33,7 @@ from squall.worker import multilang_protocol as P
 from squall.worker.multilang_process import MultilangError, ShellProcess, command_line
 
 log = logging.getLogger("squall.worker.multilang")
-TIMEOUT_KEY = "topology.multilang.heartbeat.timeout.secs"
+TIMEOUT_KEY = "topology.subprocess.timeout.secs"
 HEARTBEAT_SECS = 1.0  # Storm's ShellBolt heartbeat period
 
 
@@ -68,6 +68,7 @@ class _Shell:
         self.held_errors: list[str] = []
         self.metrics: dict[str, Any] = {}
         self.last_exchange = time.monotonic()
+        self.emit_error: Exception | None = None  # the first emit the executor refused
 
     @classmethod
     def spec(  # type: ignore[override]
@@ -138,8 +139,7 @@ class _Shell:
                 while True:
                     outcome = step(self.shell.read())
                     if isinstance(outcome, P.Done):
-                        self.last_exchange = time.monotonic()
-                        return outcome
+                        break
                     self._carry_out(outcome)
             except (MultilangError, P.ProtocolError) as exc:
                 pid = self.shell.pid if self.shell is not None else 0
@@ -148,6 +148,12 @@ class _Shell:
                     f"{self.kind} {self.name} (pid {pid}, {self.argv}): {exc}; "
                     "its subprocess was restarted"
                 ) from exc
+            finally:
+                self.emit_error, emit_error = None, self.emit_error
+            self.last_exchange = time.monotonic()
+            if emit_error is not None:
+                raise emit_error
+            return outcome
 
     def _restart(self) -> None:
         if self.shell is not None:
@@ -165,9 +171,14 @@ class _Shell:
     def _carry_out(self, event: P.Event) -> None:
         match event:
             case P.Emit():
-                targets = self.collector.emit(
-                    list(event.values), event.stream, event.task, self._msg_id(event)
-                )
+                targets: list[int] = []
+                try:
+                    targets = self.collector.emit(
+                        list(event.values), event.stream, event.task, self._msg_id(event)
+                    )
+                except Exception as exc:  # noqa: BLE001 - an undeclared stream, a wrong arity
+                    # raised once the exchange is over: the subprocess is mid-conversation
+                    self.emit_error = self.emit_error or exc
                 if event.need_task_ids and event.task is None:
                     assert self.shell is not None
                     self.shell.send(list(targets or []))
@@ -205,7 +216,8 @@ class ShellBolt(_Shell, Bolt):
     kind = "shell bolt"
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
-        self.ids = itertools.count(1)
+        self.ids = itertools.count(1)  # tuple ids: "1", "2", ...
+        self.beats = itertools.count(1)  # heartbeat ids: "heartbeat-1", ...
         super().initialize(conf, context)
         self.beat_stop = threading.Event()
         threading.Thread(target=self._beat, name=f"heartbeat-{self.name}", daemon=True).start()
@@ -236,7 +248,7 @@ class ShellBolt(_Shell, Bolt):
             if not self.lock.acquire(blocking=False):
                 continue
             try:
-                beat = P.heartbeat_tuple(f"heartbeat-{next(self.ids)}")
+                beat = P.heartbeat_tuple(f"heartbeat-{next(self.beats)}")
                 self._exchange(beat, P.heartbeat_step)
             except (MultilangError, OSError) as exc:
                 log.error("%s: %s", self.name, exc)

@@ -2,7 +2,7 @@
 component's execution command and script in the code package's resources directory, spoken
 to over stdin/stdout with worker/multilang_protocol's messages.
 
-Every read has a deadline (topology.multilang.heartbeat.timeout.secs): stdout is read by a
+Every read has a deadline (topology.subprocess.timeout.secs): stdout is read by a
 thread into a queue, so a subprocess that hangs, dies or writes half a message ends in a
 MultilangError, never in a worker thread blocked for good. stderr goes line by line to the
 worker log. The subprocess gets the worker's interpreter directory first on its PATH, so
@@ -113,7 +113,7 @@ class ShellProcess:
             except queue.Empty:
                 raise MultilangError(
                     f"the subprocess did not answer within {self.timeout:g}s "
-                    "(topology.multilang.heartbeat.timeout.secs)"
+                    "(topology.subprocess.timeout.secs)"
                 ) from None
             if line is _EOF:
                 raise MultilangError(f"the subprocess closed its stdout ({self._exit()})")

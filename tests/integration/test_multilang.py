@@ -158,3 +158,101 @@ def test_bash_bolt_and_its_protocol_errors(cluster, tmp_path):
         texts = wait_for(both_errors, 60, "the protocol errors in getTopologyInfo")
         assert all("restarted" in t for t in texts if "not JSON" in t or "acks tuple" in t)
         client.killTopologyWithOpts("shell-upper", _kill_now())
+
+
+# --- one shell bolt task on its own: a real bash subprocess, the executor's side recorded ---
+
+UPPER_DIR = TOPOLOGIES  # holds resources/upper.sh, as an unpacked package would
+
+
+class RecordingCollector:
+    """The executor's side of a component (components.py: a component talks to the worker
+    only through its collector): records emits, answers with fixed target tasks."""
+
+    def __init__(self) -> None:
+        self.emits: list[tuple[list[Any], str, int | None, Any]] = []
+
+    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> list[int]:
+        self.emits.append((values, stream, direct, msg_id))
+        return [7, 9]
+
+
+@pytest.fixture
+def upper_bolt():
+    from squall.components import TaskContext
+    from squall.shell_components import ShellBolt
+
+    bolt = ShellBolt(execution_command="bash", script="upper.sh", code_dir=str(UPPER_DIR))
+    bolt.collector = RecordingCollector()
+    context = TaskContext("t-1", "upper", 3, (3,), "/nonexistent")
+    bolt.initialize({"topology.subprocess.timeout.secs": 2}, context)
+    try:
+        yield bolt
+    finally:
+        bolt.cleanup()
+
+
+def word(text: str) -> Any:
+    from squall.components import Tuple
+
+    return Tuple("words", 1, "default", ("word",), (text,))
+
+
+def test_shell_bolt_emits_anchored_and_answers_need_task_ids(upper_bolt):
+    pid = upper_bolt.shell.pid
+    upper_bolt.process(word("alpha"))
+    upper_bolt.process(word("tasks"))
+    assert upper_bolt.collector.emits == [
+        (["ALPHA", pid], "default", None, None),
+        (["TASKS", pid], "default", None, None),
+        (["[7,9]", pid], "default", None, None),  # the task ids the worker answered
+    ]
+
+
+def test_reported_errors_fail_nothing_and_reach_idle(upper_bolt, caplog):
+    from squall.shell_components import ShellFailure
+
+    upper_bolt.process(word("report"))  # acked: returns
+    assert upper_bolt.metrics == {"reports": 1}
+    with pytest.raises(ShellFailure, match="something to report"):
+        upper_bolt.idle()
+    upper_bolt.idle()  # reported once
+    with caplog.at_level("WARNING", logger="squall.worker.multilang"):
+        with pytest.raises(ShellFailure, match="failed tuple"):
+            upper_bolt.process(word("failme"))
+        wait_for(lambda: "failing 2 on purpose" in caplog.text, 10, "the subprocess's stderr")
+
+
+@pytest.mark.parametrize(
+    ("misbehaviour", "cause"),
+    [
+        ("garbage", "is not JSON"),
+        ("disorder", "acks tuple 'not-1' while tuple '1' is in process"),
+        ("die", "closed its stdout (exit status 3)"),
+        ("hang", "did not answer within 2s"),
+    ],
+)
+def test_a_broken_subprocess_is_an_error_and_restarted(upper_bolt, misbehaviour, cause):
+    from squall.worker.multilang_process import MultilangError
+
+    first = upper_bolt.shell.pid
+    with pytest.raises(MultilangError, match="its subprocess was restarted") as raised:
+        upper_bolt.process(word(misbehaviour))
+    assert cause in str(raised.value)
+    second = upper_bolt.shell.pid
+    assert second != first
+    upper_bolt.process(word("after"))
+    assert upper_bolt.collector.emits[-1][0] == ["AFTER", second]
+
+
+def test_heartbeats_find_a_subprocess_that_died_while_idle(upper_bolt):
+    import os
+    import signal
+
+    beat = upper_bolt.last_exchange
+    wait_for(lambda: upper_bolt.last_exchange > beat, 10, "a heartbeat answered by sync")
+    first = upper_bolt.shell.pid
+    os.kill(first, signal.SIGKILL)  # the bash subprocess this test's fixture started
+    wait_for(lambda: upper_bolt.shell and upper_bolt.shell.pid != first, 15, "a restart")
+    with pytest.raises(Exception, match="closed its stdout|went away"):
+        upper_bolt.idle()

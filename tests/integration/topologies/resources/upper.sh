@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A multilang bolt in bash (squall's protocol is Storm's, language-neutral): emits each
-# tuple's word upper-cased with this process's pid, anchored to the tuple, then acks it.
-# Misbehaves on purpose: for "garbage" it writes a message that is not JSON, for "disorder"
-# it acks a tuple that is not the one in process (tests/integration/test_multilang.py).
+# A multilang bolt in bash (squall speaks Storm's protocol, which is language-neutral): emits
+# each tuple's word upper-cased with this process's pid, anchored to the tuple, then acks it.
+# Some words make it misbehave or use more of the protocol, on purpose
+# (tests/integration/test_multilang.py).
 respond() { printf '%s\nend\n' "$1"; }
 read_message() {
   msg=""
@@ -25,8 +25,25 @@ while read_message; do
   [[ $msg =~ \"tuple\":\[\"([^\"]*)\" ]]
   word=${BASH_REMATCH[1]}
   case $word in
-    garbage) respond 'this is not json' ;;
-    disorder) respond "{\"command\":\"ack\",\"id\":\"not-$id\"}" ;;
+    garbage) respond 'this is not json' ;;                      # malformed
+    disorder) respond "{\"command\":\"ack\",\"id\":\"not-$id\"}" ;; # out of order
+    hang) exec sleep 600 ;;                                      # never answers
+    die) exit 3 ;;
+    tasks)  # need_task_ids: the worker answers with the tasks the tuple went to
+      respond "{\"command\":\"emit\",\"tuple\":[\"TASKS\",$$]}"
+      read_message
+      respond "{\"command\":\"emit\",\"tuple\":[\"$msg\",$$],\"need_task_ids\":false}"
+      respond "{\"command\":\"ack\",\"id\":\"$id\"}"
+      ;;
+    report)  # reportError, then the tuple succeeds
+      respond '{"command":"error","msg":"something to report"}'
+      respond '{"command":"metrics","name":"reports","params":1}'
+      respond "{\"command\":\"ack\",\"id\":\"$id\"}"
+      ;;
+    failme)
+      echo "failing $id on purpose" >&2
+      respond "{\"command\":\"fail\",\"id\":\"$id\"}"
+      ;;
     *)
       respond "{\"command\":\"log\",\"msg\":\"upper-casing $word\",\"level\":1}"
       respond "{\"command\":\"emit\",\"anchors\":[\"$id\"],\"tuple\":[\"${word^^}\",$$],\"need_task_ids\":false}"
