@@ -101,9 +101,10 @@ class _Recorder:
         self.lock = threading.Lock()
 
     def emit(self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None):
-        self.collector.emit(values, stream, direct_task, msg_id)
+        targets = self.collector.emit(values, stream, direct_task, msg_id)
         with self.lock:
             self.result.emitted[(self.component, stream)].append(tuple(values))
+        return targets  # a shell component answers need_task_ids with them
 
     def emit_batch(self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None):
         self.collector.emit_batch(columns, stream, direct_task, msg_id)
