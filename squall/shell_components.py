@@ -9,40 +9,44 @@ Storm's multilang protocol (streamparse/pystorm classes, or any language).
 
 One subprocess per task, started in the code package's `resources/` directory (its root
 when it has none), as Storm does. They are components like any other, so the worker's
-executors run them unchanged: a ShellBolt is Storm's BasicBolt. `process` sends the tuple and
-returns when the subprocess acks it (raises when it fails it), and what it emits meanwhile is
-anchored to that tuple. A bolt that holds tuples to ack them later (pystorm's BatchingBolt)
-is not supported: its `process` waits for the ack until topology.subprocess.timeout.secs
-and then fails the tuple. A subprocess that breaks the protocol, dies or stops answering is
-stopped and started again, and the call raises the cause, so it reaches the topology's errors.
+executors run them unchanged, and a ShellBolt is Storm's BasicBolt: `process` sends the tuple
+and returns when the subprocess acks it (raises when it fails it), and what it emits
+meanwhile is anchored to that tuple. A bolt that holds tuples to ack them later (pystorm's
+BatchingBolt) is not supported: its `process` waits for the ack until
+topology.subprocess.timeout.secs and then fails the tuple. A broken subprocess is restarted
+and the call raises the cause (worker/multilang_task.py), so it reaches the topology's errors.
 """
 
 from __future__ import annotations
 
 import itertools
-import logging
 import shutil
 import tempfile
 import threading
-import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from squall.components import Bolt, Spout, TaskContext, Tuple
+from squall.worker import multilang_exchanges as X
 from squall.worker import multilang_protocol as P
-from squall.worker.multilang_process import MultilangError, ShellProcess, command_line
+from squall.worker.multilang_process import ShellProcess, command_line
+from squall.worker.multilang_task import ShellTask
 
-log = logging.getLogger("squall.worker.multilang")
 TIMEOUT_KEY = "topology.subprocess.timeout.secs"
 HEARTBEAT_SECS = 1.0  # Storm's ShellBolt heartbeat period
+_PRIVATE_PREFIXES = ("storm.zookeeper.auth", "security.")
+_PRIVATE_WORDS = ("password", "passwd", "secret", "token", "payload", "private")
 
 
 def handshake_conf(conf: dict[str, Any]) -> dict[str, Any]:
-    """The conf a subprocess is given: the task's, without the worker's credentials."""
-    return {k: v for k, v in conf.items() if not k.startswith(_PRIVATE_PREFIXES)}
-
-
-_PRIVATE_PREFIXES = ("storm.zookeeper.auth", "security.")
+    """The conf a subprocess is given: the task's, without the worker's credentials (its
+    ZooKeeper login) or anything named like a secret: a script may log what it is given."""
+    return {
+        k: v
+        for k, v in conf.items()
+        if not k.startswith(_PRIVATE_PREFIXES) and not any(w in k.lower() for w in _PRIVATE_WORDS)
+    }
 
 
 class ShellFailure(RuntimeError):
@@ -50,11 +54,12 @@ class ShellFailure(RuntimeError):
 
 
 class _Shell:
-    """What ShellSpout and ShellBolt share: the subprocess, its restarts and its reports."""
+    """What ShellSpout and ShellBolt share: the declaration and the task's subprocess."""
 
     needs_code_dir: ClassVar[bool] = True  # executor_factory passes the unpacked code dir
     kind: ClassVar[str] = "shell component"
     collector: Any
+    task: ShellTask
 
     def __init__(
         self, execution_command: str, script: str, code_dir: str | None = None, **kwargs: Any
@@ -63,12 +68,6 @@ class _Shell:
         self.argv = command_line(execution_command, script)
         root = Path(code_dir) if code_dir else Path.cwd()
         self.cwd = root / "resources" if (root / "resources").is_dir() else root
-        self.shell: ShellProcess | None = None
-        self.lock = threading.RLock()  # the exchange in progress: the task or the heartbeat
-        self.held_errors: list[str] = []
-        self.metrics: dict[str, Any] = {}
-        self.last_exchange = time.monotonic()
-        self.emit_error: Exception | None = None  # the first emit the executor refused
 
     @classmethod
     def spec(  # type: ignore[override]
@@ -83,8 +82,6 @@ class _Shell:
     ) -> Any:
         """Declare a shell component: `command script` runs in the package's resources dir;
         `outputs` are the default stream's fields or a mapping of stream to fields."""
-        from dataclasses import replace
-
         from squall.topology import ComponentSpec
 
         spec = ComponentSpec.create(
@@ -97,119 +94,36 @@ class _Shell:
         return replace(spec, outputs=streams)
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
-        self.conf = conf
-        self.context = context
-        self.timeout = float(conf.get(TIMEOUT_KEY) or 30)
+        name = f"{context.component_id}:{context.task_id}"
+        timeout = float(conf.get(TIMEOUT_KEY) or 30)
         self.pid_dir = Path(tempfile.mkdtemp(prefix=f"squall-multilang-{context.task_id}-"))
-        self.name = f"{context.component_id}:{context.task_id}"
-        self._start()
-
-    def _start(self) -> None:
-        shell = ShellProcess(self.argv, self.cwd, self.name, self.timeout)
-        self.shell = shell
-        ctx = P.topology_context(
-            {t: self.context.component_id for t in self.context.component_tasks},
-            self.context.task_id,
-            self.context.component_id,
+        handshake_context = P.topology_context(
+            {t: context.component_id for t in context.component_tasks},
+            context.task_id,
+            context.component_id,
         )
-        try:
-            shell.start(handshake_conf(self.conf), ctx, self.pid_dir)
-        except BaseException:
-            shell.stop()
-            self.shell = None
-            raise
-        self.last_exchange = time.monotonic()
+        self.task = ShellTask(
+            lambda: ShellProcess(self.argv, self.cwd, name, timeout),
+            (handshake_conf(conf), handshake_context, self.pid_dir),
+            self._emit,
+            f"{self.kind} {name} {self.argv}",
+        )
+        self.task.start()
 
     def cleanup(self) -> None:
-        with self.lock:
-            if self.shell is not None:
-                self.shell.stop()
-                self.shell = None
-        shutil.rmtree(getattr(self, "pid_dir", ""), ignore_errors=True)
+        if hasattr(self, "task"):
+            self.task.stop()
+            shutil.rmtree(self.pid_dir, ignore_errors=True)
 
-    def _exchange(self, message: dict[str, Any], step: Any) -> P.Done:
-        """Send `message` and carry out the subprocess's answers until `step` says Done. A
-        broken subprocess is restarted and the cause raised."""
-        with self.lock:
-            try:
-                if self.shell is None:
-                    self._start()
-                assert self.shell is not None
-                self.shell.send(message)
-                while True:
-                    outcome = step(self.shell.read())
-                    if isinstance(outcome, P.Done):
-                        break
-                    self._carry_out(outcome)
-            except (MultilangError, P.ProtocolError) as exc:
-                pid = self.shell.pid if self.shell is not None else 0
-                self._restart()
-                raise MultilangError(
-                    f"{self.kind} {self.name} (pid {pid}, {self.argv}): {exc}; "
-                    "its subprocess was restarted"
-                ) from exc
-            finally:
-                self.emit_error, emit_error = None, self.emit_error
-            self.last_exchange = time.monotonic()
-            if emit_error is not None:
-                raise emit_error
-            return outcome
+    def _emit(self, event: P.Emit) -> list[int]:
+        return self.collector.emit(list(event.values), event.stream, event.task, None)
 
-    def _restart(self) -> None:
-        if self.shell is not None:
-            self.shell.stop()
-            self.shell = None
-        try:
-            self._start()
-        except (MultilangError, P.ProtocolError, OSError) as exc:
-            log.error(
-                "%s: restarting the subprocess failed (retried on the next call): %s",
-                self.name,
-                exc,
-            )
-
-    def _carry_out(self, event: P.Event) -> None:
-        match event:
-            case P.Emit():
-                targets: list[int] = []
-                try:
-                    targets = self.collector.emit(
-                        list(event.values), event.stream, event.task, self._msg_id(event)
-                    )
-                except Exception as exc:  # noqa: BLE001 - an undeclared stream, a wrong arity
-                    # raised once the exchange is over: the subprocess is mid-conversation
-                    self.emit_error = self.emit_error or exc
-                if event.need_task_ids and event.task is None:
-                    assert self.shell is not None
-                    self.shell.send(list(targets or []))
-            case P.Log(msg, level):
-                log.log(_LEVELS[level], "%s: %s", self.name, msg)
-            case P.ReportError(msg):
-                log.error("%s reported: %s", self.name, msg)
-                self.held_errors.append(msg)
-            case P.Metrics(name, params):
-                self.metrics[name] = params
-            case P.Sync():
-                pass
-
-    def _msg_id(self, event: P.Emit) -> Any:
-        return None
-
-    def _raise_held(self, prefix: str) -> None:
+    def _raise_reported(self) -> None:
         """Errors the subprocess reported reach the topology's errors as the call's
         exception (squall's collector has no reportError)."""
-        if self.held_errors:
-            text, self.held_errors = "\n".join(self.held_errors), []
-            raise ShellFailure(f"{prefix}: {text}")
-
-
-_LEVELS = {
-    "TRACE": logging.DEBUG,
-    "DEBUG": logging.DEBUG,
-    "INFO": logging.INFO,
-    "WARN": logging.WARNING,
-    "ERROR": logging.ERROR,
-}
+        reported = self.task.take_reported()
+        if reported:
+            raise ShellFailure(f"{self.task.what} reported: " + "\n".join(reported))
 
 
 class ShellBolt(_Shell, Bolt):
@@ -217,44 +131,30 @@ class ShellBolt(_Shell, Bolt):
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
         self.ids = itertools.count(1)  # tuple ids: "1", "2", ...
-        self.beats = itertools.count(1)  # heartbeat ids: "heartbeat-1", ...
         super().initialize(conf, context)
         self.beat_stop = threading.Event()
-        threading.Thread(target=self._beat, name=f"heartbeat-{self.name}", daemon=True).start()
+        threading.Thread(target=self._beat, name=f"heartbeat-{self.task.what}", daemon=True).start()
 
     def process(self, tup: Tuple) -> None:
         tuple_id = str(next(self.ids))
         message = P.bolt_tuple(
             tuple_id, tup.source_component, tup.stream, tup.source_task, list(tup.values)
         )
-        done = self._exchange(message, lambda event: P.bolt_step(tuple_id, event))
+        done = self.task.exchange(message, lambda event: X.bolt_step(tuple_id, event))
         if not done.ok:
-            text, self.held_errors = "\n".join(self.held_errors), []
+            reported = "\n".join(self.task.take_reported())
             raise ShellFailure(
-                f"{self.kind} {self.name} failed tuple {list(tup.values)!r}"
-                + (f": {text}" if text else "")
+                f"{self.task.what} failed tuple {list(tup.values)!r}"
+                + (f": {reported}" if reported else "")
             )
 
     def idle(self) -> None:
-        self._raise_held(f"{self.kind} {self.name} reported")
+        """What the subprocess reported without failing a tuple, once the input drained."""
+        self._raise_reported()
 
     def _beat(self) -> None:
-        """Storm's heartbeat: a tuple on __heartbeat, answered by sync, whenever the bolt
-        has been quiet for a while, so a subprocess that died or hangs while no tuples come
-        is found and restarted (and reported with the next tuple's idle)."""
         while not self.beat_stop.wait(HEARTBEAT_SECS):
-            if time.monotonic() - self.last_exchange < HEARTBEAT_SECS:
-                continue
-            if not self.lock.acquire(blocking=False):
-                continue
-            try:
-                beat = P.heartbeat_tuple(f"heartbeat-{next(self.beats)}")
-                self._exchange(beat, P.heartbeat_step)
-            except (MultilangError, OSError) as exc:
-                log.error("%s: %s", self.name, exc)
-                self.held_errors.append(str(exc))
-            finally:
-                self.lock.release()
+            self.task.beat_if_quiet(HEARTBEAT_SECS)
 
     def cleanup(self) -> None:
         if hasattr(self, "beat_stop"):
@@ -263,23 +163,26 @@ class ShellBolt(_Shell, Bolt):
 
 
 class ShellSpout(_Shell, Spout):
+    """`next_tuple`, `ack` and `fail` are each an exchange ended by the subprocess's sync;
+    its emits carry the message id it gave (none: untracked)."""
+
     kind = "shell spout"
-    emitted = 0  # emits during the current next/ack/fail
+    emitted = 0  # emits during the current next_tuple
 
     def next_tuple(self) -> bool:
         self.emitted = 0
-        self._exchange(P.spout_command("next"), P.spout_step)
-        self._raise_held(f"{self.kind} {self.name} reported")
+        self.task.exchange(P.spout_command("next"), X.spout_step)
+        self._raise_reported()
         return self.emitted > 0
 
     def ack(self, msg_id: Any) -> None:
-        self._exchange(P.spout_command("ack", msg_id), P.spout_step)
-        self._raise_held(f"{self.kind} {self.name} reported")
+        self.task.exchange(P.spout_command("ack", msg_id), X.spout_step)
+        self._raise_reported()
 
     def fail(self, msg_id: Any) -> None:
-        self._exchange(P.spout_command("fail", msg_id), P.spout_step)
-        self._raise_held(f"{self.kind} {self.name} reported")
+        self.task.exchange(P.spout_command("fail", msg_id), X.spout_step)
+        self._raise_reported()
 
-    def _msg_id(self, event: P.Emit) -> Any:
+    def _emit(self, event: P.Emit) -> list[int]:
         self.emitted += 1
-        return event.msg_id
+        return self.collector.emit(list(event.values), event.stream, event.task, event.msg_id)

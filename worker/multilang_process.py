@@ -6,7 +6,9 @@ Every read has a deadline (topology.subprocess.timeout.secs): stdout is read by 
 thread into a queue, so a subprocess that hangs, dies or writes half a message ends in a
 MultilangError, never in a worker thread blocked for good. stderr goes line by line to the
 worker log. The subprocess gets the worker's interpreter directory first on its PATH, so
-`python` and `streamparse_run` name the worker's own environment.
+`python` and `streamparse_run` name the worker's own environment. It stays in the worker's
+process group, so a supervisor that ends a worker (it kills the group) ends it too; a
+subprocess whose worker died otherwise reads EOF on stdin, which pystorm exits on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from .multilang_protocol import Event, Framer, ProtocolError, check_pid, decode, encode
+from .multilang_exchanges import check_pid
+from .multilang_protocol import Event, Framer, ProtocolError, decode, encode
 
 log = logging.getLogger("squall.worker.multilang")
 MAX_LINE_BYTES = 16 << 20

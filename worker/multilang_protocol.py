@@ -1,11 +1,10 @@
 """Storm's multilang protocol as pure data: the messages a worker writes to a shell
-component's stdin, the typed events its stdout's messages decode to, and the rules of each
-exchange (a bolt tuple, a heartbeat, a spout's next/ack/fail).
+component's stdin and the typed events its stdout's messages decode to (the rules of each
+exchange: worker/multilang_exchanges.py).
 
 No I/O here (the subprocess shell is worker/multilang_process.py): a message the subprocess
-writes is framed (`Framer`), decoded (`decode`) and judged by the exchange in progress, so
-every malformed or out-of-order message becomes a ProtocolError that names what was wrong,
-and is tested without a subprocess.
+writes is framed (`Framer`) and decoded (`decode`), so every malformed message becomes a
+ProtocolError that names what was wrong, and is tested without a subprocess.
 
 Wire format (Storm's JsonSerializer): each message is JSON followed by a line "end". Task id
 lists (the answer to an emit with need_task_ids) are JSON lists, everything else objects.
@@ -216,75 +215,3 @@ def heartbeat_tuple(tuple_id: str) -> dict[str, Any]:
 def spout_command(command: str, msg_id: Any = None) -> dict[str, Any]:
     """next, ack or fail (with the message id the spout emitted), activate, deactivate."""
     return {"command": command} if msg_id is None else {"command": command, "id": msg_id}
-
-
-# --- the exchanges ---
-
-
-@dataclass(frozen=True)
-class Done:
-    """The exchange is over: `ok` False when the bolt failed its tuple."""
-
-    ok: bool = True
-
-
-def check_pid(event: Event) -> int:
-    """The handshake's only answer is the subprocess's pid."""
-    if not isinstance(event, Pid):
-        raise ProtocolError(f"expected the handshake's answer {{'pid': ...}}, got {event!r}")
-    return event.pid
-
-
-def bolt_step(tuple_id: str, event: Event) -> Event | Done:
-    """One event while a bolt processes tuple `tuple_id`: Done when it acks or fails it,
-    else the event for the caller to carry out (an emit, a log, an error report, metrics).
-
-    squall runs a bolt as Storm's BasicBolt: what it emits is anchored to the tuple in hand,
-    which is acked or failed before the next one is sent. So an ack or fail of another tuple,
-    or an anchor to one, is out of order here."""
-    match event:
-        case Ack(id) | Fail(id) if id != tuple_id:
-            verb = "acks" if isinstance(event, Ack) else "fails"
-            raise ProtocolError(
-                f"{verb} tuple {id!r} while tuple {tuple_id!r} is in process (squall's shell "
-                "bolts ack or fail each tuple before the next is sent)"
-            )
-        case Ack():
-            return Done(True)
-        case Fail():
-            return Done(False)
-        case Emit(anchors=anchors) if any(a != tuple_id for a in anchors):
-            other = next(a for a in anchors if a != tuple_id)
-            raise ProtocolError(
-                f"emit anchored to tuple {other!r} while tuple {tuple_id!r} is in process"
-            )
-        case Pid():
-            raise ProtocolError(f"a pid {event.pid} after the handshake")
-        case Sync():
-            return event  # a bolt may sync at any time (pystorm does after an error)
-    return event
-
-
-def heartbeat_step(event: Event) -> Event | Done:
-    """One event while a heartbeat tuple waits for its sync."""
-    match event:
-        case Sync():
-            return Done(True)
-        case Log() | ReportError() | Metrics():
-            return event
-    raise ProtocolError(f"answered a heartbeat with {event!r}; expected sync")
-
-
-def spout_step(event: Event) -> Event | Done:
-    """One event while a spout handles next, ack or fail: it may emit, log, report, until
-    its sync ends the exchange."""
-    match event:
-        case Sync():
-            return Done(True)
-        case Emit(anchors=anchors) if anchors:
-            raise ProtocolError(f"a spout's emit has anchors {list(anchors)}; spouts have none")
-        case Ack() | Fail():
-            raise ProtocolError(f"a spout cannot {type(event).__name__.lower()} tuples")
-        case Pid():
-            raise ProtocolError(f"a pid {event.pid} after the handshake")
-    return event

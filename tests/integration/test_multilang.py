@@ -199,7 +199,7 @@ def word(text: str) -> Any:
 
 
 def test_shell_bolt_emits_anchored_and_answers_need_task_ids(upper_bolt):
-    pid = upper_bolt.shell.pid
+    pid = upper_bolt.task.shell.pid
     upper_bolt.process(word("alpha"))
     upper_bolt.process(word("tasks"))
     assert upper_bolt.collector.emits == [
@@ -213,7 +213,7 @@ def test_reported_errors_fail_nothing_and_reach_idle(upper_bolt, caplog):
     from squall.shell_components import ShellFailure
 
     upper_bolt.process(word("report"))  # acked: returns
-    assert upper_bolt.metrics == {"reports": 1}
+    assert upper_bolt.task.metrics == {"reports": 1}
     with pytest.raises(ShellFailure, match="something to report"):
         upper_bolt.idle()
     upper_bolt.idle()  # reported once
@@ -235,11 +235,11 @@ def test_reported_errors_fail_nothing_and_reach_idle(upper_bolt, caplog):
 def test_a_broken_subprocess_is_an_error_and_restarted(upper_bolt, misbehaviour, cause):
     from squall.worker.multilang_process import MultilangError
 
-    first = upper_bolt.shell.pid
+    first = upper_bolt.task.shell.pid
     with pytest.raises(MultilangError, match="its subprocess was restarted") as raised:
         upper_bolt.process(word(misbehaviour))
     assert cause in str(raised.value)
-    second = upper_bolt.shell.pid
+    second = upper_bolt.task.shell.pid
     assert second != first
     upper_bolt.process(word("after"))
     assert upper_bolt.collector.emits[-1][0] == ["AFTER", second]
@@ -249,10 +249,10 @@ def test_heartbeats_find_a_subprocess_that_died_while_idle(upper_bolt):
     import os
     import signal
 
-    beat = upper_bolt.last_exchange
-    wait_for(lambda: upper_bolt.last_exchange > beat, 10, "a heartbeat answered by sync")
-    first = upper_bolt.shell.pid
+    beat = upper_bolt.task.last_exchange
+    wait_for(lambda: upper_bolt.task.last_exchange > beat, 10, "a heartbeat answered by sync")
+    first = upper_bolt.task.shell.pid
     os.kill(first, signal.SIGKILL)  # the bash subprocess this test's fixture started
-    wait_for(lambda: upper_bolt.shell and upper_bolt.shell.pid != first, 15, "a restart")
+    wait_for(lambda: upper_bolt.task.shell and upper_bolt.task.shell.pid != first, 15, "a restart")
     with pytest.raises(Exception, match="closed its stdout|went away"):
         upper_bolt.idle()

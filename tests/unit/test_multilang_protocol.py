@@ -1,7 +1,7 @@
-"""Storm's multilang protocol as pure data (worker/multilang_protocol.py): every message kind
-decodes to its typed event, every malformed or out-of-order message is a ProtocolError that
-says what was wrong, and the worker's messages are the ones Storm's ShellBolt/ShellSpout
-write."""
+"""Storm's multilang protocol as pure data (worker/multilang_protocol.py, the messages, and
+worker/multilang_exchanges.py, the rules of each exchange): every message kind decodes to its
+typed event, every malformed or out-of-order message is a ProtocolError that says what was
+wrong, and the worker's messages are the ones Storm's ShellBolt/ShellSpout write."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from squall.worker import multilang_exchanges as X
 from squall.worker import multilang_protocol as P
 
 
@@ -141,14 +142,14 @@ def test_the_worker_messages_are_storms():
 
 
 def test_the_handshake_answer_is_a_pid():
-    assert P.check_pid(P.Pid(9)) == 9
+    assert X.check_pid(P.Pid(9)) == 9
     with pytest.raises(P.ProtocolError, match="expected the handshake's answer"):
-        P.check_pid(P.Sync())
+        X.check_pid(P.Sync())
 
 
 def test_a_bolt_exchange_ends_with_the_ack_or_fail_of_its_tuple():
-    assert P.bolt_step("1", P.Ack("1")) == P.Done(True)
-    assert P.bolt_step("1", P.Fail("1")) == P.Done(False)
+    assert X.bolt_step("1", P.Ack("1")) == X.Done(True)
+    assert X.bolt_step("1", P.Fail("1")) == X.Done(False)
     for event in (
         P.Emit(("x",), anchors=("1",)),
         P.Emit(("x",)),
@@ -157,7 +158,7 @@ def test_a_bolt_exchange_ends_with_the_ack_or_fail_of_its_tuple():
         P.Metrics("m", 1),
         P.Sync(),
     ):
-        assert P.bolt_step("1", event) == event
+        assert X.bolt_step("1", event) == event
 
 
 @pytest.mark.parametrize(
@@ -171,22 +172,22 @@ def test_a_bolt_exchange_ends_with_the_ack_or_fail_of_its_tuple():
 )
 def test_out_of_order_in_a_bolt_exchange(event, problem):
     with pytest.raises(P.ProtocolError, match=problem):
-        P.bolt_step("1", event)
+        X.bolt_step("1", event)
 
 
 def test_a_heartbeat_is_answered_by_sync_only():
-    assert P.heartbeat_step(P.Sync()) == P.Done(True)
-    assert P.heartbeat_step(P.Log("l")) == P.Log("l")
+    assert X.heartbeat_step(P.Sync()) == X.Done(True)
+    assert X.heartbeat_step(P.Log("l")) == P.Log("l")
     for event in (P.Emit(("x",)), P.Ack("1"), P.Pid(3)):
         with pytest.raises(P.ProtocolError, match="expected sync"):
-            P.heartbeat_step(event)
+            X.heartbeat_step(event)
 
 
 def test_a_spout_exchange_ends_with_sync():
-    assert P.spout_step(P.Sync()) == P.Done(True)
+    assert X.spout_step(P.Sync()) == X.Done(True)
     emit = P.Emit(("x",), msg_id="m1")
-    assert P.spout_step(emit) == emit
-    assert P.spout_step(P.ReportError("e")) == P.ReportError("e")
+    assert X.spout_step(emit) == emit
+    assert X.spout_step(P.ReportError("e")) == P.ReportError("e")
 
 
 @pytest.mark.parametrize(
@@ -200,4 +201,4 @@ def test_a_spout_exchange_ends_with_sync():
 )
 def test_out_of_order_in_a_spout_exchange(event, problem):
     with pytest.raises(P.ProtocolError, match=problem):
-        P.spout_step(event)
+        X.spout_step(event)

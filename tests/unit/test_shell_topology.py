@@ -90,7 +90,12 @@ def test_command_line_splits_like_a_shell_without_one():
 
 
 def test_the_subprocess_gets_the_conf_without_credentials():
-    conf = {"topology.workers": 1, "storm.zookeeper.auth.payload": "s", "security.dir": "/k"}
+    conf = {
+        "topology.workers": 1,
+        "storm.zookeeper.auth.payload": "s",
+        "security.dir": "/k",
+        "my.db.Password": "p",
+    }
     assert handshake_conf(conf) == {"topology.workers": 1}
 
 
