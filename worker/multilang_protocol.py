@@ -21,6 +21,7 @@ HEARTBEAT_STREAM = "__heartbeat"
 HEARTBEAT_TASK = -1
 DEFAULT_STREAM = "default"
 MAX_MESSAGE_LINES = 10_000
+MAX_MESSAGE_CHARS = 64 << 20
 # Storm's ShellLogHandler levels: trace, debug, info, warn, error
 LOG_LEVELS = {0: "TRACE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERROR"}
 
@@ -92,21 +93,28 @@ def encode(message: Any) -> bytes:
 
 class Framer:
     """Collects stdout lines into messages: `feed` returns the parsed message when a line
-    "end" closes one, else None. Bounded, so a subprocess that never writes "end" is an
-    error, not a worker that buffers forever."""
+    "end" closes one, else None. Bounded in lines and characters, so a subprocess that never
+    writes "end" is an error, not a worker that buffers until it runs out of memory."""
 
-    def __init__(self, max_lines: int = MAX_MESSAGE_LINES) -> None:
+    def __init__(
+        self, max_lines: int = MAX_MESSAGE_LINES, max_chars: int = MAX_MESSAGE_CHARS
+    ) -> None:
         self.max_lines = max_lines
+        self.max_chars = max_chars
         self.lines: list[str] = []
+        self.chars = 0
 
     def feed(self, line: str) -> Any:
         line = line.rstrip("\r\n")
         if line != END:
             self.lines.append(line)
+            self.chars += len(line)
             if len(self.lines) > self.max_lines:
                 raise ProtocolError(f"a message ran over {self.max_lines} lines without 'end'")
+            if self.chars > self.max_chars:
+                raise ProtocolError(f"a message ran over {self.max_chars} characters")
             return None
-        text, self.lines = "\n".join(self.lines), []
+        text, self.lines, self.chars = "\n".join(self.lines), [], 0
         if not text.strip():
             raise ProtocolError("an empty message (a line 'end' with nothing before it)")
         try:

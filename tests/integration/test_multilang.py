@@ -251,6 +251,20 @@ def test_a_broken_subprocess_is_an_error_and_restarted(upper_bolt, misbehaviour,
     assert upper_bolt.collector.emits[-1][0] == ["AFTER", second]
 
 
+def test_a_command_that_cannot_start_is_a_clear_error():
+    from squall.components import TaskContext
+    from squall.shell_components import ShellBolt
+    from squall.worker.multilang_process import MultilangError
+
+    bolt = ShellBolt(execution_command="no-such-command-here", script="x", code_dir=str(UPPER_DIR))
+    context = TaskContext("t-1", "upper", 3, (3,), "/nonexistent")
+    try:
+        with pytest.raises(MultilangError, match="cannot start.*No such file"):
+            bolt.initialize({}, context)
+    finally:
+        bolt.cleanup()
+
+
 def test_heartbeats_find_a_subprocess_that_died_while_idle(upper_bolt):
     import os
     import signal

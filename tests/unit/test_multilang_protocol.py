@@ -50,6 +50,10 @@ def test_a_message_without_end_is_bounded():
         framer.feed("{\n")
     with pytest.raises(P.ProtocolError, match="over 3 lines without 'end'"):
         framer.feed("{\n")
+    framer = P.Framer(max_chars=10)
+    framer.feed("x" * 10)
+    with pytest.raises(P.ProtocolError, match="over 10 characters"):
+        framer.feed("x")
 
 
 @pytest.mark.parametrize(
