@@ -82,6 +82,8 @@ class TaskContext:
     component_tasks: tuple[int, ...]
     output_dir: str
     coordination: SourceCoordination | None = field(default=None, compare=False, repr=False)
+    # every task of the topology and its component (Storm's task->component), when known
+    task_components: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def task_index(self) -> int:

@@ -98,7 +98,7 @@ class _Shell:
         timeout = float(conf.get(TIMEOUT_KEY) or 30)
         self.pid_dir = Path(tempfile.mkdtemp(prefix=f"squall-multilang-{context.task_id}-"))
         handshake_context = P.topology_context(
-            {t: context.component_id for t in context.component_tasks},
+            context.task_components or {t: context.component_id for t in context.component_tasks},
             context.task_id,
             context.component_id,
         )

@@ -172,6 +172,7 @@ def run(
             tuple(by_component[name]),
             out,
             coordination=InMemoryCoordination(registry),
+            task_components=task_components,
         )
         component = _instance(topology, name, inputs)
         executor = make_executor(structure, component, context, conf, io, spark)

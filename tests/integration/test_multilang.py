@@ -190,7 +190,8 @@ def upper_bolt():
 
     bolt = ShellBolt(execution_command="bash", script="upper.sh", code_dir=str(UPPER_DIR))
     bolt.collector = RecordingCollector()
-    context = TaskContext("t-1", "upper", 3, (3,), "/nonexistent")
+    tasks = {1: "words", 2: "__acker", 3: "upper"}
+    context = TaskContext("t-1", "upper", 3, (3,), "/nonexistent", task_components=tasks)
     bolt.initialize({"topology.subprocess.timeout.secs": 2}, context)
     try:
         yield bolt
@@ -213,6 +214,16 @@ def test_shell_bolt_emits_anchored_and_answers_need_task_ids(upper_bolt):
         (["TASKS", pid], "default", None, None),
         (["[7,9]", pid], "default", None, None),  # the task ids the worker answered
     ]
+
+
+def test_the_handshake_gives_storms_context(upper_bolt):
+    upper_bolt.process(word("context"))
+    values = upper_bolt.collector.emits[-1][0]
+    assert json.loads(values[0]) == {
+        "task->component": {"1": "words", "2": "__acker", "3": "upper"},
+        "taskid": 3,
+        "componentid": "upper",
+    }
 
 
 def test_reported_errors_fail_nothing_and_reach_idle(upper_bolt, caplog):

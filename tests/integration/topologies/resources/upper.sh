@@ -14,6 +14,7 @@ read_message() {
 }
 read_message || exit 0
 [[ $msg =~ \"pidDir\":\"([^\"]*)\" ]] && : >"${BASH_REMATCH[1]}/$$"
+[[ $msg =~ \"context\":(\{.*\}),\"pidDir\" ]] && context=${BASH_REMATCH[1]//\"/\\\"}
 respond "{\"pid\":$$}"
 while read_message; do
   [[ $msg =~ \"id\":\"([^\"]*)\" ]] || continue
@@ -33,6 +34,10 @@ while read_message; do
       respond "{\"command\":\"emit\",\"tuple\":[\"TASKS\",$$]}"
       read_message
       respond "{\"command\":\"emit\",\"tuple\":[\"$msg\",$$],\"need_task_ids\":false}"
+      respond "{\"command\":\"ack\",\"id\":\"$id\"}"
+      ;;
+    context)  # the handshake's context, as a string
+      respond "{\"command\":\"emit\",\"tuple\":[\"$context\",$$],\"need_task_ids\":false}"
       respond "{\"command\":\"ack\",\"id\":\"$id\"}"
       ;;
     report)  # reportError, then the tuple succeeds
