@@ -91,11 +91,12 @@ class TaskContext:
 
 
 class Collector(Protocol):
-    """Where a component's emits go: the worker's executor for its task."""
+    """Where a component's emits go: the worker's executor for its task. `emit` answers the
+    tasks the tuple went to (Storm's emit; a shell component's need_task_ids)."""
 
     def emit(
         self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any
-    ) -> None: ...  # pragma: no cover
+    ) -> list[int] | None: ...  # pragma: no cover
 
     def emit_batch(
         self, columns: Any, stream: str, direct_task: int | None, msg_id: Any
