@@ -136,8 +136,9 @@ class ShellProcess:
             return "still running"
         return f"exit status {code}"
 
-    def stop(self) -> None:
-        """End the subprocess (closing stdin first: a polite one exits on EOF)."""
+    def stop(self, grace: float = 2.0) -> None:
+        """End the subprocess: close its stdin (a polite one exits on EOF), kill it if it
+        has not exited within `grace` seconds."""
         process, self.process = self.process, None
         if process is None:
             return
@@ -148,7 +149,7 @@ class ShellProcess:
             except OSError:
                 pass
         try:
-            process.wait(timeout=2)
+            process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)

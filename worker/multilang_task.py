@@ -117,7 +117,7 @@ class ShellTask:
 
     def _restart(self) -> None:
         if self.shell is not None:
-            self.shell.stop()
+            self.shell.stop(grace=0.2)  # broken: no need to wait long for it
             self.shell = None
         try:
             self.start()

@@ -89,7 +89,8 @@ def test_streamparse_word_count_submitted_over_storm_thrift(cluster, tmp_path):
     out = tmp_path / "counts"
     client = storm_client(cluster)
     try:
-        location = client.beginFileUpload()
+        # a cluster is up once its supervisors registered; its nimbus may be taking the lead
+        location = wait_for(client.beginFileUpload, 60, "nimbus to lead (an upload begun)")
         client.uploadChunk(location, storm_jar())
         client.finishFileUpload(location)
         conf = {"topology.workers": 1, "topology.output.dir": str(out)}
@@ -192,7 +193,7 @@ def upper_bolt():
     bolt.collector = RecordingCollector()
     tasks = {1: "words", 2: "__acker", 3: "upper"}
     context = TaskContext("t-1", "upper", 3, (3,), "/nonexistent", task_components=tasks)
-    bolt.initialize({"topology.subprocess.timeout.secs": 2}, context)
+    bolt.initialize({"topology.subprocess.timeout.secs": 4}, context)
     try:
         yield bolt
     finally:
@@ -246,7 +247,7 @@ def test_reported_errors_fail_nothing_and_reach_idle(upper_bolt, caplog):
         ("garbage", "is not JSON"),
         ("disorder", "acks tuple 'not-1' while tuple '1' is in process"),
         ("die", "closed its stdout (exit status 3)"),
-        ("hang", "did not answer within 2s"),
+        ("hang", "did not answer within 4s"),
     ],
 )
 def test_a_broken_subprocess_is_an_error_and_restarted(upper_bolt, misbehaviour, cause):
