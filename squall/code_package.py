@@ -1,7 +1,8 @@
 """Topology code packages: how a client packs a topology's directory and how a supervisor
 unpacks it, safely.
 
-A package is a gzip'd tar of the directory holding the topology file. Unpacking refuses
+A package is a gzip'd tar of the directory holding the topology file, or a Storm jar (a zip;
+shell components' scripts under its `resources/`, as Storm packs them). Unpacking refuses
 absolute paths, '..', links and special files, and bounds the entries and the bytes written,
 so a hostile package cannot write outside its directory, fill the disk or keep a supervisor
 busy for minutes.
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import io
 import shutil
+import stat
 import tarfile
+import zipfile
 import zlib
 from pathlib import Path
 from typing import IO
@@ -25,6 +28,7 @@ STORED_FILES = (CODE_FILE, STRUCTURE_FILE, CONF_FILE)
 MAX_UNPACKED_BYTES = 1 << 30
 MAX_ENTRIES = 10_000
 _CHUNK = 1 << 16
+_ZIP_MAGIC = b"PK\x03\x04"
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", ".squall", "node_modules"}
 
 
@@ -62,6 +66,9 @@ def unpack(
     refusal `target` is removed, so a half-unpacked package is never mistaken for code."""
     target.mkdir(parents=True, exist_ok=True)
     root = target.resolve()
+    if is_zip(package):
+        _unpack_zip(package, root, max_bytes, max_entries)
+        return
     try:
         with tarfile.open(package, mode="r|gz") as tar:
             entries = written = 0
@@ -84,6 +91,46 @@ def unpack(
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         shutil.rmtree(target, ignore_errors=True)
         raise PackageError(f"cannot unpack {package.name}: {exc}") from exc
+
+
+def is_zip(package: Path) -> bool:
+    """A Storm jar (a zip, its scripts under resources/) rather than squall's gzip'd tar."""
+    with package.open("rb") as f:
+        return f.read(4) == _ZIP_MAGIC
+
+
+def _unpack_zip(package: Path, root: Path, max_bytes: int, max_entries: int) -> None:
+    """A jar unpacked with the tar's rules: plain files and directories only, inside
+    `root`, bounded in entries and in the bytes actually written."""
+    try:
+        with zipfile.ZipFile(package) as jar:
+            infos = jar.infolist()
+            if len(infos) > max_entries:
+                raise PackageError(f"package has more than {max_entries} entries")
+            written = 0
+            for info in infos:
+                dest = _zip_destination(root, info)
+                if info.is_dir():
+                    dest.mkdir(parents=True, exist_ok=True)
+                    continue
+                with jar.open(info) as source:
+                    written += _copy_bounded(source, dest, max_bytes - written, max_bytes)
+    except PackageError:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, RuntimeError) as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        raise PackageError(f"cannot unpack {package.name}: {exc}") from exc
+
+
+def _zip_destination(root: Path, info: zipfile.ZipInfo) -> Path:
+    dest = (root / info.filename).resolve()
+    if info.filename.startswith("/") or not dest.is_relative_to(root) or dest == root:
+        raise PackageError(f"package entry {info.filename!r} escapes its directory")
+    mode = (info.external_attr >> 16) & 0o170000
+    if mode and mode not in (stat.S_IFREG, stat.S_IFDIR):
+        raise PackageError(f"package entry {info.filename!r} is not a plain file")
+    return dest
 
 
 def _checked_destination(root: Path, m: tarfile.TarInfo) -> Path:

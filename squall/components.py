@@ -82,6 +82,8 @@ class TaskContext:
     component_tasks: tuple[int, ...]
     output_dir: str
     coordination: SourceCoordination | None = field(default=None, compare=False, repr=False)
+    # every task of the topology and its component (Storm's task->component), when known
+    task_components: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def task_index(self) -> int:
@@ -89,11 +91,12 @@ class TaskContext:
 
 
 class Collector(Protocol):
-    """Where a component's emits go: the worker's executor for its task."""
+    """Where a component's emits go: the worker's executor for its task. `emit` answers the
+    tasks the tuple went to (Storm's emit; a shell component's need_task_ids)."""
 
     def emit(
         self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any
-    ) -> None: ...  # pragma: no cover
+    ) -> list[int] | None: ...  # pragma: no cover
 
     def emit_batch(
         self, columns: Any, stream: str, direct_task: int | None, msg_id: Any

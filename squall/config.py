@@ -68,6 +68,7 @@ MINIMUM = {
     "worker.log.backups": 0,
     "topology.worker.max.memory.mb": 64,
     "worker.heartbeat.frequency.secs": 1,
+    "topology.subprocess.timeout.secs": 1,
     "worker.max.message.bytes": 1,  # 0 would refuse every frame; ZeroMQ reads -1 as no limit
     "task.heartbeat.frequency.secs": 1,
     "topology.workers": 1,

@@ -13,6 +13,9 @@ from typing import Any
 from squall import thrift_api as T
 
 ACKER = "__acker"  # the system component that tracks tuple trees (worker/acking.py)
+# Storm's ShellComponent runs as one of these (squall/shell_components.py), its kwargs the
+# ShellComponent's fields; getTopology gives it back as the ShellComponent it was.
+SHELL_MODULE, SHELL_SPOUT, SHELL_BOLT = "squall.shell_components", "ShellSpout", "ShellBolt"
 
 # Groupings, as Storm names them.
 SHUFFLE, FIELDS, ALL, GLOBAL, NONE, DIRECT, LOCAL_OR_SHUFFLE = (
@@ -133,11 +136,16 @@ def structure_to_thrift(structure: TopologyStructure) -> Any:
             parallelism_hint=c.parallelism,
             json_conf=json.dumps(c.conf),
         )
-        obj = T.ComponentObject(
-            python_object=T.PythonComponent(
-                module_name=c.module_name, class_name=c.class_name, kwargs_json=json.dumps(c.kwargs)
+        if c.module_name == SHELL_MODULE and c.class_name in (SHELL_SPOUT, SHELL_BOLT):
+            obj = T.ComponentObject(shell=T.ShellComponent(**c.kwargs))
+        else:
+            obj = T.ComponentObject(
+                python_object=T.PythonComponent(
+                    module_name=c.module_name,
+                    class_name=c.class_name,
+                    kwargs_json=json.dumps(c.kwargs),
+                )
             )
-        )
         if c.kind == "spout":
             spouts[name] = T.SpoutSpec(spout_object=obj, common=common)
         else:

@@ -101,9 +101,10 @@ class _Recorder:
         self.lock = threading.Lock()
 
     def emit(self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None):
-        self.collector.emit(values, stream, direct_task, msg_id)
+        targets = self.collector.emit(values, stream, direct_task, msg_id)
         with self.lock:
             self.result.emitted[(self.component, stream)].append(tuple(values))
+        return targets  # a shell component answers need_task_ids with them
 
     def emit_batch(self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None):
         self.collector.emit_batch(columns, stream, direct_task, msg_id)
@@ -171,6 +172,7 @@ def run(
             tuple(by_component[name]),
             out,
             coordination=InMemoryCoordination(registry),
+            task_components=task_components,
         )
         component = _instance(topology, name, inputs)
         executor = make_executor(structure, component, context, conf, io, spark)

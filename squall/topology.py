@@ -63,6 +63,7 @@ class ComponentSpec:
     par: int
     config: dict[str, Any] = field(default_factory=dict)
     kwargs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, list[str]] | None = None  # a shell component's; else the class's
 
     @staticmethod
     def create(component, name, inputs, par, config, kwargs) -> ComponentSpec:
@@ -92,6 +93,10 @@ def _module_name(cls: type) -> str:
         if main_file:
             return Path(main_file).stem
     return module
+
+
+def _outputs(spec: ComponentSpec) -> dict[str, list[str]]:
+    return spec.outputs if spec.outputs is not None else spec.component.output_streams()
 
 
 class TopologyMeta(type):
@@ -152,7 +157,7 @@ class Topology(metaclass=TopologyMeta):
                 kwargs=spec.kwargs,
                 parallelism=spec.par,
                 inputs=inputs,
-                streams={s: tuple(f) for s, f in spec.component.output_streams().items()},
+                streams={s: tuple(f) for s, f in _outputs(spec).items()},
                 conf=spec.config,
             )
         return TopologyStructure(components)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,6 +21,9 @@ from squall.structure import (
     GLOBAL,
     LOCAL_OR_SHUFFLE,
     NONE,
+    SHELL_BOLT,
+    SHELL_MODULE,
+    SHELL_SPOUT,
     SHUFFLE,
     ComponentInfo,
     GroupingSpec,
@@ -29,6 +33,7 @@ from squall.structure import (
 
 MAX_NAME_LENGTH = 100
 MAX_PARALLELISM = 10_000
+MAX_SHELL_CHARS = 4096
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -95,18 +100,22 @@ def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
         raise invalid(problem)
     if obj is None or common is None:
         raise invalid(f"component {name!r} is missing its object or common part")
-    if obj.python_object is None:
+    if obj.shell is not None and obj.python_object is None:
+        module_name, class_name, kwargs = _shell(name, kind, obj.shell)
+    elif obj.python_object is None:
         other = next((k for k, v in vars(obj).items() if v is not None), "nothing")
         raise invalid(
             f"component {name!r} is a {other} component; squall runs Python components "
-            "(ComponentObject.python_object)"
+            "(ComponentObject.python_object) and shell components (ComponentObject.shell)"
         )
-    py = obj.python_object
-    if not isinstance(py.module_name, str) or not _DOTTED.fullmatch(py.module_name):
-        raise invalid(f"component {name!r}: module name {py.module_name!r} is not importable")
-    if not isinstance(py.class_name, str) or not _DOTTED.fullmatch(py.class_name):
-        raise invalid(f"component {name!r}: class name {py.class_name!r} is not valid")
-    kwargs = _json_object(name, "kwargs", py.kwargs_json or "{}")
+    else:
+        py = obj.python_object
+        if not isinstance(py.module_name, str) or not _DOTTED.fullmatch(py.module_name):
+            raise invalid(f"component {name!r}: module name {py.module_name!r} is not importable")
+        if not isinstance(py.class_name, str) or not _DOTTED.fullmatch(py.class_name):
+            raise invalid(f"component {name!r}: class name {py.class_name!r} is not valid")
+        module_name, class_name = py.module_name, py.class_name
+        kwargs = _json_object(name, "kwargs", py.kwargs_json or "{}")
     par = common.parallelism_hint if common.parallelism_hint is not None else 1
     if not isinstance(par, int) or isinstance(par, bool) or not 1 <= par <= MAX_PARALLELISM:
         raise invalid(
@@ -138,9 +147,31 @@ def _component(name: str, kind: str, obj: Any, common: Any) -> ComponentInfo:
         raise invalid(f"spout {name!r} cannot have inputs")
     conf = _json_object(name, "conf", common.json_conf or "{}")
     conf = _checked_conf(conf, f"component {name!r} conf")
-    return ComponentInfo(
-        name, kind, py.module_name, py.class_name, kwargs, par, inputs, streams, conf
-    )
+    return ComponentInfo(name, kind, module_name, class_name, kwargs, par, inputs, streams, conf)
+
+
+def _shell(name: str, kind: str, shell: Any) -> tuple[str, str, dict[str, Any]]:
+    """A Storm ShellComponent (what streamparse builds) as squall's shell spout or bolt:
+    `execution_command script`, run in the code package's resources directory."""
+    command, script = shell.execution_command, shell.script
+    if not isinstance(command, str) or not command.strip() or "\0" in command:
+        raise invalid(f"component {name!r}: a shell component needs an execution_command")
+    if script is None:
+        script = ""
+    if not isinstance(script, str) or "\0" in script:
+        raise invalid(f"component {name!r}: the shell component's script must be a string")
+    if len(command) + len(script) > MAX_SHELL_CHARS:
+        raise invalid(
+            f"component {name!r}: execution_command and script are longer than "
+            f"{MAX_SHELL_CHARS} characters"
+        )
+    try:
+        shlex.split(command)
+        shlex.split(script)
+    except ValueError as exc:
+        raise invalid(f"component {name!r}: cannot split the shell command: {exc}") from exc
+    class_name = SHELL_SPOUT if kind == "spout" else SHELL_BOLT
+    return SHELL_MODULE, class_name, {"execution_command": command, "script": script}
 
 
 def json_text(value: Any, what: str) -> str:

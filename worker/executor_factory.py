@@ -26,6 +26,8 @@ def load_component(code_dir: Path, module_name: str, class_name: str, kwargs: di
     obj: Any = importlib.import_module(module_name)
     for part in class_name.split("."):
         obj = getattr(obj, part)
+    if getattr(obj, "needs_code_dir", False):  # shell components run in the package's dir
+        kwargs = {**kwargs, "code_dir": code}
     return obj(**kwargs)
 
 

@@ -127,8 +127,8 @@ class _Collector:
 
     def emit(
         self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None
-    ) -> None:
-        self.executor.emit(values, stream, direct_task, msg_id)
+    ) -> list[int]:
+        return self.executor.emit(values, stream, direct_task, msg_id)
 
     def emit_batch(
         self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None
@@ -197,7 +197,7 @@ class Executor:
             raise ValueError(f"{self.context.component_id} emits on undeclared stream {stream!r}")
         return fields
 
-    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> None:
+    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> list[int]:
         fields = self._fields(stream)
         name = self.context.component_id
         if len(values) != len(fields):
@@ -211,6 +211,7 @@ class Executor:
             self._event(stream, msg_id, values)
         self.stats.emitted[stream] += 1
         self.stats.transferred[stream] += len(targets)
+        return targets
 
     def emit_batch(self, columns: Any, stream: str, direct: int | None, msg_id: Any) -> None:
         name = self.context.component_id

@@ -149,6 +149,7 @@ class Worker:
             tuple(sorted(t for t, c in task_components.items() if c == name)),
             output_dir,
             coordination=ZkCoordination(self.zk, self.layout, task),
+            task_components=dict(task_components),
         )
 
     # --- what ZooKeeper tells ---

@@ -74,13 +74,13 @@ def test_bad_component_names(name):
     assert "name" in error_of(thrift)
 
 
-def test_shell_components_are_refused_clearly():
+def test_java_components_are_refused_clearly():
     thrift = build(lines=Lines.spec())
     thrift.spouts["lines"].spout_object = T.ComponentObject(
-        shell=T.ShellComponent(execution_command="python", script="x.py")
+        java_object=T.api.JavaObject(full_class_name="org.Spout", args_list=[])
     )
     msg = error_of(thrift)
-    assert "shell component" in msg and "'lines'" in msg
+    assert "java_object component" in msg and "'lines'" in msg and "shell" in msg
 
 
 def test_bad_component_conf_names_the_key():
