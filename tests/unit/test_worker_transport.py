@@ -120,10 +120,16 @@ def test_an_oversized_frame_disconnects_only_its_sender():
         for s in (bad, good):
             s.setsockopt(zmq.LINGER, 0)
             s.connect(f"tcp://127.0.0.1:{port}")
+        cut_off = bad.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         bad.send(b"x" * 5000)
         good.send(b"ok")
         assert pull.poll(5000) and pull.recv() == b"ok"
-        bad.send(b"small after")  # goes out once the cut-off sender has reconnected
+        # what `bad` sent before the receiver cut it off is lost with the connection: send
+        # again only once it has been cut off (it goes out when `bad` has reconnected)
+        assert cut_off.poll(5000), "the oversized frame did not disconnect its sender"
+        bad.disable_monitor()
+        cut_off.close(linger=0)
+        bad.send(b"small after")
         assert pull.poll(5000) and pull.recv() == b"small after"
         good.send(b"ok again")
         assert pull.poll(5000) and pull.recv() == b"ok again"
