@@ -60,7 +60,12 @@ class Stop:
     pass
 
 
-Job = Decide | TakeLead | Stop
+@dataclass(frozen=True)
+class Barrier:
+    """Nothing: done once every job posted before it is done (a lead being taken)."""
+
+
+Job = Decide | TakeLead | Stop | Barrier
 
 
 class Controller:
@@ -122,6 +127,8 @@ class Controller:
                         self._decide(event)
                     case TakeLead():
                         self._take_lead()
+                    case Barrier():
+                        pass
                     case _:
                         raise TypeError(f"unknown controller job {job!r}")
             except FencedOut as exc:
@@ -315,6 +322,8 @@ class Controller:
         self.call(Decide(ev.Debug(name, component, enable, percentage, self.wall())))
 
     def begin_upload(self, owner: str | None = None) -> str:
+        if not self.leading:
+            self.call(Barrier())  # a lead just won is being taken: an upload waits for it
         if not self.leading:
             raise self._not_leader()
         return self.inbox.begin(self.clock(), owner)

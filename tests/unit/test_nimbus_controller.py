@@ -79,3 +79,32 @@ def test_a_decision_carried_out_in_part_leaves_zookeepers_view_not_the_old_model
     assert shell.model.topologies["t-1"].base.status == killed.status
     assert shell.model.topologies["t-1"].conf == {"k": 1}
     assert shell.model.leading and len(timers) == 1
+
+
+def test_an_upload_waits_for_a_lead_being_taken():
+    """A nimbus that has just won the election is still taking the lead (reading ZooKeeper
+    and its store) on the controller thread: an upload that arrives then waits for it
+    instead of being refused as "not the leader"."""
+    import dataclasses
+    import time
+
+    from squall.nimbus.controller import TakeLead
+
+    shell = controller()
+    shell.inbox = SimpleNamespace(begin=lambda now, owner: "upload-1")
+
+    def take_lead():  # holds the lead until the upload has queued behind it
+        deadline = time.monotonic() + 10
+        while shell.jobs.empty() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        shell.model = dataclasses.replace(shell.model, leading=True)
+
+    shell._take_lead = take_lead
+    shell.start()
+    try:
+        shell.post(TakeLead())
+        assert not shell.leading
+        assert shell.begin_upload("alice") == "upload-1"
+    finally:
+        shell.stop()
+        shell.thread.join(10)
