@@ -1,0 +1,262 @@
+"""squall's per-tuple path against Bytewax and a plain Python loop, back to back (issue #16,
+item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> counting bolt.
+
+    .venv/bin/python bench/pertuple.py [--rounds 3] [--json]     # the whole table
+    .venv/bin/python bench/pertuple.py --rate 2000                # acking, 1 worker, at 2000/s
+    .venv/bin/python bench/pertuple.py --half                     # the max, then half of it
+    .venv/bin/python bench/pertuple.py --soak 300                 # acking off, RSS for 5 min
+    .venv/bin/python bench/pertuple.py --cases ack1,batch         # some cases only
+
+squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on
+as by default), one per round, the topology of bench/pertuple_topology.py submitted once per
+case: acking on with 1 and 2 workers, acking off with 1 worker, and emit_batch of 1000 rows
+with 1 worker. Each case is submitted inactive, activated once every task is ready, warmed
+up, then measured over a window from the progress lines the spout and the counting tasks
+write: tuples counted per second at the counting bolt (the rate), the spout's complete
+latency p50/p99 (emit to ack), for acking off the emit-to-count lag. Worker CPU and RSS
+come from /proc/<pid>/stat of the supervisor's child processes. Bytewax 0.21 (pip install
+'.[bench]') and the plain loop run in their own processes (bench/pertuple_others.py).
+Figures are medians of --rounds; ratios are squall over Bytewax.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pertuple_stats import (
+    median_row,
+    percentile,
+    rate_between,
+    ratio,
+    samples_between,
+    table,
+)
+from pertuple_topology import read_progress
+from worker_usage import WorkerUsage
+
+BENCH = Path(__file__).resolve().parent
+TOPOLOGY = BENCH / "pertuple_topology.py"
+
+# name -> (label, settings of the topology, topology conf overrides)
+CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "ack1": ("squall, acking, 1 worker", {"tracked": True}, {"topology.workers": 1}),
+    "ack2": ("squall, acking, 2 workers", {"tracked": True}, {"topology.workers": 2}),
+    "noack1": (
+        "squall, no acking, 1 worker",
+        {"tracked": False},
+        {"topology.workers": 1, "topology.acker.executors": 0},
+    ),
+    "batch": (
+        "squall, emit_batch of 1000 rows, 1 worker",
+        {"tracked": True, "batch": 1000},
+        {"topology.workers": 1},
+    ),
+}
+OTHERS = {
+    "bytewax-item": ("Bytewax 0.21, 1 worker, item at a time", 300_000),
+    "bytewax-batch": ("Bytewax, batches of 1000", 2_000_000),
+    "loop": ("plain Python loop, same work", 5_000_000),
+}
+
+
+def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> dict[str, Any]:
+    """One squall case on a running cluster: submit, wait ready, activate, measure, kill."""
+    from readiness import all_ready
+
+    from squall import thrift_api as T
+    from squall.local import wait_for
+    from squall.submit import submit_file
+
+    label, settings, overrides = CASES[case]
+    settings = {**settings, "rate": args.rate or 0, "par": args.par}
+    out = cluster.directory / f"out-{case}-{number}"
+    name = f"pertuple-{case}-{number}"
+    conf = cluster.client_conf()
+    os.environ["SQUALL_BENCH_PERTUPLE"] = json.dumps(settings)  # read by the topology at submit
+    supervisors = [p.pid for n, p in cluster.processes.items() if n.startswith("supervisor")]
+    with cluster.client() as client:
+        submit_file(
+            client,
+            TOPOLOGY,
+            conf,
+            name=name,
+            overrides={**overrides, "topology.output.dir": str(out)},
+            inactive=True,
+        )
+        try:
+            wait_for(lambda: all_ready(conf, name), args.start_timeout, f"{name} ready")
+            usage = WorkerUsage(supervisors)
+            client.activate(name)
+            wait_for(
+                lambda: any(r["counted"] for r in read_progress(out, "count")),
+                args.start_timeout,
+                f"{name}'s first counted tuple",
+            )
+            time.sleep(args.warmup)
+            t0 = time.time()
+            usage.start()
+            soak = args.soak if case == "noack1" and args.soak else 0
+            rss_series = usage.sample_rss(soak or args.measure, args.rss_every)
+            t1 = time.time()
+            cpu_pct = usage.cpu_pct()
+            time.sleep(2 * 0.5 + 0.2)  # the progress lines that close the window
+        finally:
+            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
+            wait_for(
+                lambda: not WorkerUsage(supervisors).pids(), args.start_timeout, "workers gone"
+            )
+    counts, spouts = read_progress(out, "count"), read_progress(out, "spout")
+    row: dict[str, Any] = {
+        "case": case,
+        "system": label,
+        "rate": sum(rate_between(r, "counted", t0, t1) for r in _by_task(counts)),
+        "emitted_rate": sum(rate_between(r, "emitted", t0, t1) for r in _by_task(spouts)),
+        "cpu_pct": cpu_pct,
+        "rss_mib": max(rss_series),
+        "window_s": t1 - t0,
+    }
+    if settings["tracked"]:
+        latencies = samples_between(spouts, "latency_ms", t0, t1)
+        row["latency_kind"] = "complete"
+        row["failed"] = sum(r[-1]["failed"] for r in _by_task(spouts))
+    else:
+        latencies = samples_between(counts, "lag_ms", t0, t1)
+        row["latency_kind"] = "lag"
+        last = [r for r in counts if t1 - 1.0 < r["t"] <= t1]
+        row["lag_end_ms"] = percentile(samples_between(last, "lag_ms", t1 - 1.0, t1), 50)
+    row["p50_ms"] = percentile(latencies, 50)
+    row["p99_ms"] = percentile(latencies, 99)
+    if soak:
+        row["rss_series_mib"] = rss_series
+    return row
+
+
+def _by_task(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        tasks.setdefault(r["file"], []).append(r)
+    return list(tasks.values())
+
+
+def run_other(case: str, timeout: float) -> dict[str, Any]:
+    label, tuples = OTHERS[case]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "pertuple_others.py"), case, str(tuples)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    )
+    return {"case": case, "system": label, **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def run_round(cases: list[str], args: argparse.Namespace, number: int) -> list[dict[str, Any]]:
+    from squall.local import LocalCluster
+
+    rows = []
+    if cases:
+        with (
+            tempfile.TemporaryDirectory(prefix="squall-pertuple-") as tmp,
+            LocalCluster(Path(tmp), supervisors=1, slots_per_supervisor=2) as cluster,
+        ):
+            for case in cases:
+                rows.append(run_case(cluster, case, args, number))
+                _progress(rows[-1])
+    for case in args.others:
+        rows.append(run_other(case, args.other_timeout))
+        _progress(rows[-1])
+    return rows
+
+
+def _progress(row: dict[str, Any]) -> None:
+    print(f"  {row['system']}: {row['rate']:,.0f} tuples/s", file=sys.stderr, flush=True)
+
+
+def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rates = {r["case"]: r["rate"] for r in rows}
+    base = {"ack1": "bytewax-item", "ack2": "bytewax-item", "noack1": "bytewax-item"}
+    base["batch"] = "bytewax-batch"
+    return [{**r, "vs_bytewax": ratio(r["rate"], rates.get(base.get(r["case"], "")))} for r in rows]
+
+
+def medians(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for rows in rounds:
+        for r in rows:
+            by_case.setdefault(r["case"], []).append(r)
+    return [median_row(rs) for rs in by_case.values()]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--cases", default=",".join(CASES), help="squall cases, comma-separated")
+    p.add_argument("--others", default=",".join(OTHERS), help="Bytewax and loop cases")
+    p.add_argument("--rate", type=float, default=0, help="throttle the spout (acking, 1 worker)")
+    p.add_argument("--half", action="store_true", help="measure the max rate, then run at half")
+    p.add_argument("--soak", type=float, default=0, help="seconds of acking off, RSS sampled")
+    p.add_argument("--par", type=int, default=2, help="tasks of each bolt")
+    p.add_argument("--warmup", type=float, default=5.0, help="seconds before the window")
+    p.add_argument("--measure", type=float, default=10.0, help="seconds of the window")
+    p.add_argument("--rss-every", type=float, default=1.0, help="seconds between RSS samples")
+    p.add_argument("--start-timeout", type=float, default=120.0)
+    p.add_argument("--other-timeout", type=float, default=300.0)
+    args = p.parse_args(argv)
+    args.cases = [c for c in args.cases.split(",") if c]
+    args.others = [c for c in args.others.split(",") if c]
+    if args.rate or args.half:
+        args.cases, args.others = ["ack1"], []
+    if args.soak:
+        args.cases, args.others, args.rounds, args.rss_every = ["noack1"], [], 1, 5.0
+    unknown = set(args.cases) - set(CASES) | set(args.others) - set(OTHERS)
+    if unknown:
+        p.error(f"unknown cases: {', '.join(sorted(unknown))}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    header = (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    if args.half:
+        full = medians([run_round(["ack1"], args, n) for n in range(args.rounds)])[0]
+        args.rate = full["rate"] / 2
+        print(f"max {full['rate']:,.0f} tuples/s; now at {args.rate:,.0f}/s", file=sys.stderr)
+    rounds = [run_round(args.cases, args, n) for n in range(args.rounds)]
+    rows = with_ratios(medians(rounds))
+    if args.rate:
+        for r in rows:
+            r["system"] += f", spout at {args.rate:,.0f}/s"
+    if args.json:
+        print(json.dumps({"machine": header, "rows": rows, "rounds": rounds}, indent=1))
+        return
+    print(f"# {header}; medians of {args.rounds} round(s)")
+    print(table(rows))
+    for r in rows:
+        if r.get("rss_series_mib"):
+            series = ", ".join(f"{v:.0f}" for v in r["rss_series_mib"])
+            print(f"worker RSS MiB every {args.rss_every:.0f} s: {series}")
+        if r.get("lag_end_ms") is not None:
+            print(f"{r['system']}: emit-to-count lag at the window's end {r['lag_end_ms']:,.0f} ms")
+    if len(rounds) > 1:
+        for case in {r["case"] for rows in rounds for r in rows}:
+            each = [r["rate"] for rows in rounds for r in rows if r["case"] == case]
+            listed = ", ".join(f"{v:,.0f}" for v in each)
+            print(f"  {case}: {listed} (median {statistics.median(each):,.0f})")
+
+
+if __name__ == "__main__":
+    main()
