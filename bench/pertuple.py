@@ -106,7 +106,7 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
             t0 = time.time()
             usage.start()
             soak = args.soak if case == "noack1" and args.soak else 0
-            rss_series = usage.sample_rss(soak or args.measure, args.rss_every)
+            rss_series = usage.sample_rss(soak or args.measure, args.rss_every, args.rss_stop)
             t1 = time.time()
             cpu_pct = usage.cpu_pct()
             time.sleep(2 * 0.5 + 0.2)  # the progress lines that close the window
@@ -132,8 +132,8 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     else:
         latencies = samples_between(counts, "lag_ms", t0, t1)
         row["latency_kind"] = "lag"
-        last = [r for r in counts if t1 - 1.0 < r["t"] <= t1]
-        row["lag_end_ms"] = percentile(samples_between(last, "lag_ms", t1 - 1.0, t1), 50)
+        row["lag_start_ms"] = percentile(samples_between(counts, "lag_ms", t0, t0 + 1.0), 50)
+        row["lag_end_ms"] = percentile(samples_between(counts, "lag_ms", t1 - 1.0, t1), 50)
     row["p50_ms"] = percentile(latencies, 50)
     row["p99_ms"] = percentile(latencies, 99)
     if soak:
@@ -210,6 +210,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=5.0, help="seconds before the window")
     p.add_argument("--measure", type=float, default=10.0, help="seconds of the window")
     p.add_argument("--rss-every", type=float, default=1.0, help="seconds between RSS samples")
+    p.add_argument("--rss-bound", type=float, help="MiB the workers' RSS should stay under")
+    p.add_argument("--rss-stop", type=float, default=4096, help="MiB at which a case stops")
     p.add_argument("--start-timeout", type=float, default=120.0)
     p.add_argument("--other-timeout", type=float, default=300.0)
     args = p.parse_args(argv)
@@ -248,9 +250,19 @@ def main(argv: list[str] | None = None) -> None:
     for r in rows:
         if r.get("rss_series_mib"):
             series = ", ".join(f"{v:.0f}" for v in r["rss_series_mib"])
-            print(f"worker RSS MiB every {args.rss_every:.0f} s: {series}")
-        if r.get("lag_end_ms") is not None:
-            print(f"{r['system']}: emit-to-count lag at the window's end {r['lag_end_ms']:,.0f} ms")
+            every, seconds = args.rss_every, r["window_s"]
+            print(f"worker RSS MiB every {every:.0f} s for {seconds:.0f} s: {series}")
+        if r.get("lag_end_ms") is not None and r.get("lag_start_ms") is not None:
+            print(
+                f"{r['system']}: median emit-to-count lag {r['lag_start_ms']:,.0f} ms in the "
+                f"window's first second, {r['lag_end_ms']:,.0f} ms in its last"
+            )
+        if args.rate and r.get("p99_ms") is not None:
+            verdict = "under" if r["p99_ms"] < 50 else "NOT under"
+            print(f"complete latency p99 at {args.rate:,.0f}/s: {verdict} 50 ms")
+        if args.rss_bound:
+            verdict = "stayed under" if r["rss_mib"] < args.rss_bound else "went OVER"
+            print(f"{r['system']}: worker RSS {verdict} {args.rss_bound:,.0f} MiB")
     if len(rounds) > 1:
         for case in {r["case"] for rows in rounds for r in rows}:
             each = [r["rate"] for rows in rounds for r in rows if r["case"] == case]

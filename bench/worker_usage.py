@@ -53,11 +53,13 @@ class WorkerUsage:
     def rss_mib(self) -> float:
         return sum(w.rss_pages for w in self.workers()) * PAGE / 2**20
 
-    def sample_rss(self, seconds: float, every: float) -> list[float]:
-        """RSS of all workers together every `every` seconds for `seconds` seconds."""
+    def sample_rss(self, seconds: float, every: float, stop_above: float) -> list[float]:
+        """RSS of all workers together every `every` seconds for `seconds` seconds, or until
+        a sample passes `stop_above` MiB (the machine is shared: an unbounded topology must
+        not take it down)."""
         samples = [self.rss_mib()]
         deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
+        while (left := deadline - time.monotonic()) > 0 and samples[-1] <= stop_above:
             time.sleep(min(every, left))
             samples.append(self.rss_mib())
         return samples
