@@ -63,7 +63,7 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     ),
 }
 OTHERS = {
-    "bytewax-item": ("Bytewax 0.21, 1 worker, item at a time", 300_000),
+    "bytewax-item": ("Bytewax 0.21, 1 worker, item at a time", 500_000),
     "bytewax-batch": ("Bytewax, batches of 1000", 2_000_000),
     "loop": ("plain Python loop, same work", 5_000_000),
 }
@@ -109,7 +109,11 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
             rss_series = usage.sample_rss(soak or args.measure, args.rss_every, args.rss_stop)
             t1 = time.time()
             cpu_pct = usage.cpu_pct()
-            time.sleep(2 * 0.5 + 0.2)  # the progress lines that close the window
+            wait_for(
+                lambda: all(r[-1]["t"] > t1 for r in _by_task(read_progress(out, "*"))),
+                args.start_timeout,
+                f"{name}'s progress lines past the window",
+            )
         finally:
             client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
             wait_for(
@@ -170,16 +174,22 @@ def run_round(cases: list[str], args: argparse.Namespace, number: int) -> list[d
             LocalCluster(Path(tmp), supervisors=1, slots_per_supervisor=2) as cluster,
         ):
             for case in cases:
-                rows.append(run_case(cluster, case, args, number))
-                _progress(rows[-1])
+                rows.append(_attempt(case, CASES[case][0], run_case, cluster, case, args, number))
     for case in args.others:
-        rows.append(run_other(case, args.other_timeout))
-        _progress(rows[-1])
+        rows.append(_attempt(case, OTHERS[case][0], run_other, case, args.other_timeout))
     return rows
 
 
-def _progress(row: dict[str, Any]) -> None:
-    print(f"  {row['system']}: {row['rate']:,.0f} tuples/s", file=sys.stderr, flush=True)
+def _attempt(case: str, label: str, run: Any, *args: Any) -> dict[str, Any]:
+    """One case's row; a case that fails (or runs past its bounds) is a row with its error,
+    and the bench goes on with the next."""
+    try:
+        row = run(*args)
+    except Exception as exc:  # noqa: BLE001 - reported in the table, the others still run
+        row = {"case": case, "system": label, "rate": None, "error": f"{type(exc).__name__}: {exc}"}
+    shown = "-" if row["rate"] is None else f"{row['rate']:,.0f}"
+    print(f"  {label}: {shown} tuples/s {row.get('error', '')}", file=sys.stderr, flush=True)
+    return row
 
 
 def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -235,6 +245,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.half:
         full = medians([run_round(["ack1"], args, n) for n in range(args.rounds)])[0]
+        if not full["rate"]:
+            raise SystemExit(f"no maximum rate to halve: {full.get('error')}")
         args.rate = full["rate"] / 2
         print(f"max {full['rate']:,.0f} tuples/s; now at {args.rate:,.0f}/s", file=sys.stderr)
     rounds = [run_round(args.cases, args, n) for n in range(args.rounds)]
@@ -248,6 +260,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# {header}; medians of {args.rounds} round(s)")
     print(table(rows))
     for r in rows:
+        if r.get("error"):
+            print(f"{r['system']}: FAILED (in at least one round): {r['error']}")
         if r.get("rss_series_mib"):
             series = ", ".join(f"{v:.0f}" for v in r["rss_series_mib"])
             every, seconds = args.rss_every, r["window_s"]
@@ -260,12 +274,15 @@ def main(argv: list[str] | None = None) -> None:
         if args.rate and r.get("p99_ms") is not None:
             verdict = "under" if r["p99_ms"] < 50 else "NOT under"
             print(f"complete latency p99 at {args.rate:,.0f}/s: {verdict} 50 ms")
-        if args.rss_bound:
+        if args.rss_bound and r.get("rss_mib") is not None:
             verdict = "stayed under" if r["rss_mib"] < args.rss_bound else "went OVER"
             print(f"{r['system']}: worker RSS {verdict} {args.rss_bound:,.0f} MiB")
     if len(rounds) > 1:
-        for case in {r["case"] for rows in rounds for r in rows}:
+        for case in dict.fromkeys(r["case"] for rows in rounds for r in rows):
             each = [r["rate"] for rows in rounds for r in rows if r["case"] == case]
+            each = [v for v in each if v is not None]
+            if not each:
+                continue
             listed = ", ".join(f"{v:,.0f}" for v in each)
             print(f"  {case}: {listed} (median {statistics.median(each):,.0f})")
 

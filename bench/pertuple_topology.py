@@ -160,6 +160,8 @@ class WordSpout(Spout):
         if start is not None:
             self.latencies.append((time.perf_counter() - start) * 1000)
             self.acked += rows
+        if self.log.due_now():  # also while max.spout.pending holds next_tuple back
+            self._write()
 
     def fail(self, msg_id):
         start, rows = self.pending.pop(msg_id, (None, 0))
