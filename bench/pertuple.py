@@ -35,6 +35,7 @@ from typing import Any
 
 from pertuple_stats import (
     median_row,
+    per_cpu_second,
     percentile,
     rate_between,
     ratio,
@@ -187,6 +188,7 @@ def _attempt(case: str, label: str, run: Any, *args: Any) -> dict[str, Any]:
         row = run(*args)
     except Exception as exc:  # noqa: BLE001 - reported in the table, the others still run
         row = {"case": case, "system": label, "rate": None, "error": f"{type(exc).__name__}: {exc}"}
+    row["per_cpu_s"] = per_cpu_second(row["rate"], row.get("cpu_pct"))
     shown = "-" if row["rate"] is None else f"{row['rate']:,.0f}"
     print(f"  {label}: {shown} tuples/s {row.get('error', '')}", file=sys.stderr, flush=True)
     return row
@@ -196,7 +198,15 @@ def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rates = {r["case"]: r["rate"] for r in rows}
     base = {"ack1": "bytewax-item", "ack2": "bytewax-item", "noack1": "bytewax-item"}
     base["batch"] = "bytewax-batch"
-    return [{**r, "vs_bytewax": ratio(r["rate"], rates.get(base.get(r["case"], "")))} for r in rows]
+    per_cpu = {r["case"]: r.get("per_cpu_s") for r in rows}
+    return [
+        {
+            **r,
+            "vs_bytewax": ratio(r["rate"], rates.get(base.get(r["case"], ""))),
+            "vs_bytewax_cpu": ratio(r.get("per_cpu_s"), per_cpu.get(base.get(r["case"], ""))),
+        }
+        for r in rows
+    ]
 
 
 def medians(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -105,15 +105,23 @@ def test_ratio_is_none_without_a_base():
 def test_table_marks_lag_and_missing_values():
     text = stats.table(
         [
-            {"system": "a", "rate": 1234.5, "p50_ms": 1.0, "p99_ms": 2.0, "vs_bytewax": 0.5},
+            {"system": "a", "rate": 1234.5, "p50_ms": 1.0, "p99_ms": 2.0, "vs_bytewax": 0.5}
+            | {"per_cpu_s": 2469.0, "vs_bytewax_cpu": 0.25},
             {"system": "b", "rate": 10.0, "p50_ms": 3.0, "p99_ms": 4.0, "latency_kind": "lag"},
             {"system": "c", "rate": 10.0},
         ]
     )
     rows = text.splitlines()
-    assert rows[2].startswith("| a | 1,234 | 0.50x | 1.0 / 2.0 |")
+    assert rows[2].startswith("| a | 1,234 | 0.50x | 2,469 | 0.25x | 1.0 / 2.0 |")
     assert "3.0 / 4.0 (emit-to-count)" in rows[3]
-    assert rows[4].startswith("| c | 10 | - | - |")
+    assert rows[4].startswith("| c | 10 | - | - | - | - |")
+
+
+def test_per_cpu_second_divides_by_the_share_of_a_core_used():
+    assert stats.per_cpu_second(1000.0, 50.0) == 2000.0
+    assert stats.per_cpu_second(1000.0, 200.0) == 500.0
+    assert stats.per_cpu_second(None, 50.0) is None
+    assert stats.per_cpu_second(1000.0, 0.0) is None
 
 
 def test_a_throttled_spout_emits_what_is_due_in_bursts_and_forgives_old_backlog():
