@@ -6,17 +6,19 @@ item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> c
     .venv/bin/python bench/pertuple.py --half                     # the max, then half of it
     .venv/bin/python bench/pertuple.py --soak 300                 # acking off, RSS for 5 min
     .venv/bin/python bench/pertuple.py --cases ack1,batch         # some cases only
+    .venv/bin/python bench/pertuple.py --set topology.max.spout.pending=100   # any conf
 
 squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on
 as by default), one per round, the topology of bench/pertuple_topology.py submitted once per
-case: acking on with 1 and 2 workers, acking off with 1 worker, and emit_batch of 1000 rows
-with 1 worker. Each case is submitted inactive, activated once every task is ready, warmed
-up, then measured over a window from the progress lines the spout and the counting tasks
-write: tuples counted per second at the counting bolt (the rate), the spout's complete
-latency p50/p99 (emit to ack), for acking off the emit-to-count lag. Worker CPU and RSS
-come from /proc/<pid>/stat of the supervisor's child processes. Bytewax 0.21 (pip install
-'.[bench]') and the plain loop run in their own processes (bench/pertuple_others.py).
-Figures are medians of --rounds; ratios are squall over Bytewax.
+case (bench/pertuple_squall.py): acking on with 1 and 2 workers, acking off with 1 worker,
+and emit_batch of 1000 rows with 1 worker. Each is measured over a window after a warm-up
+from the progress lines its spout and counting tasks write: tuples counted per second at
+the counting bolt (the rate), the spout's complete latency p50/p99 (emit to ack or fail),
+for acking off the emit-to-count lag; worker CPU and RSS from /proc. Bytewax 0.21 (pip
+install '.[bench]') and the plain loop run in their own processes (bench/pertuple_others.py).
+Figures are medians of --rounds; ratios are squall over Bytewax, of the rates and of the
+tuples per CPU-second (on a shared machine each process's rate follows the share of a core
+it got; the second ratio does not).
 """
 
 from __future__ import annotations
@@ -33,124 +35,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pertuple_stats import (
-    median_row,
-    per_cpu_second,
-    percentile,
-    rate_between,
-    ratio,
-    samples_between,
-    table,
-)
-from pertuple_topology import read_progress
-from worker_usage import WorkerUsage
+from pertuple_squall import CASES, run_case
+from pertuple_stats import median_row, per_cpu_second, ratio, table
 
 BENCH = Path(__file__).resolve().parent
-TOPOLOGY = BENCH / "pertuple_topology.py"
 
-# name -> (label, settings of the topology, topology conf overrides)
-CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
-    "ack1": ("squall, acking, 1 worker", {"tracked": True}, {"topology.workers": 1}),
-    "ack2": ("squall, acking, 2 workers", {"tracked": True}, {"topology.workers": 2}),
-    "noack1": (
-        "squall, no acking, 1 worker",
-        {"tracked": False},
-        {"topology.workers": 1, "topology.acker.executors": 0},
-    ),
-    "batch": (
-        "squall, emit_batch of 1000 rows, 1 worker",
-        {"tracked": True, "batch": 1000},
-        {"topology.workers": 1},
-    ),
-}
 OTHERS = {
     "bytewax-item": ("Bytewax 0.21, 1 worker, item at a time", 500_000),
     "bytewax-batch": ("Bytewax, batches of 1000", 2_000_000),
     "loop": ("plain Python loop, same work", 5_000_000),
 }
-
-
-def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> dict[str, Any]:
-    """One squall case on a running cluster: submit, wait ready, activate, measure, kill."""
-    from readiness import all_ready
-
-    from squall import thrift_api as T
-    from squall.local import wait_for
-    from squall.submit import submit_file
-
-    label, settings, overrides = CASES[case]
-    settings = {**settings, "rate": args.rate or 0, "par": args.par}
-    out = cluster.directory / f"out-{case}-{number}"
-    name = f"pertuple-{case}-{number}"
-    conf = cluster.client_conf()
-    os.environ["SQUALL_BENCH_PERTUPLE"] = json.dumps(settings)  # read by the topology at submit
-    supervisors = [p.pid for n, p in cluster.processes.items() if n.startswith("supervisor")]
-    with cluster.client() as client:
-        submit_file(
-            client,
-            TOPOLOGY,
-            conf,
-            name=name,
-            overrides={**overrides, "topology.output.dir": str(out)},
-            inactive=True,
-        )
-        try:
-            wait_for(lambda: all_ready(conf, name), args.start_timeout, f"{name} ready")
-            usage = WorkerUsage(supervisors)
-            client.activate(name)
-            wait_for(
-                lambda: any(r["counted"] for r in read_progress(out, "count")),
-                args.start_timeout,
-                f"{name}'s first counted tuple",
-            )
-            time.sleep(args.warmup)
-            t0 = time.time()
-            usage.start()
-            soak = args.soak if case == "noack1" and args.soak else 0
-            rss_series = usage.sample_rss(soak or args.measure, args.rss_every, args.rss_stop)
-            t1 = time.time()
-            cpu_pct = usage.cpu_pct()
-            wait_for(
-                lambda: all(r[-1]["t"] > t1 for r in _by_task(read_progress(out, "*"))),
-                args.start_timeout,
-                f"{name}'s progress lines past the window",
-            )
-        finally:
-            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
-            wait_for(
-                lambda: not WorkerUsage(supervisors).pids(), args.start_timeout, "workers gone"
-            )
-    counts, spouts = read_progress(out, "count"), read_progress(out, "spout")
-    row: dict[str, Any] = {
-        "case": case,
-        "system": label,
-        "rate": sum(rate_between(r, "counted", t0, t1) for r in _by_task(counts)),
-        "emitted_rate": sum(rate_between(r, "emitted", t0, t1) for r in _by_task(spouts)),
-        "cpu_pct": cpu_pct,
-        "rss_mib": max(rss_series),
-        "window_s": t1 - t0,
-    }
-    if settings["tracked"]:
-        latencies = samples_between(spouts, "latency_ms", t0, t1)
-        row["latency_kind"] = "complete"
-        row["failed"] = sum(r[-1]["failed"] for r in _by_task(spouts))
-    else:
-        latencies = samples_between(counts, "lag_ms", t0, t1)
-        row["latency_kind"] = "lag"
-        row["lag_start_ms"] = percentile(samples_between(counts, "lag_ms", t0, t0 + 1.0), 50)
-        row["lag_end_ms"] = percentile(samples_between(counts, "lag_ms", t1 - 1.0, t1), 50)
-    row["p50_ms"] = percentile(latencies, 50)
-    row["p99_ms"] = percentile(latencies, 99)
-    if soak:
-        row["rss_series_mib"] = rss_series
-    return row
-
-
-def _by_task(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    tasks: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        tasks.setdefault(r["file"], []).append(r)
-    return list(tasks.values())
 
 
 def run_other(case: str, timeout: float) -> dict[str, Any]:
@@ -217,6 +111,15 @@ def medians(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return [median_row(rs) for rs in by_case.values()]
 
 
+def conf_setting(parser: argparse.ArgumentParser, item: str) -> tuple[str, Any]:
+    import yaml
+
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        parser.error(f"--set takes KEY=VALUE, not {item!r}")
+    return key.strip(), yaml.safe_load(value)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--rounds", type=int, default=3)
@@ -227,6 +130,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--half", action="store_true", help="measure the max rate, then run at half")
     p.add_argument("--soak", type=float, default=0, help="seconds of acking off, RSS sampled")
     p.add_argument("--par", type=int, default=2, help="tasks of each bolt")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="topology conf for every squall case (YAML value), e.g. "
+        "--set topology.max.spout.pending=100; a case's own keys win",
+    )
     p.add_argument("--warmup", type=float, default=5.0, help="seconds before the window")
     p.add_argument("--measure", type=float, default=10.0, help="seconds of the window")
     p.add_argument("--rss-every", type=float, default=1.0, help="seconds between RSS samples")
@@ -235,6 +146,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--start-timeout", type=float, default=120.0)
     p.add_argument("--other-timeout", type=float, default=300.0)
     args = p.parse_args(argv)
+    args.conf = dict(conf_setting(p, item) for item in args.set)
     args.cases = [c for c in args.cases.split(",") if c]
     args.others = [c for c in args.others.split(",") if c]
     if args.rate or args.half:

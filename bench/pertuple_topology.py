@@ -24,8 +24,9 @@ import random
 import string
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
+
+from progress_log import ProgressLog, thinned
 
 from squall import Bolt, Grouping, Spout, Topology
 
@@ -33,8 +34,6 @@ SETTINGS: dict[str, Any] = json.loads(os.environ.get("SQUALL_BENCH_PERTUPLE") or
 VOCABULARY = 1000  # distinct words
 STREAM_WORDS = 100_000  # the spout cycles through this many seeded draws (a multiple of 1000)
 SEED = 16
-LOG_INTERVAL = 0.5  # seconds between two progress lines
-SAMPLES_PER_LINE = 500  # latency samples kept per progress line at most
 MAX_BURST = 64  # emits one next_tuple call makes at most when the spout is throttled
 CATCH_UP = 0.1  # seconds of emits a throttled spout that fell behind makes up at most
 
@@ -53,33 +52,6 @@ def word_stream(seed: int = SEED, length: int = STREAM_WORDS) -> list[str]:
     words = vocabulary(seed)
     rng = random.Random(seed + 1)
     return rng.choices(words, k=length)
-
-
-class ProgressLog:
-    """A JSON line per LOG_INTERVAL in a file of the topology's output directory."""
-
-    def __init__(self, directory: str, name: str) -> None:
-        path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
-        self.file = (path / f"{name}.jsonl").open("a")
-        self.due = time.monotonic() + LOG_INTERVAL
-
-    def due_now(self) -> bool:
-        return time.monotonic() >= self.due
-
-    def write(self, record: dict[str, Any]) -> None:
-        self.due = time.monotonic() + LOG_INTERVAL
-        self.file.write(json.dumps({"t": time.time(), **record}) + "\n")
-        self.file.flush()
-
-    def close(self) -> None:
-        self.file.close()
-
-
-def thinned(samples: list[float]) -> list[float]:
-    """At most SAMPLES_PER_LINE of `samples`, evenly strided (percentiles stay unbiased)."""
-    stride = max(1, -(-len(samples) // SAMPLES_PER_LINE))
-    return [round(s, 3) for s in samples[::stride]]
 
 
 def emits_due(due: float, now: float, step: float) -> tuple[int, float]:
@@ -272,16 +244,3 @@ class PerTuple(Topology):
     count = (CountTableBolt if _BATCH else CountBolt).spec(
         inputs={upper: Grouping.fields("word")}, par=_PAR
     )
-
-
-def read_progress(directory: Path, component: str) -> list[dict[str, Any]]:
-    """Every progress line `component`'s tasks wrote in `directory`, each with "file" (its
-    task's file name), in time order per task; a half-written last line is left out."""
-    records = []
-    for path in sorted(Path(directory).glob(f"{component}-*.jsonl")):
-        for line in path.read_text().splitlines():
-            try:
-                records.append({**json.loads(line), "file": path.name})
-            except ValueError:
-                continue
-    return records
