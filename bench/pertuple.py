@@ -54,8 +54,10 @@ def run_other(case: str, timeout: float) -> dict[str, Any]:
         capture_output=True,
         text=True,
         timeout=timeout,
-        check=True,
     )
+    if done.returncode:  # e.g. Bytewax not installed: pip install -e '.[bench]'
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"{case} exited {done.returncode}: {last}")
     return {"case": case, "system": label, **json.loads(done.stdout.strip().splitlines()[-1])}
 
 

@@ -89,11 +89,12 @@ def descendants(stats: Iterable[ProcStat], roots: Iterable[int]) -> list[ProcSta
 
 def median_row(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Each numeric field's median over the rounds that have it; other fields from the
-    first round."""
+    first round that has them (a round that failed has fewer fields)."""
     row: dict[str, Any] = {}
-    for key in rounds[0]:
+    for key in dict.fromkeys(k for r in rounds for k in r):
         values = [r[key] for r in rounds if isinstance(r.get(key), int | float)]
-        row[key] = statistics.median(values) if values else rounds[0][key]
+        first = next(r[key] for r in rounds if key in r)
+        row[key] = statistics.median(values) if values else first
     return row
 
 

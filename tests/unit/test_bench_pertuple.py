@@ -95,6 +95,16 @@ def test_median_row_takes_each_numeric_field_median_and_keeps_labels():
     assert stats.median_row(rounds) == {"case": "ack1", "rate": 20.0, "p99_ms": 6.0}
 
 
+def test_median_row_keeps_the_fields_of_rounds_after_a_failed_one():
+    rounds = [
+        {"case": "ack1", "rate": None, "error": "TimeoutError"},
+        {"case": "ack1", "rate": 30.0, "p99_ms": 5.0},
+        {"case": "ack1", "rate": 20.0, "p99_ms": 7.0},
+    ]
+    row = stats.median_row(rounds)
+    assert row == {"case": "ack1", "rate": 25.0, "error": "TimeoutError", "p99_ms": 6.0}
+
+
 def test_ratio_is_none_without_a_base():
     assert stats.ratio(10.0, 4.0) == 2.5
     assert stats.ratio(10.0, None) is None
