@@ -64,17 +64,26 @@ def run_other(case: str, timeout: float) -> dict[str, Any]:
 def run_round(cases: list[str], args: argparse.Namespace, number: int) -> list[dict[str, Any]]:
     from squall.local import LocalCluster
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     if cases:
-        with (
-            tempfile.TemporaryDirectory(prefix="squall-pertuple-") as tmp,
-            LocalCluster(Path(tmp), supervisors=1, slots_per_supervisor=2) as cluster,
-        ):
-            for case in cases:
-                rows.append(_attempt(case, CASES[case][0], run_case, cluster, case, args, number))
+        try:
+            with (
+                tempfile.TemporaryDirectory(prefix="squall-pertuple-") as tmp,
+                LocalCluster(Path(tmp), supervisors=1, slots_per_supervisor=2) as cluster,
+            ):
+                for case in cases:
+                    label = CASES[case][0]
+                    rows.append(_attempt(case, label, run_case, cluster, case, args, number))
+        except Exception as exc:  # noqa: BLE001 - the cluster did not come up: each case says so
+            done = {r["case"] for r in rows}
+            rows += [_attempt(c, CASES[c][0], _raise, exc) for c in cases if c not in done]
     for case in args.others:
         rows.append(_attempt(case, OTHERS[case][0], run_other, case, args.other_timeout))
     return rows
+
+
+def _raise(exc: Exception) -> dict[str, Any]:
+    raise exc
 
 
 def _attempt(case: str, label: str, run: Any, *args: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.append(str(Path(__file__).resolve().parents[2] / "bench"))  # names unique to bench/
 
 import pertuple_stats as stats  # noqa: E402
 
@@ -144,3 +144,34 @@ def test_a_throttled_spout_emits_what_is_due_in_bursts_and_forgives_old_backlog(
     assert n == topo.MAX_BURST and due == pytest.approx(10.0 + topo.MAX_BURST * 0.0001)
     n, due = topo.emits_due(10.0, 15.0, 1.0)  # 5 s behind: only CATCH_UP is made up
     assert n == 1 and due == pytest.approx(15.0 - topo.CATCH_UP + 1.0)
+
+
+def test_rounds_become_median_rows_with_ratios_to_the_matching_bytewax_case():
+    import pertuple
+
+    def rows(ack1: float, item: float, batch: float, bw_batch: float) -> list[dict]:
+        return [
+            {"case": "ack1", "rate": ack1, "per_cpu_s": ack1 * 2},
+            {"case": "batch", "rate": batch, "per_cpu_s": batch},
+            {"case": "bytewax-item", "rate": item, "per_cpu_s": item},
+            {"case": "bytewax-batch", "rate": bw_batch, "per_cpu_s": bw_batch},
+            {"case": "loop", "rate": 1e6, "per_cpu_s": 1e6},
+        ]
+
+    rounds = [rows(10, 100, 50, 100), rows(30, 100, 70, 100), rows(20, 100, 60, 100)]
+    by_case = {r["case"]: r for r in pertuple.with_ratios(pertuple.medians(rounds))}
+    assert by_case["ack1"]["vs_bytewax"] == pytest.approx(0.2)
+    assert by_case["ack1"]["vs_bytewax_cpu"] == pytest.approx(0.4)
+    assert by_case["batch"]["vs_bytewax"] == pytest.approx(0.6)  # against batches, not items
+    assert by_case["loop"]["vs_bytewax"] is None
+
+
+def test_set_takes_yaml_values_and_refuses_what_is_not_key_value():
+    import pertuple
+
+    args = pertuple.parse_args(["--set", "topology.max.spout.pending=100", "--set", "a.b=true"])
+    assert args.conf == {"topology.max.spout.pending": 100, "a.b": True}
+    with pytest.raises(SystemExit):
+        pertuple.parse_args(["--set", "no-equals-sign"])
+    with pytest.raises(SystemExit):
+        pertuple.parse_args(["--cases", "ack1,nope"])
