@@ -19,6 +19,8 @@ test: system-deps venv
 
 bench: system-deps venv
 	$(PY) bench/scheduler.py
+	$(VENV)/bin/pip install -q -e '.[bench]'
+	$(PY) bench/pertuple.py
 
 # System packages: ZooKeeper (Debian's package, which brings Java) for every cluster,
 # PostgreSQL for the tests of the store on a PostgreSQL URL, and Chromium for the web UI's

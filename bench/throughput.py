@@ -39,6 +39,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from readiness import all_ready
+
 EXAMPLES = Path(__file__).parents[1] / "examples"
 EXAMPLE = EXAMPLES / "wordcount.py"
 PARTITIONS = 4
@@ -78,23 +80,6 @@ def write(directory: Path, texts: list[str], mode: str = "w") -> None:
     for p, text in enumerate(texts):
         with (directory / f"part-{p}").open(mode) as f:
             f.write(text)
-
-
-def all_ready(conf: dict, name: str) -> bool:
-    from squall import zk as zk_mod
-    from squall.records import WorkerBeat
-
-    zk = zk_mod.connect(conf, "nimbus")
-    try:
-        lay = zk_mod.layout(conf)
-        tid = next(t for t in zk.get_children(lay.storms) if t.startswith(f"{name}-"))
-        beats = zk_mod.read_records(zk, WorkerBeat, lay.taskbeats(tid))
-        tasks = zk.get_children(lay.tasks(tid))
-        stats = {t: s for b in beats.values() for t, s in b.tasks.items()}
-        return len(stats) == len(tasks) and all(s.get("ready") for s in stats.values())
-    finally:
-        zk.stop()
-        zk.close()
 
 
 class SinkWords:

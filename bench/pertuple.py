@@ -1,0 +1,224 @@
+"""squall's per-tuple path against Bytewax and a plain Python loop, back to back (issue #16,
+item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> counting bolt.
+
+    .venv/bin/python bench/pertuple.py [--rounds 3] [--json]     # the whole table
+    .venv/bin/python bench/pertuple.py --rate 2000                # acking, 1 worker, at 2000/s
+    .venv/bin/python bench/pertuple.py --half                     # the max, then half of it
+    .venv/bin/python bench/pertuple.py --soak 300                 # acking off, RSS for 5 min
+    .venv/bin/python bench/pertuple.py --cases ack1,batch         # some cases only
+    .venv/bin/python bench/pertuple.py --set topology.max.spout.pending=100   # any conf
+
+squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on
+as by default), one per round, the topology of bench/pertuple_topology.py submitted once per
+case (bench/pertuple_squall.py): acking on with 1 and 2 workers, acking off with 1 worker,
+and emit_batch of 1000 rows with 1 worker. Each is measured over a window after a warm-up
+from the progress lines its spout and counting tasks write: tuples counted per second at
+the counting bolt (the rate), the spout's complete latency p50/p99 (emit to ack or fail),
+for acking off the emit-to-count lag; worker CPU and RSS from /proc. Bytewax 0.21 (pip
+install '.[bench]') and the plain loop run in their own processes (bench/pertuple_others.py).
+Figures are medians of --rounds; ratios are squall over Bytewax, of the rates and of the
+tuples per CPU-second (on a shared machine each process's rate follows the share of a core
+it got; the second ratio does not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pertuple_squall import CASES, run_case
+from pertuple_stats import median_row, per_cpu_second, ratio, table
+
+BENCH = Path(__file__).resolve().parent
+
+OTHERS = {
+    "bytewax-item": ("Bytewax 0.21, 1 worker, item at a time", 500_000),
+    "bytewax-batch": ("Bytewax, batches of 1000", 2_000_000),
+    "loop": ("plain Python loop, same work", 5_000_000),
+}
+
+
+def run_other(case: str, timeout: float) -> dict[str, Any]:
+    label, tuples = OTHERS[case]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "pertuple_others.py"), case, str(tuples)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if done.returncode:  # e.g. Bytewax not installed: pip install -e '.[bench]'
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"{case} exited {done.returncode}: {last}")
+    return {"case": case, "system": label, **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def run_round(cases: list[str], args: argparse.Namespace, number: int) -> list[dict[str, Any]]:
+    from squall.local import LocalCluster
+
+    rows: list[dict[str, Any]] = []
+    if cases:
+        try:
+            with (
+                tempfile.TemporaryDirectory(prefix="squall-pertuple-") as tmp,
+                LocalCluster(Path(tmp), supervisors=1, slots_per_supervisor=2) as cluster,
+            ):
+                for case in cases:
+                    label = CASES[case][0]
+                    rows.append(_attempt(case, label, run_case, cluster, case, args, number))
+        except Exception as exc:  # noqa: BLE001 - the cluster did not come up: each case says so
+            done = {r["case"] for r in rows}
+            rows += [_attempt(c, CASES[c][0], _raise, exc) for c in cases if c not in done]
+    for case in args.others:
+        rows.append(_attempt(case, OTHERS[case][0], run_other, case, args.other_timeout))
+    return rows
+
+
+def _raise(exc: Exception) -> dict[str, Any]:
+    raise exc
+
+
+def _attempt(case: str, label: str, run: Any, *args: Any) -> dict[str, Any]:
+    """One case's row; a case that fails (or runs past its bounds) is a row with its error,
+    and the bench goes on with the next."""
+    try:
+        row = run(*args)
+    except Exception as exc:  # noqa: BLE001 - reported in the table, the others still run
+        row = {"case": case, "system": label, "rate": None, "error": f"{type(exc).__name__}: {exc}"}
+    row["per_cpu_s"] = per_cpu_second(row["rate"], row.get("cpu_pct"))
+    shown = "-" if row["rate"] is None else f"{row['rate']:,.0f}"
+    print(f"  {label}: {shown} tuples/s {row.get('error', '')}", file=sys.stderr, flush=True)
+    return row
+
+
+def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rates = {r["case"]: r["rate"] for r in rows}
+    base = {"ack1": "bytewax-item", "ack2": "bytewax-item", "noack1": "bytewax-item"}
+    base["batch"] = "bytewax-batch"
+    per_cpu = {r["case"]: r.get("per_cpu_s") for r in rows}
+    return [
+        {
+            **r,
+            "vs_bytewax": ratio(r["rate"], rates.get(base.get(r["case"], ""))),
+            "vs_bytewax_cpu": ratio(r.get("per_cpu_s"), per_cpu.get(base.get(r["case"], ""))),
+        }
+        for r in rows
+    ]
+
+
+def medians(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for rows in rounds:
+        for r in rows:
+            by_case.setdefault(r["case"], []).append(r)
+    return [median_row(rs) for rs in by_case.values()]
+
+
+def conf_setting(parser: argparse.ArgumentParser, item: str) -> tuple[str, Any]:
+    import yaml
+
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        parser.error(f"--set takes KEY=VALUE, not {item!r}")
+    return key.strip(), yaml.safe_load(value)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--cases", default=",".join(CASES), help="squall cases, comma-separated")
+    p.add_argument("--others", default=",".join(OTHERS), help="Bytewax and loop cases")
+    p.add_argument("--rate", type=float, default=0, help="throttle the spout (acking, 1 worker)")
+    p.add_argument("--half", action="store_true", help="measure the max rate, then run at half")
+    p.add_argument("--soak", type=float, default=0, help="seconds of acking off, RSS sampled")
+    p.add_argument("--par", type=int, default=2, help="tasks of each bolt")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="topology conf for every squall case (YAML value), e.g. "
+        "--set topology.max.spout.pending=100; a case's own keys win",
+    )
+    p.add_argument("--warmup", type=float, default=5.0, help="seconds before the window")
+    p.add_argument("--measure", type=float, default=10.0, help="seconds of the window")
+    p.add_argument("--rss-every", type=float, default=1.0, help="seconds between RSS samples")
+    p.add_argument("--rss-bound", type=float, help="MiB the workers' RSS should stay under")
+    p.add_argument("--rss-stop", type=float, default=4096, help="MiB at which a case stops")
+    p.add_argument("--start-timeout", type=float, default=120.0)
+    p.add_argument("--other-timeout", type=float, default=300.0)
+    args = p.parse_args(argv)
+    args.conf = dict(conf_setting(p, item) for item in args.set)
+    args.cases = [c for c in args.cases.split(",") if c]
+    args.others = [c for c in args.others.split(",") if c]
+    if args.rate or args.half:
+        args.cases, args.others = ["ack1"], []
+    if args.soak:
+        args.cases, args.others, args.rounds, args.rss_every = ["noack1"], [], 1, 5.0
+    unknown = set(args.cases) - set(CASES) | set(args.others) - set(OTHERS)
+    if unknown:
+        p.error(f"unknown cases: {', '.join(sorted(unknown))}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    header = (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    if args.half:
+        full = medians([run_round(["ack1"], args, n) for n in range(args.rounds)])[0]
+        if not full["rate"]:
+            raise SystemExit(f"no maximum rate to halve: {full.get('error')}")
+        args.rate = full["rate"] / 2
+        print(f"max {full['rate']:,.0f} tuples/s; now at {args.rate:,.0f}/s", file=sys.stderr)
+    rounds = [run_round(args.cases, args, n) for n in range(args.rounds)]
+    rows = with_ratios(medians(rounds))
+    if args.rate:
+        for r in rows:
+            r["system"] += f", spout at {args.rate:,.0f}/s"
+    if args.json:
+        print(json.dumps({"machine": header, "rows": rows, "rounds": rounds}, indent=1))
+        return
+    print(f"# {header}; medians of {args.rounds} round(s)")
+    print(table(rows))
+    for r in rows:
+        if r.get("error"):
+            print(f"{r['system']}: FAILED (in at least one round): {r['error']}")
+        if r.get("rss_series_mib"):
+            series = ", ".join(f"{v:.0f}" for v in r["rss_series_mib"])
+            every, seconds = args.rss_every, r["window_s"]
+            print(f"worker RSS MiB every {every:.0f} s for {seconds:.0f} s: {series}")
+        if r.get("lag_end_ms") is not None and r.get("lag_start_ms") is not None:
+            print(
+                f"{r['system']}: median emit-to-count lag {r['lag_start_ms']:,.0f} ms in the "
+                f"window's first second, {r['lag_end_ms']:,.0f} ms in its last"
+            )
+        if args.rate and r.get("p99_ms") is not None:
+            verdict = "under" if r["p99_ms"] < 50 else "NOT under"
+            print(f"complete latency p99 at {args.rate:,.0f}/s: {verdict} 50 ms")
+        if args.rss_bound and r.get("rss_mib") is not None:
+            verdict = "stayed under" if r["rss_mib"] < args.rss_bound else "went OVER"
+            print(f"{r['system']}: worker RSS {verdict} {args.rss_bound:,.0f} MiB")
+    if len(rounds) > 1:
+        for case in dict.fromkeys(r["case"] for rows in rounds for r in rows):
+            each = [r["rate"] for rows in rounds for r in rows if r["case"] == case]
+            each = [v for v in each if v is not None]
+            if not each:
+                continue
+            listed = ", ".join(f"{v:,.0f}" for v in each)
+            print(f"  {case}: {listed} (median {statistics.median(each):,.0f})")
+
+
+if __name__ == "__main__":
+    main()

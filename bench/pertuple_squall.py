@@ -1,0 +1,120 @@
+"""One squall case of bench/pertuple.py on a running LocalCluster: submit the topology of
+bench/pertuple_topology.py inactive, activate it once every task is ready, warm up, measure
+over a window, kill it and wait until its workers are gone. The figures come from the
+progress lines of the topology's spout and counting tasks (bench/progress_log.py) over the
+window, and from /proc for the workers' CPU and RSS (bench/worker_usage.py). Every wait
+has a deadline (--start-timeout), so a case that hangs fails instead of the bench."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from pertuple_stats import percentile, rate_between, samples_between
+from progress_log import read_progress
+from worker_usage import WorkerUsage
+
+TOPOLOGY = Path(__file__).resolve().parent / "pertuple_topology.py"
+
+# name -> (label, settings of the topology, topology conf overrides)
+CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "ack1": ("squall, acking, 1 worker", {"tracked": True}, {"topology.workers": 1}),
+    "ack2": ("squall, acking, 2 workers", {"tracked": True}, {"topology.workers": 2}),
+    "noack1": (
+        "squall, no acking, 1 worker",
+        {"tracked": False},
+        {"topology.workers": 1, "topology.acker.executors": 0},
+    ),
+    "batch": (
+        "squall, emit_batch of 1000 rows, 1 worker",
+        {"tracked": True, "batch": 1000},
+        {"topology.workers": 1},
+    ),
+}
+
+
+def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> dict[str, Any]:
+    """One squall case on a running cluster: submit, wait ready, activate, measure, kill."""
+    from readiness import all_ready
+
+    from squall import thrift_api as T
+    from squall.local import wait_for
+    from squall.submit import submit_file
+
+    label, settings, overrides = CASES[case]
+    settings = {**settings, "rate": args.rate or 0, "par": args.par}
+    out = cluster.directory / f"out-{case}-{number}"
+    name = f"pertuple-{case}-{number}"
+    conf = cluster.client_conf()
+    os.environ["SQUALL_BENCH_PERTUPLE"] = json.dumps(settings)  # read by the topology at submit
+    supervisors = [p.pid for n, p in cluster.processes.items() if n.startswith("supervisor")]
+    with cluster.client() as client:  # a client per call: nimbus closes idle connections
+        submit_file(
+            client,
+            TOPOLOGY,
+            conf,
+            name=name,
+            overrides={**args.conf, **overrides, "topology.output.dir": str(out)},
+            inactive=True,
+        )
+    try:
+        wait_for(lambda: all_ready(conf, name), args.start_timeout, f"{name} ready")
+        usage = WorkerUsage(supervisors)
+        with cluster.client() as client:
+            client.activate(name)
+        wait_for(
+            lambda: any(r["counted"] for r in read_progress(out, "count")),
+            args.start_timeout,
+            f"{name}'s first counted tuple",
+        )
+        time.sleep(args.warmup)
+        t0 = time.time()
+        usage.start()
+        soak = args.soak if case == "noack1" and args.soak else 0
+        rss_series = usage.sample_rss(soak or args.measure, args.rss_every, args.rss_stop)
+        t1 = time.time()
+        cpu_pct = usage.cpu_pct()
+        wait_for(
+            lambda: all(r[-1]["t"] > t1 for r in _by_task(read_progress(out, "*"))),
+            args.start_timeout,
+            f"{name}'s progress lines past the window",
+        )
+    finally:
+        with cluster.client() as client:
+            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
+        wait_for(lambda: not WorkerUsage(supervisors).pids(), args.start_timeout, "workers gone")
+    counts, spouts = read_progress(out, "count"), read_progress(out, "spout")
+    row: dict[str, Any] = {
+        "case": case,
+        "system": label,
+        "rate": sum(rate_between(r, "counted", t0, t1) for r in _by_task(counts)),
+        "emitted_rate": sum(rate_between(r, "emitted", t0, t1) for r in _by_task(spouts)),
+        "cpu_pct": cpu_pct,
+        "rss_mib": max(rss_series),
+        "window_s": t1 - t0,
+    }
+    if settings["tracked"]:
+        latencies = samples_between(spouts, "latency_ms", t0, t1)
+        row["latency_kind"] = "complete"
+        row["failed"] = sum(r[-1]["failed"] for r in _by_task(spouts))
+    else:
+        latencies = samples_between(counts, "lag_ms", t0, t1)
+        row["latency_kind"] = "lag"
+        row["lag_start_ms"] = percentile(samples_between(counts, "lag_ms", t0, t0 + 1.0), 50)
+        row["lag_end_ms"] = percentile(samples_between(counts, "lag_ms", t1 - 1.0, t1), 50)
+    row["p50_ms"] = percentile(latencies, 50)
+    row["p99_ms"] = percentile(latencies, 99)
+    if soak:
+        row["rss_series_mib"] = rss_series
+    return row
+
+
+def _by_task(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        tasks.setdefault(r["file"], []).append(r)
+    return list(tasks.values())

@@ -1,0 +1,177 @@
+"""bench/pertuple_stats.py: the arithmetic behind bench/pertuple.py's figures (percentiles,
+rates of running totals over a window, /proc/<pid>/stat, medians of rounds)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.append(str(Path(__file__).resolve().parents[2] / "bench"))  # names unique to bench/
+
+import pertuple_stats as stats  # noqa: E402
+
+
+def test_percentile_interpolates_between_ranks_like_numpy():
+    values = [5.0, 1.0, 3.0, 2.0, 4.0]
+    assert stats.percentile(values, 0) == 1.0
+    assert stats.percentile(values, 50) == 3.0
+    assert stats.percentile(values, 100) == 5.0
+    assert stats.percentile(values, 90) == pytest.approx(4.6)
+    assert stats.percentile([1.0, 2.0], 99) == pytest.approx(1.99)
+
+
+def test_percentile_of_nothing_is_none():
+    assert stats.percentile([], 50) is None
+
+
+RECORDS = [
+    {"t": 10.0, "counted": 0},
+    {"t": 11.0, "counted": 100},
+    {"t": 12.0, "counted": 300},
+    {"t": 13.0, "counted": 600},
+]
+
+
+def test_value_at_interpolates_inside_and_is_none_outside():
+    assert stats.value_at(RECORDS, "counted", 11.5) == pytest.approx(200)
+    assert stats.value_at(RECORDS, "counted", 12.0) == 300
+    assert stats.value_at(RECORDS, "counted", 9.9) is None
+    assert stats.value_at(RECORDS, "counted", 13.1) is None
+
+
+def test_rate_between_is_growth_per_second_over_the_window():
+    assert stats.rate_between(RECORDS, "counted", 11.0, 13.0) == pytest.approx(250)
+    assert stats.rate_between(RECORDS, "counted", 10.5, 12.5) == pytest.approx(200)
+
+
+def test_rate_between_refuses_a_window_the_records_do_not_span():
+    with pytest.raises(ValueError, match="span"):
+        stats.rate_between(RECORDS, "counted", 9.0, 12.0)
+    with pytest.raises(ValueError, match="positive"):
+        stats.rate_between(RECORDS, "counted", 12.0, 12.0)
+
+
+def test_samples_between_takes_lines_written_inside_the_window():
+    records = [{"t": 1.0, "lag_ms": [1, 2]}, {"t": 2.0, "lag_ms": [3]}, {"t": 3.0}]
+    assert stats.samples_between(records, "lag_ms", 1.0, 3.0) == [3]
+    assert stats.samples_between(records, "lag_ms", 0.0, 2.0) == [1, 2, 3]
+
+
+def test_parse_proc_stat_counts_fields_after_the_last_parenthesis():
+    fields = ["S", "77"] + ["0"] * 9 + ["120", "30"] + ["0"] * 8 + ["2048"] + ["0"] * 20
+    line = f"4242 (python (worker) x) {' '.join(fields)}\n"
+    parsed = stats.parse_proc_stat(line)
+    assert parsed == stats.ProcStat(pid=4242, ppid=77, cpu_ticks=150, rss_pages=2048)
+
+
+def test_parse_proc_stat_reads_this_process():
+    own = stats.parse_proc_stat(Path(f"/proc/{os.getpid()}/stat").read_text())
+    assert own.pid == os.getpid()
+    assert own.ppid == os.getppid()
+    assert own.rss_pages > 0
+
+
+def test_descendants_follow_children_of_children_and_leave_others_out():
+    procs = [
+        stats.ProcStat(10, 1, 0, 0),  # a supervisor
+        stats.ProcStat(11, 10, 0, 0),  # its worker
+        stats.ProcStat(12, 11, 0, 0),  # what the worker started
+        stats.ProcStat(20, 1, 0, 0),  # someone else's
+        stats.ProcStat(21, 20, 0, 0),
+    ]
+    assert sorted(p.pid for p in stats.descendants(procs, [10])) == [11, 12]
+    assert stats.descendants(procs, [99]) == []
+
+
+def test_median_row_takes_each_numeric_field_median_and_keeps_labels():
+    rounds = [
+        {"case": "ack1", "rate": 10.0, "p99_ms": None},
+        {"case": "ack1", "rate": 30.0, "p99_ms": 5.0},
+        {"case": "ack1", "rate": 20.0, "p99_ms": 7.0},
+    ]
+    assert stats.median_row(rounds) == {"case": "ack1", "rate": 20.0, "p99_ms": 6.0}
+
+
+def test_median_row_keeps_the_fields_of_rounds_after_a_failed_one():
+    rounds = [
+        {"case": "ack1", "rate": None, "error": "TimeoutError"},
+        {"case": "ack1", "rate": 30.0, "p99_ms": 5.0},
+        {"case": "ack1", "rate": 20.0, "p99_ms": 7.0},
+    ]
+    row = stats.median_row(rounds)
+    assert row == {"case": "ack1", "rate": 25.0, "error": "TimeoutError", "p99_ms": 6.0}
+
+
+def test_ratio_is_none_without_a_base():
+    assert stats.ratio(10.0, 4.0) == 2.5
+    assert stats.ratio(10.0, None) is None
+    assert stats.ratio(None, 4.0) is None
+    assert stats.ratio(10.0, 0.0) is None
+
+
+def test_table_marks_lag_and_missing_values():
+    text = stats.table(
+        [
+            {"system": "a", "rate": 1234.5, "p50_ms": 1.0, "p99_ms": 2.0, "vs_bytewax": 0.5}
+            | {"per_cpu_s": 2469.0, "vs_bytewax_cpu": 0.25},
+            {"system": "b", "rate": 10.0, "p50_ms": 3.0, "p99_ms": 4.0, "latency_kind": "lag"},
+            {"system": "c", "rate": 10.0},
+        ]
+    )
+    rows = text.splitlines()
+    assert rows[2].startswith("| a | 1,234 | 0.50x | 2,469 | 0.25x | 1.0 / 2.0 |")
+    assert "3.0 / 4.0 (emit-to-count)" in rows[3]
+    assert rows[4].startswith("| c | 10 | - | - | - | - |")
+
+
+def test_per_cpu_second_divides_by_the_share_of_a_core_used():
+    assert stats.per_cpu_second(1000.0, 50.0) == 2000.0
+    assert stats.per_cpu_second(1000.0, 200.0) == 500.0
+    assert stats.per_cpu_second(None, 50.0) is None
+    assert stats.per_cpu_second(1000.0, 0.0) is None
+
+
+def test_a_throttled_spout_emits_what_is_due_in_bursts_and_forgives_old_backlog():
+    import pertuple_topology as topo
+
+    assert topo.emits_due(10.0, 10.0, 0.001) == (1, pytest.approx(10.001))
+    n, due = topo.emits_due(10.0, 10.0105, 0.001)  # 10.5 ms late: 11 due
+    assert (n, due) == (11, pytest.approx(10.011))
+    n, due = topo.emits_due(10.0, 10.05, 0.0001)  # 500 due, but one burst is bounded
+    assert n == topo.MAX_BURST and due == pytest.approx(10.0 + topo.MAX_BURST * 0.0001)
+    n, due = topo.emits_due(10.0, 15.0, 1.0)  # 5 s behind: only CATCH_UP is made up
+    assert n == 1 and due == pytest.approx(15.0 - topo.CATCH_UP + 1.0)
+
+
+def test_rounds_become_median_rows_with_ratios_to_the_matching_bytewax_case():
+    import pertuple
+
+    def rows(ack1: float, item: float, batch: float, bw_batch: float) -> list[dict]:
+        return [
+            {"case": "ack1", "rate": ack1, "per_cpu_s": ack1 * 2},
+            {"case": "batch", "rate": batch, "per_cpu_s": batch},
+            {"case": "bytewax-item", "rate": item, "per_cpu_s": item},
+            {"case": "bytewax-batch", "rate": bw_batch, "per_cpu_s": bw_batch},
+            {"case": "loop", "rate": 1e6, "per_cpu_s": 1e6},
+        ]
+
+    rounds = [rows(10, 100, 50, 100), rows(30, 100, 70, 100), rows(20, 100, 60, 100)]
+    by_case = {r["case"]: r for r in pertuple.with_ratios(pertuple.medians(rounds))}
+    assert by_case["ack1"]["vs_bytewax"] == pytest.approx(0.2)
+    assert by_case["ack1"]["vs_bytewax_cpu"] == pytest.approx(0.4)
+    assert by_case["batch"]["vs_bytewax"] == pytest.approx(0.6)  # against batches, not items
+    assert by_case["loop"]["vs_bytewax"] is None
+
+
+def test_set_takes_yaml_values_and_refuses_what_is_not_key_value():
+    import pertuple
+
+    args = pertuple.parse_args(["--set", "topology.max.spout.pending=100", "--set", "a.b=true"])
+    assert args.conf == {"topology.max.spout.pending": 100, "a.b": True}
+    with pytest.raises(SystemExit):
+        pertuple.parse_args(["--set", "no-equals-sign"])
+    with pytest.raises(SystemExit):
+        pertuple.parse_args(["--cases", "ack1,nope"])
