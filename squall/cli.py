@@ -145,10 +145,16 @@ def list_topologies(ctx: click.Context) -> None:
     """List topologies and supervisors."""
     with _client(ctx) as client:
         info = client.getClusterInfo()
-    table = Table("name", "id", "status", "tasks", "workers", "uptime (s)")
+    table = Table("name", "id", "status", "tasks", "workers", "uptime (s)", "scheduler")
     for t in info.topologies:
         table.add_row(
-            t.name, t.id, t.status, str(t.num_tasks), str(t.num_workers), str(t.uptime_secs)
+            t.name,
+            t.id,
+            t.status,
+            str(t.num_tasks),
+            str(t.num_workers),
+            str(t.uptime_secs),
+            t.sched_status or "",
         )
     console.print(table if info.topologies else "no topologies")
     sups = Table("supervisor", "host", "slots", "used", "uptime (s)")

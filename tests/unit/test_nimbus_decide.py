@@ -452,7 +452,9 @@ def test_settings_come_from_the_cluster_conf():
         "topology.workers": 3,
         "topology.acker.executors": 0,
     }
-    assert NimbusSettings.from_conf(conf) == NimbusSettings(7, 8, 9, 3, 0)
+    settings = NimbusSettings.from_conf(conf)
+    assert settings.scheduling["topology.priority"] == 29  # the scheduler's cluster defaults
+    assert replace(settings, scheduling={}) == NimbusSettings(7, 8, 9, 3, 0)
 
 
 def test_an_unreadable_storm_record_whose_code_is_stored_is_neither_loaded_nor_removed():
