@@ -59,6 +59,8 @@ class LocalCluster:
     zookeeper: ZooKeeperServer | None = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     nimbus_ports: list[int] = field(default_factory=list)
+    # per supervisor number: conf it alone gets (e.g. supervisor.memory.capacity.mb)
+    supervisor_confs: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def nimbus_port(self) -> int:
@@ -144,7 +146,11 @@ class LocalCluster:
         self._spawn(
             f"supervisor{i}",
             "supervisor",
-            {"supervisor.id": f"supervisor{i}", "supervisor.slots.ports": ports},
+            {
+                "supervisor.id": f"supervisor{i}",
+                "supervisor.slots.ports": ports,
+                **self.supervisor_confs.get(i, {}),
+            },
         )
 
     def start_nimbus(self, i: int) -> None:
