@@ -175,11 +175,21 @@ def _evict_for(
     request: TopologyRequest, victims: list[TopologyRequest], state: _Round, failed: Fit
 ) -> tuple[Fit, _Round, list[TopologyRequest]]:
     """Release victims, lowest-ranked first, until `request` fits; all or nothing."""
+    holding = {tid for tid in state.owner.values()}
+    victims = [
+        v for v in victims if v.id in holding
+    ]  # evicting one that holds nothing frees nothing
+    if not victims:
+        return failed, state, []
+    everyone = state.copy()  # first, one try with every victim gone: does eviction help at all?
+    for victim in victims:
+        everyone.release(victim)
+    candidates = everyone.candidates(request)
+    if place(request, candidates, everyone.kept[request.id], everyone.free).placement is None:
+        return failed, state, []
     trial = state.copy()
     evicted: list[TopologyRequest] = []
     for victim in reversed(victims):
-        if not any(tid == victim.id for tid in trial.owner.values()):
-            continue  # holds nothing: evicting it frees nothing
         trial.release(victim)
         evicted.append(victim)
         fit = place(request, trial.candidates(request), trial.kept[request.id], trial.free)

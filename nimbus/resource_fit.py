@@ -50,6 +50,10 @@ def place(
     if k == 0:
         return Fit(None, _frozen(room), "Not enough resources to schedule: no free slot")
 
+    total_mem = request.demand()[0]
+    if total_mem > k * request.worker_heap_mb + EPSILON:
+        return Fit(None, _frozen(room), _workers_too_small(request, k, total_mem))
+
     load = Counter(kept.values())
     used = sorted(load, key=lambda s: (-load[s], order.get(s, len(order))))[:k]
     placement = {t: s for t, s in kept.items() if s in set(used)}
@@ -118,6 +122,14 @@ def _too_big(request: TopologyRequest, task: int, mem: float) -> str:
     )
 
 
+def _workers_too_small(request: TopologyRequest, k: int, mem: float) -> str:
+    return (
+        f"Not enough resources to schedule: needs {mem:.0f} MB, more than {k} workers of "
+        f"topology.worker.max.heap.size.mb ({request.worker_heap_mb:g}) hold; "
+        f"raise topology.workers or the heap size"
+    )
+
+
 def _short(
     request: TopologyRequest, candidates: list[Slot], free: Mapping[str, tuple[float, float]]
 ) -> str:
@@ -126,8 +138,8 @@ def _short(
     free_mem = sum(free[h][0] for h in hosts)
     free_cpu = sum(free[h][1] for h in hosts)
     return (
-        f"Not enough resources to schedule: needs {mem:g} MB and {cpu:g}% CPU in at most "
+        f"Not enough resources to schedule: needs {mem:.0f} MB and {cpu:.0f}% CPU in at most "
         f"{request.num_workers} workers of {request.worker_heap_mb:g} MB; "
-        f"{free_mem:g} MB and {free_cpu:g}% CPU free on {len(hosts)} supervisors "
+        f"{free_mem:.0f} MB and {free_cpu:.0f}% CPU free on {len(hosts)} supervisors "
         f"with {len(candidates)} free slots"
     )
