@@ -62,11 +62,15 @@ def place(
             room[slot[0]][0] += request.need(task)[0]
             room[slot[0]][1] += request.need(task)[1]
             load[slot] -= 1
-    heap = Counter[Slot]()
+    heap: dict[Slot, float] = dict.fromkeys(ordered, 0.0)
     for task, slot in placement.items():
         heap[slot] += request.need(task)[0]
     on_host = Counter(s[0] for s in used)
     used_set = set(used)
+    spare: dict[str, list[Slot]] = {}  # per host, its unused slots, the first one last
+    for slot in reversed(ordered):
+        if slot not in used_set:
+            spare.setdefault(slot[0], []).append(slot)
     target = -(-n // k)
     movers = sorted(
         (t for t in request.tasks if t not in placement),
@@ -89,16 +93,17 @@ def place(
             return (load[s], order[s])
 
         slot = min((s for s in used if load[s] < target and fits(s)), key=by_load, default=None)
-        if slot is None and len(used) < k:
-            slot = min(
-                (s for s in ordered if s not in used_set and fits(s)),
-                key=lambda s: (on_host[s[0]], -room[s[0]][0], order[s]),
+        if slot is None and len(used) < k:  # a new slot: one host at a time, not every slot
+            host = min(
+                (h for h, free_slots in spare.items() if free_slots and fits(free_slots[-1])),
+                key=lambda h: (on_host[h], -room[h][0], order[spare[h][-1]]),
                 default=None,
             )
-            if slot is not None:
+            if host is not None:
+                slot = spare[host].pop()
                 used.append(slot)
                 used_set.add(slot)
-                on_host[slot[0]] += 1
+                on_host[host] += 1
         if slot is None:
             slot = min((s for s in used if fits(s)), key=by_load, default=None)
         if slot is None:

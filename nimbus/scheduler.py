@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from itertools import repeat
+from itertools import groupby
+from operator import itemgetter
 
 from squall.records import Slot
 
@@ -34,17 +35,21 @@ Placement = dict[int, Slot]
 def interleave_slots(slots: Iterable[Slot]) -> list[Slot]:
     """n1:6001, n2:6001, n1:6002, n2:6002, ...: one port of every host per round.
 
-    One sort of (round, node, port) keys, so a lopsided cluster (thousands of one-port hosts
-    beside one huge host) costs O(S log S), not rounds x hosts."""
-    by_node: dict[str, list[int]] = defaultdict(list)
-    for node, port in set(slots):
-        by_node[node].append(port)
-    keyed = []
-    for node, ports in by_node.items():
-        ports.sort()
-        keyed.extend(zip(range(len(ports)), repeat(node), ports))
-    keyed.sort()
-    return [(node, port) for _, node, port in keyed]
+    A host leaves the rounds when its ports run out, so each round costs only the hosts still
+    in it: O(S + H log H), also when thousands of one-port hosts sit beside one huge host."""
+    by_node = {
+        node: list(map(itemgetter(1), ports))
+        for node, ports in groupby(sorted(set(slots)), key=itemgetter(0))
+    }
+    active = list(by_node)  # in name order, as the sort left them
+    out: list[Slot] = []
+    done = 0
+    for count in sorted({len(ports) for ports in by_node.values()}):
+        for i in range(done, count):
+            out.extend([(node, by_node[node][i]) for node in active])
+        active = [node for node in active if len(by_node[node]) > count]
+        done = count
+    return out
 
 
 def _weighted_round_robin(
