@@ -14,7 +14,8 @@ does not sit idle until a manual rebalance), which costs a few moves above it.
 Then, with the same columns, lopsided clusters (many one-port supervisors beside one large
 one, issue #12's shapes) and 1M tasks on 100k slots; then several topologies with resources
 through cluster_scheduler.schedule_all. Times are CPU seconds of this process
-(time.process_time), so other work on the machine inflates them less than wall time.
+(time.process_time), best of three, so other work on the machine inflates them less than
+wall time does.
 Run: .venv/bin/python bench/scheduler.py
 """
 
@@ -38,10 +39,16 @@ def slots_for(n_slots: int, first_node: int = 0):
     return [(f"n{first_node + i:05d}", 6700 + p) for i in range(nodes) for p in range(PORTS)]
 
 
+REPEAT = 3  # best of three: other engineers' tests share this machine's two cores
+
+
 def timed(fn):
-    start = time.process_time()
-    result = fn()
-    return result, time.process_time() - start
+    best = float("inf")
+    for _ in range(REPEAT):
+        start = time.process_time()
+        result = fn()
+        best = min(best, time.process_time() - start)
+    return result, best
 
 
 def best_kept(before, n, k):
@@ -129,7 +136,7 @@ def resources_bench(rng: random.Random) -> None:
             TopologyRequest(
                 f"t{i:03d}",
                 tasks,
-                max(4, n // 4),  # a worker holds four tasks of up to 512 MB
+                max(4, -(-n // 3)),  # three tasks of up to 512 MB fit in a 2048 MB worker
                 owner=f"u{i % 4}",
                 priority=rng.randint(0, 30),
                 needs=needs if i % 5 else {},  # every fifth declares nothing

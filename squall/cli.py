@@ -145,18 +145,16 @@ def list_topologies(ctx: click.Context) -> None:
     """List topologies and supervisors."""
     with _client(ctx) as client:
         info = client.getClusterInfo()
-    table = Table("name", "id", "status", "tasks", "workers", "uptime (s)", "scheduler")
+    table = Table("name", "id", "status", "tasks", "workers", "uptime (s)")
     for t in info.topologies:
         table.add_row(
-            t.name,
-            t.id,
-            t.status,
-            str(t.num_tasks),
-            str(t.num_workers),
-            str(t.uptime_secs),
-            t.sched_status or "",
+            t.name, t.id, t.status, str(t.num_tasks), str(t.num_workers), str(t.uptime_secs)
         )
     console.print(table if info.topologies else "no topologies")
+    for t in info.topologies:  # the scheduler's word on each topology it could not fully place
+        if t.sched_status and t.sched_status != "Fully Scheduled":
+            line = f"{t.name} ({t.id}): {t.sched_status}"
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     sups = Table("supervisor", "host", "slots", "used", "uptime (s)")
     for s in info.supervisors:
         sups.add_row(

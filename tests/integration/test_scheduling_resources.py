@@ -3,9 +3,6 @@ ZooKeeper, nimbus places topologies so none is exceeded, one that does not fit s
 getTopologyInfo, getClusterInfo and `squall list`, and a more important topology evicts a
 less important one by the documented rule (nimbus/cluster_scheduler.py)."""
 
-import os
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
@@ -14,7 +11,7 @@ from squall.local import LocalCluster, wait_for
 from squall.records import Assignment, SupervisorInfo, decode
 from squall.submit import submit_file
 
-from .conftest import TOPOLOGIES
+from .conftest import TOPOLOGIES, squall
 
 SIZED = TOPOLOGIES / "sized.py"
 MEMORY = "topology.component.resources.onheap.memory.mb"
@@ -74,13 +71,10 @@ def test_three_topologies_by_capacity_one_cannot_fit_then_an_eviction(cluster, z
         assert "600 MB" in sched
         assert statuses(client)["a"] == statuses(client)["b"] == "Fully Scheduled"
 
-        env = {**os.environ, "COLUMNS": "400"}
-        command = [sys.executable, "-m", "squall.cli", "--config", str(cluster.client_conf_file())]
-        command += ["--nimbus", f"127.0.0.1:{cluster.nimbus_port}", "list"]
-        listed = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+        listed = squall(cluster, "list")
         assert listed.returncode == 0, listed.stderr
-        line_c = next(line for line in listed.stdout.splitlines() if c in line)
-        assert "Not enough resources to schedule" in line_c
+        assert f"c ({c}): Not enough resources to schedule: needs 600 MB" in listed.stdout
+        assert f"({a}):" not in listed.stdout  # fully scheduled: no line
 
         # d (priority 0) needs 2 x 400 MB in two workers: it fits only if b (priority 1) goes.
         # Its submit places nothing (others keep their places); the next monitor round
