@@ -119,36 +119,14 @@ def synced_with(
 
 @dataclass(frozen=True)
 class ClusterSnapshot:
-    """Supervisors, their ports and every topology's placement, fixed for one decision."""
+    """The supervisors a decision was made against (which host each one runs on). The
+    scheduler's own view of the cluster is nimbus/scheduling_input.py's Cluster."""
 
     supervisors: Mapping[str, SupervisorInfo]
-    placements: Mapping[str, Mapping[int, Slot]]
 
     @staticmethod
     def of(model: NimbusModel) -> ClusterSnapshot:
-        return ClusterSnapshot(
-            supervisors=model.supervisors,
-            placements={
-                tid: t.assignment.task_slots
-                for tid, t in model.topologies.items()
-                if t.assignment is not None
-            },
-        )
-
-    def free_slots(self, topology_id: str) -> list[Slot]:
-        """Ports of live supervisors that no other topology uses."""
-        taken = {
-            slot
-            for other, placement in self.placements.items()
-            if other != topology_id
-            for slot in placement.values()
-        }
-        return [
-            (sid, port)
-            for sid, info in sorted(self.supervisors.items())
-            for port in info.ports
-            if (sid, port) not in taken
-        ]
+        return ClusterSnapshot(supervisors=model.supervisors)
 
     def hosts(self, placement: Mapping[int, Slot]) -> dict[str, str]:
         return {sid: self.supervisors[sid].host for sid, _ in set(placement.values())}
