@@ -120,7 +120,7 @@ def main() -> None:
 def resources_bench(rng: random.Random) -> None:
     """Several resource-aware topologies (and some slot-count ones) on one cluster."""
     hosts = {
-        f"h{i:04d}": Host(tuple(range(6700, 6708)), rng.choice([8192.0, 16384.0]), 800.0)
+        f"h{i:04d}": Host(tuple(range(6700, 6716)), rng.choice([8192.0, 16384.0]), 800.0)
         for i in range(200)
     }
     cluster = Cluster(hosts, user_pools={"u0": (100_000.0, 10_000.0)})
@@ -158,15 +158,34 @@ def resources_bench(rng: random.Random) -> None:
     )
     placed = sum(1 for o in first.values() if o.placed and o.placement)
     tasks_total = sum(len(r.tasks) for r in requests)
-    print("Resources: 50 topologies (40 resource-aware), 200 supervisors x 8 ports,")
+    print("Resources: 50 topologies (40 resource-aware), 200 supervisors x 16 ports,")
     print(f"{tasks_total} tasks in all:")
     print("| run | s | placed topologies | moved | bound |")
     print("|---|---|---|---|---|")
     print(f"| from nothing | {t_first:.3f} | {placed}/50 | - | - |")
     print(f"| nothing changed | {t_again:.3f} | - | {moved_again} | 0 |")
     print(f"| one host lost | {t_lost:.3f} | - | {moved_lost} | {on_lost} |")
-    for tid, outcome in sorted(first.items()):
-        if not outcome.placed:
+    urgent = [
+        TopologyRequest(
+            f"urgent{i}",
+            {t: "bolt" for t in range(1, 601)},
+            200,
+            owner="u0",  # within u0's guarantee
+            priority=0,
+            needs={"bolt": (512.0, 10.0)},
+            worker_heap_mb=2048.0,
+        )
+        for i in range(6)
+    ]
+    crowded, t_crowded = timed(lambda: schedule_all(again_req + urgent, cluster))
+    evicted = sorted(t for t, o in crowded.items() if o.status.startswith("Evicted"))
+    placed_urgent = sum(1 for r in urgent if crowded[r.id].placed)
+    print(
+        f"| + 6 urgent (priority 0, 600 x 512 MB) | {t_crowded:.3f} | {placed_urgent}/6 urgent, "
+        f"{len(evicted)} others evicted | - | - |"
+    )
+    for tid, outcome in sorted(crowded.items()):
+        if not outcome.placed and not outcome.status.startswith("Evicted"):
             print(f"not placed: {tid}: {outcome.status}")
 
 

@@ -128,10 +128,15 @@ def _too_big(request: TopologyRequest, task: int, mem: float) -> str:
 
 
 def _workers_too_small(request: TopologyRequest, k: int, mem: float) -> str:
+    heap = f"topology.worker.max.heap.size.mb ({request.worker_heap_mb:g})"
+    if k < min(request.num_workers, len(request.tasks)):
+        return (
+            f"Not enough resources to schedule: needs {mem:.0f} MB in workers of {heap}, "
+            f"but only {k} free slots can take its workers"
+        )
     return (
         f"Not enough resources to schedule: needs {mem:.0f} MB, more than {k} workers of "
-        f"topology.worker.max.heap.size.mb ({request.worker_heap_mb:g}) hold; "
-        f"raise topology.workers or the heap size"
+        f"{heap} hold; raise topology.workers or the heap size"
     )
 
 
