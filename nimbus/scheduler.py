@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from itertools import groupby
+from itertools import compress, groupby
 from operator import itemgetter
 
 from squall.records import Slot
@@ -158,16 +158,19 @@ def schedule(
     # A slot under its load keeps all its live tasks; one over it keeps the lowest ids.
     room = dict(capacity)
     whole = {s for s, n in kept_on.items() if n <= room.get(s, 0)}
+    # (compress and map keep these passes over up to a million tasks in C)
     if not lost and len(whole) == len(kept_on):  # the usual case: every live task stays
         placement: Placement = dict(zip(live, live_slots, strict=True))
     else:
-        placement = {t: s for t, s in zip(live, live_slots, strict=True) if s in whole}
+        mask = list(map(whole.__contains__, live_slots))
+        placement = dict(zip(compress(live, mask), compress(live_slots, mask), strict=True))
     for slot in whole:
         room[slot] -= kept_on[slot]
     cut = {s for s in kept_on if s not in whole and room.get(s, 0) > 0}
-    cut_tasks = (
-        sorted((t, s) for t, s in zip(live, live_slots, strict=True) if s in cut) if cut else []
-    )
+    cut_tasks: list[tuple[int, Slot]] = []
+    if cut:
+        mask = list(map(cut.__contains__, live_slots))
+        cut_tasks = sorted(zip(compress(live, mask), compress(live_slots, mask), strict=True))
     for task, slot in cut_tasks:
         if room[slot] > 0:
             placement[task] = slot
