@@ -73,9 +73,11 @@ class _Round:
         self.kept: dict[str, dict[int, Slot]] = {}
 
     def reserve(self, request: TopologyRequest) -> None:
-        mine = sorted({s for s in request.existing.values() if s in self.live} - self.owner.keys())
-        for slot in mine:
-            self.owner[slot] = request.id
+        mine = (set(request.existing.values()) & self.live) - self.owner.keys()
+        self.owner.update(dict.fromkeys(mine, request.id))
+        if not request.resource_aware:  # scheduler.schedule finds its live tasks itself
+            self.kept[request.id] = {}
+            return
         alive = request.alive
         kept: dict[int, Slot] = {}
         heap: dict[Slot, float] = {}
@@ -85,15 +87,14 @@ class _Round:
                 continue
             if alive is not None and task not in alive:
                 continue
-            if request.resource_aware:
-                mem, cpu = request.need(task)
-                host_mem, host_cpu = self.free[slot[0]]
-                worker = heap.get(slot, 0.0) + mem
-                fits = mem <= host_mem and cpu <= host_cpu and worker <= request.worker_heap_mb
-                if request.reschedule and not fits:
-                    continue
-                self.free[slot[0]] = (host_mem - mem, host_cpu - cpu)
-                heap[slot] = worker
+            mem, cpu = request.need(task)
+            host_mem, host_cpu = self.free[slot[0]]
+            worker = heap.get(slot, 0.0) + mem
+            fits = mem <= host_mem and cpu <= host_cpu and worker <= request.worker_heap_mb
+            if request.reschedule and not fits:
+                continue
+            self.free[slot[0]] = (host_mem - mem, host_cpu - cpu)
+            heap[slot] = worker
             kept[task] = slot
         self.kept[request.id] = kept
 
