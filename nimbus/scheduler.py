@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from itertools import compress, groupby
+from itertools import compress
 from operator import itemgetter
 
 from squall.records import Slot
@@ -37,16 +37,18 @@ def interleave_slots(slots: Iterable[Slot]) -> list[Slot]:
 
     A host leaves the rounds when its ports run out, so each round costs only the hosts still
     in it: O(S + H log H), also when thousands of one-port hosts sit beside one huge host."""
-    by_node = {
-        node: list(map(itemgetter(1), ports))
-        for node, ports in groupby(sorted(set(slots)), key=itemgetter(0))
-    }
-    active = list(by_node)  # in name order, as the sort left them
+    by_node: dict[str, list[Slot]] = defaultdict(list)
+    for slot in set(slots):  # the slot tuples themselves travel: no new ones are built
+        by_node[slot[0]].append(slot)
+    port = itemgetter(1)
+    for node_slots in by_node.values():
+        node_slots.sort(key=port)
+    active = sorted(by_node)
     out: list[Slot] = []
     done = 0
-    for count in sorted({len(ports) for ports in by_node.values()}):
+    for count in sorted({len(node_slots) for node_slots in by_node.values()}):
         for i in range(done, count):
-            out.extend([(node, by_node[node][i]) for node in active])
+            out.extend([by_node[node][i] for node in active])
         active = [node for node in active if len(by_node[node]) > count]
         done = count
     return out
@@ -127,7 +129,7 @@ def _capacities(
 
 
 def schedule(
-    tasks: Iterable[int],
+    tasks: Iterable[int] | Mapping[int, str],
     slots: Iterable[Slot],
     num_workers: int,
     existing: Mapping[int, Slot] | None = None,
@@ -137,15 +139,19 @@ def schedule(
 
     `alive` defaults to every task of `existing`. With no existing placement (or `alive`
     empty) this is the scratch assignment. O((tasks + slots) log slots)."""
-    task_set = set(tasks)
+    task_set = tasks.keys() if isinstance(tasks, Mapping) else set(tasks)
     ordered = interleave_slots(slots)
     order = {slot: i for i, slot in enumerate(ordered)}
     k = min(num_workers, len(ordered), len(task_set))
     if k <= 0:
         return {}
     existing = existing or {}
-    live = existing.keys() & task_set
-    live = list(live if alive is None else live.intersection(alive))
+    if alive is None:
+        candidates: Iterable[int] = existing.keys()
+    else:  # C-level filters, no million-entry intermediate sets
+        unique = alive if isinstance(alive, (set, frozenset)) else set(alive)
+        candidates = filter(existing.__contains__, unique)
+    live = list(filter(task_set.__contains__, candidates))
     live_slots = list(map(existing.__getitem__, live))
     kept_on = Counter(live_slots)
     lost = [s for s in kept_on if s not in order]
