@@ -24,8 +24,9 @@ from . import instructions as ins
 from . import log_debug, states
 from .heartbeats import HeartbeatCache
 from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, synced_with
-from .reassign import log_message, reassign
-from .scheduler import schedule, start_times
+from .reassign import log_message, place_new, reassign_round
+from .resource_conf import component_resources, worker_heap
+from .scheduler import start_times
 from .store import topology_confs
 from .write_size import BUDGET, topology_write_bytes
 
@@ -126,6 +127,20 @@ def check_size(
     return tasks
 
 
+def check_resources(model: NimbusModel, e: ev.Submit) -> dict[str, tuple[float, float]]:
+    """Declared resources are numbers, and no task needs more than one worker may hold
+    (Storm refuses such a topology at submit too: it could never be scheduled)."""
+    needs = component_resources(e.structure, e.conf, model.settings)
+    heap = worker_heap(e.conf, model.settings)
+    for component, (mem, _) in sorted(needs.items()):
+        if mem > heap:
+            raise invalid(
+                f"component {component!r} needs {mem:g} MB per task, more than "
+                f"topology.worker.max.heap.size.mb ({heap:g}): it could never be scheduled"
+            )
+    return needs
+
+
 def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
     if wait_secs is None:
         return settings.message_timeout
@@ -153,15 +168,21 @@ def _submit(model: NimbusModel, e: ev.Submit) -> Result:
         num_workers=num_workers,
         component_executors=executors,
         owner=str(e.conf.get("topology.submitter.user", "")),
+        component_resources=check_resources(model, e),
     )
     tid, epoch = e.topology_id, model.epoch
     tasks = check_size(model, tid, base, {})
     snapshot = ClusterSnapshot.of(model)
-    placement = schedule(tasks, snapshot.free_slots(tid), num_workers)
+    new = TopologyModel(tid, base, tasks, None, HeartbeatCache(), {}, e.conf)
+    outcome = place_new(model, new)
+    placement = dict(outcome.placement)
     starts = start_times(placement, {}, {}, base.launch_time_secs)
     assignment = Assignment(epoch, tid, snapshot.hosts(placement), placement, starts)
-    topology = TopologyModel(
-        tid, base, tasks, assignment, HeartbeatCache(), {t: e.now for t in placement}, e.conf
+    topology = replace(
+        new,
+        assignment=assignment,
+        assigned_at={t: e.now for t in placement},
+        sched_status=outcome.status,
     )
     values = {"topology": tid, "name": e.name, "conf": dict(e.conf)}
     return model.with_topology(topology), [
@@ -240,11 +261,14 @@ def _monitor(model: NimbusModel, e: ev.MonitorTick) -> Result:
     if not model.leading:
         return model, []
     model = replace(model, supervisors=e.supervisors)
-    out: list[ins.Instruction] = []
-    for tid in sorted(model.topologies):
-        model, more = _apply(model, tid, states.Monitor(), e.now, e.wall, e.beats.get(tid, {}))
-        out += more
-    return model, out
+    # Every topology the status machine reschedules (active and inactive ones), in one
+    # scheduler call over one cluster snapshot.
+    due = {
+        tid: False
+        for tid, t in sorted(model.topologies.items())
+        if states.transition(t.base, states.Monitor(), e.wall) == [states.Reassign(scratch=False)]
+    }
+    return reassign_round(model, due, e.beats, e.now, e.wall)
 
 
 def _became_leader(model: NimbusModel, e: ev.BecameLeader) -> Result:
@@ -294,17 +318,7 @@ def _apply(
                 model = model.with_topology(topology)
                 out.append(ins.WriteBase(tid, base, epoch))
             case states.Reassign(scratch=scratch):
-                topology, more = reassign(
-                    model.topologies[tid],
-                    ClusterSnapshot.of(model),
-                    model.settings,
-                    epoch,
-                    scratch,
-                    beats or {},
-                    now,
-                    wall,
-                )
-                model = model.with_topology(topology)
+                model, more = reassign_round(model, {tid: scratch}, {tid: beats or {}}, now, wall)
                 out += more
             case states.ScheduleEvent(event=delayed, delay_secs=delay):
                 out.append(ins.StartTimer(tid, delayed, delay))

@@ -160,6 +160,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls):
             model.supervisors,
             self._nimbuses(),
             self.c.wall(),
+            {tid: t.sched_status for tid, t in topologies.items()},
         )
 
     @_op("getTopologyInfo", topology=True)
@@ -176,6 +177,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls):
             self.c.state.read_errors(topology.id),
             self.c.wall(),
             spouts=self._spouts(topology.id),
+            sched_status=topology.sched_status,
         )
 
     def _spouts(self, tid: str) -> frozenset[str]:

@@ -18,6 +18,14 @@ from squall.structure import assign_task_ids
 
 from .heartbeats import HeartbeatCache
 
+SCHEDULING_KEYS = (
+    "topology.component.resources.onheap.memory.mb",
+    "topology.component.cpu.pcore.percent",
+    "topology.worker.max.heap.size.mb",
+    "topology.priority",
+    "resource.aware.scheduler.user.pools",
+)
+
 
 @dataclass(frozen=True)
 class NimbusSettings:
@@ -30,6 +38,9 @@ class NimbusSettings:
     default_ackers: int | None
     max_tasks: int = 1000  # nimbus.max.tasks: executors of one topology, ackers included
     zk_root: str = "/squall"  # storm.zookeeper.root: its length counts in every write
+    # The cluster's topology.* scheduling defaults and resource.aware.scheduler.user.pools
+    # (nimbus/resource_conf.py reads them; a topology's own conf overrides the topology keys).
+    scheduling: Mapping[str, Any] = field(default_factory=dict)
 
     @staticmethod
     def from_conf(conf: Mapping[str, Any]) -> NimbusSettings:
@@ -41,6 +52,7 @@ class NimbusSettings:
             default_ackers=conf["topology.acker.executors"],
             max_tasks=conf["nimbus.max.tasks"],
             zk_root=conf["storm.zookeeper.root"],
+            scheduling={k: conf[k] for k in SCHEDULING_KEYS if k in conf},
         )
 
 
@@ -54,6 +66,7 @@ class TopologyModel:
     assigned_at: Mapping[int, float] = field(default_factory=dict)  # nimbus monotonic secs
     conf: Mapping[str, Any] = field(default_factory=dict)  # the effective topology conf
     log_config: LogConfig = field(default_factory=dict)  # as in /logconfigs/<id>
+    sched_status: str = ""  # the scheduler's last word (Storm's TopologyInfo.sched_status)
 
 
 @dataclass(frozen=True)
@@ -106,36 +119,14 @@ def synced_with(
 
 @dataclass(frozen=True)
 class ClusterSnapshot:
-    """Supervisors, their ports and every topology's placement, fixed for one decision."""
+    """The supervisors a decision was made against (which host each one runs on). The
+    scheduler's own view of the cluster is nimbus/scheduling_input.py's Cluster."""
 
     supervisors: Mapping[str, SupervisorInfo]
-    placements: Mapping[str, Mapping[int, Slot]]
 
     @staticmethod
     def of(model: NimbusModel) -> ClusterSnapshot:
-        return ClusterSnapshot(
-            supervisors=model.supervisors,
-            placements={
-                tid: t.assignment.task_slots
-                for tid, t in model.topologies.items()
-                if t.assignment is not None
-            },
-        )
-
-    def free_slots(self, topology_id: str) -> list[Slot]:
-        """Ports of live supervisors that no other topology uses."""
-        taken = {
-            slot
-            for other, placement in self.placements.items()
-            if other != topology_id
-            for slot in placement.values()
-        }
-        return [
-            (sid, port)
-            for sid, info in sorted(self.supervisors.items())
-            for port in info.ports
-            if (sid, port) not in taken
-        ]
+        return ClusterSnapshot(supervisors=model.supervisors)
 
     def hosts(self, placement: Mapping[int, Slot]) -> dict[str, str]:
         return {sid: self.supervisors[sid].host for sid, _ in set(placement.values())}

@@ -1,5 +1,6 @@
-"""One topology's placement decision: which tasks are dead, where every task runs, and
-whether anything needs writing at all. Pure: the snapshot, beats and clocks come in."""
+"""Placement decisions for nimbus's model: which tasks are dead, one call of the cluster
+scheduler for every topology (nimbus/cluster_scheduler.py), and what needs writing. Pure:
+the model, beats and clocks come in."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from dataclasses import replace
 from squall.records import Assignment, Slot, WorkerBeat
 from squall.structure import assign_task_ids
 
+from .cluster_scheduler import schedule_all
 from .heartbeats import tokens_from_beats
 from .instructions import AppendLog, Instruction, WriteAssignment, WriteTasks
-from .model import ClusterSnapshot, NimbusSettings, TopologyModel
-from .scheduler import schedule, start_times
+from .model import ClusterSnapshot, NimbusModel, TopologyModel
+from .resource_conf import cluster_of, request_of
+from .scheduler import start_times
+from .scheduling_input import Outcome
 
 
 def log_message(type_: str, key: str, values: Mapping, epoch: int) -> AppendLog:
@@ -21,51 +25,88 @@ def log_message(type_: str, key: str, values: Mapping, epoch: int) -> AppendLog:
     return AppendLog(type_, key, {**values, "epoch": epoch}, epoch)
 
 
-def reassign(
+def place_new(model: NimbusModel, topology: TopologyModel) -> Outcome:
+    """Where a topology being submitted goes, every other topology keeping its place."""
+    model = model.with_topology(topology)
+    requests = [
+        request_of(t, model.settings, reschedule=tid == topology.id)
+        for tid, t in sorted(model.topologies.items())
+    ]
+    return schedule_all(requests, cluster_of(model.supervisors, model.settings))[topology.id]
+
+
+def reassign_round(
+    model: NimbusModel,
+    scratch: Mapping[str, bool],
+    beats: Mapping[str, Mapping[Slot, WorkerBeat]],
+    now: float,
+    wall: float,
+) -> tuple[NimbusModel, list[Instruction]]:
+    """Reschedule the topologies in `scratch` (True: a rebalance, every task placed afresh;
+    False: live tasks stay put, dead ones move) in one scheduler call over the whole cluster;
+    the others keep their places. An unchanged placement with no dead task writes nothing."""
+    settings = model.settings
+    requests = []
+    prepared: dict[str, tuple[TopologyModel, set[int], list[Instruction]]] = {}
+    for tid, topology in sorted(model.topologies.items()):
+        if tid not in scratch:
+            requests.append(request_of(topology, settings, reschedule=False))
+            continue
+        tasks = assign_task_ids(topology.base.component_executors)
+        writes: list[Instruction] = []
+        if tasks != topology.tasks:
+            writes.append(WriteTasks(tid, tasks, model.epoch))
+        existing = topology.assignment.task_slots if topology.assignment else {}
+        cache, dead = topology.heartbeats, set()
+        if not scratch[tid]:
+            cache = cache.observe(tokens_from_beats(beats.get(tid, {}), existing), now)
+            dead = cache.dead_tasks(
+                existing, topology.assigned_at, now, settings.task_timeout, settings.task_launch
+            )
+        topology = replace(topology, tasks=tasks, heartbeats=cache)
+        prepared[tid] = (topology, dead, writes)
+        alive = None if scratch[tid] else frozenset(set(existing) - dead)
+        requests.append(request_of(topology, settings, True, alive, scratch=scratch[tid]))
+    outcomes = schedule_all(requests, cluster_of(model.supervisors, settings))
+    snapshot = ClusterSnapshot.of(model)
+    out: list[Instruction] = []
+    for tid in sorted(prepared):
+        topology, dead, writes = prepared[tid]
+        topology, more = _carry_out(topology, outcomes[tid], dead, snapshot, model.epoch, now, wall)
+        model = model.with_topology(topology)
+        out += writes + more
+    return model, out
+
+
+def _carry_out(
     topology: TopologyModel,
+    outcome: Outcome,
+    dead: set[int],
     snapshot: ClusterSnapshot,
-    settings: NimbusSettings,
     epoch: int,
-    scratch: bool,
-    beats: Mapping[Slot, WorkerBeat],
     now: float,
     wall: float,
 ) -> tuple[TopologyModel, list[Instruction]]:
-    """Scratch (a rebalance) places every task afresh; otherwise live tasks stay put and
-    dead ones move. An unchanged placement with no dead task writes nothing."""
-    tid, base = topology.id, topology.base
-    out: list[Instruction] = []
-    tasks = assign_task_ids(base.component_executors)
-    if tasks != topology.tasks:
-        out.append(WriteTasks(tid, tasks, epoch))
-    old = topology.assignment
+    tid, old = topology.id, topology.assignment
     existing = old.task_slots if old else {}
-    slots = snapshot.free_slots(tid)
-    cache = topology.heartbeats
-    dead: set[int] = set()
-    if scratch:
-        placement = schedule(tasks, slots, base.num_workers)
-    else:
-        cache = cache.observe(tokens_from_beats(beats, existing), now)
-        dead = cache.dead_tasks(
-            existing, topology.assigned_at, now, settings.task_timeout, settings.task_launch
-        )
-        placement = schedule(tasks, slots, base.num_workers, existing, set(existing) - dead)
-    topology = replace(topology, tasks=tasks, heartbeats=cache)
-    if old and old.task_slots == placement and not dead:
-        return topology, out
+    placement = dict(outcome.placement)
+    topology = replace(topology, sched_status=outcome.status)
+    # Unchanged: nothing to write, unless a dead task is restarted in place. A topology that
+    # could not fit keeps what it had as it is.
+    if old and existing == placement and (not dead or not outcome.placed):
+        return topology, []
     # A dead task placed back on its own slot is a restart: new start time, new grace.
     restarted = {t for t in placement if existing.get(t) != placement[t] or t in dead}
     kept = {t: s for t, s in existing.items() if t not in restarted}
     starts = start_times(placement, kept, old.task_start_secs if old else {}, int(wall))
     assignment = Assignment(epoch, tid, snapshot.hosts(placement), placement, starts)
-    out.append(WriteAssignment(tid, assignment, epoch))
+    out: list[Instruction] = [WriteAssignment(tid, assignment, epoch)]
     out.append(log_message("assignment", tid, {"topology": tid, "moved": sorted(restarted)}, epoch))
     assigned_at = {**topology.assigned_at, **{t: now for t in restarted}}
     topology = replace(
         topology,
         assignment=assignment,
         assigned_at=assigned_at,
-        heartbeats=cache.forget(restarted),
+        heartbeats=topology.heartbeats.forget(restarted),
     )
     return topology, out

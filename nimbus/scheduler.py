@@ -7,20 +7,25 @@ so both follow one set of rules:
 1. Use k = min(topology.workers, slots, tasks) slots, spread over hosts as evenly as their
    port counts allow; on each host prefer the slots that already hold live tasks.
 2. Slot loads are floor(n/k) or ceil(n/k). The ceil loads go first to slots that already hold
-   more than floor(n/k) live tasks (each such choice saves one move), then round-robin over
-   hosts, counting the ceil loads each host already got, so host loads stay even.
+   more than floor(n/k) live tasks (each such choice saves one move), then to hosts in
+   proportion to their chosen slots (Sainte-Lague's divisor rule: next to the host with the
+   smallest (ceil loads so far + 1/2) / slots), so a host's load follows its slot count rather
+   than its name. With equal hosts this is plain round-robin over hosts.
 3. A live task stays on its slot while the slot is chosen and under its load; every other task
    (dead, new, on a lost or dropped slot, or in excess) is dealt round-robin, in sorted order,
    over the chosen slots' free room, slots in interleaved order.
 
 Given the chosen slots, rules 2 and 3 keep the largest possible number of tasks in place.
 Every tie is broken by sorted ids, so the result never depends on dict or set order.
+Every step is a sort or a linear pass: O((tasks + slots) log slots) on any cluster shape.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from itertools import compress
+from operator import itemgetter
 
 from squall.records import Slot
 
@@ -28,46 +33,72 @@ Placement = dict[int, Slot]
 
 
 def interleave_slots(slots: Iterable[Slot]) -> list[Slot]:
-    """n1:6001, n2:6001, n1:6002, n2:6002, ...: one port of every host per round."""
-    by_node: dict[str, list[int]] = defaultdict(list)
-    for node, port in set(slots):
-        by_node[node].append(port)
-    nodes = sorted(by_node)
-    for node in nodes:
-        by_node[node].sort()
-    rounds = max((len(p) for p in by_node.values()), default=0)
-    return [
-        (node, by_node[node][i]) for i in range(rounds) for node in nodes if i < len(by_node[node])
-    ]
+    """n1:6001, n2:6001, n1:6002, n2:6002, ...: one port of every host per round.
+
+    A host leaves the rounds when its ports run out, so each round costs only the hosts still
+    in it: O(S + H log H), also when thousands of one-port hosts sit beside one huge host."""
+    by_node: dict[str, list[Slot]] = defaultdict(list)
+    for slot in set(slots):  # the slot tuples themselves travel: no new ones are built
+        by_node[slot[0]].append(slot)
+    port = itemgetter(1)
+    for node_slots in by_node.values():
+        node_slots.sort(key=port)
+    active = sorted(by_node)
+    out: list[Slot] = []
+    done = 0
+    for count in sorted({len(node_slots) for node_slots in by_node.values()}):
+        for i in range(done, count):
+            out.extend([by_node[node][i] for node in active])
+        active = [node for node in active if len(by_node[node]) > count]
+        done = count
+    return out
 
 
-def _in_host_round_robin(
-    slots: list[Slot], order: Mapping[Slot, int], already: Mapping[str, int] | None = None
+def _weighted_round_robin(
+    slots: list[Slot],
+    order: Mapping[Slot, int],
+    share: Mapping[str, int],
+    already: Mapping[str, int] | None = None,
 ) -> list[Slot]:
-    """Re-interleave a subset of slots: 1st of each host, then 2nd of each host, ...; a host
-    that `already` has some ceil loads joins the rounds that many places later."""
-    rank: dict[Slot, int] = {}
+    """Order a subset of slots for the ceil loads: the next one goes to the host whose
+    (ceil loads so far + 1/2) / (its chosen slots) is smallest, so each host gets ceil loads in
+    proportion to its slot count (Sainte-Lague's divisor rule); ties by interleaved order. With
+    equal hosts this is plain round-robin: 1st of each host, then 2nd of each host, ..."""
+    rank: dict[Slot, float] = {}
     seen: dict[str, int] = defaultdict(int, already or {})
     for slot in sorted(slots, key=order.__getitem__):
-        rank[slot] = seen[slot[0]]
-        seen[slot[0]] += 1
+        node = slot[0]
+        rank[slot] = (2 * seen[node] + 1) / share[node]
+        seen[node] += 1
     return sorted(slots, key=lambda s: (rank[s], order[s]))
+
+
+def _water_level(caps: list[int], k: int) -> int:
+    """Smallest level L with sum(min(cap, L)) >= k, in O(H log H) (k <= sum(caps))."""
+    caps = sorted(caps)
+    filled = 0
+    for i, cap in enumerate(caps):
+        rest = len(caps) - i
+        if filled + cap * rest >= k:
+            return max(1, -(-(k - filled) // rest))
+        filled += cap
+    return caps[-1] if caps else 0
 
 
 def _choose_slots(
     k: int, ordered: list[Slot], kept_on: Mapping[Slot, int], order: Mapping[Slot, int]
 ) -> list[Slot]:
     """k slots, water-filled over hosts; within a host, the most-loaded slots first."""
+    if k == len(ordered):
+        return list(ordered)
     by_node: dict[str, list[Slot]] = defaultdict(list)
     for slot in ordered:
         by_node[slot[0]].append(slot)
-    for node_slots in by_node.values():
-        node_slots.sort(key=lambda s: (-kept_on.get(s, 0), order[s]))
-    # Smallest level L with sum(min(cap, L)) >= k; every host gets min(cap, L-1) slots and
-    # the remainder goes to hosts whose L-th slot holds the most live tasks.
-    level = 0
-    while sum(min(len(s), level) for s in by_node.values()) < k:
-        level += 1
+    for node in {node for node, _ in kept_on}:  # other hosts' slots are in order already
+        by_node[node].sort(key=lambda s: (-kept_on.get(s, 0), order[s]))
+    # Every host gets min(cap, L-1) slots and the remainder goes to hosts whose L-th slot
+    # holds the most live tasks.
+    level = _water_level([len(s) for s in by_node.values()], k)
     counts = {node: min(len(s), level - 1) for node, s in by_node.items()}
     extra = k - sum(counts.values())
     candidates = sorted(
@@ -83,17 +114,22 @@ def _capacities(
     chosen: list[Slot], n: int, kept_on: Mapping[Slot, int], order: Mapping[Slot, int]
 ) -> dict[Slot, int]:
     base, ceil_count = divmod(n, len(chosen))
+    if ceil_count == 0:
+        return dict.fromkeys(chosen, base)
+    share = Counter(node for node, _ in chosen)
     full = [s for s in chosen if kept_on.get(s, 0) > base]
     rest = [s for s in chosen if kept_on.get(s, 0) <= base]
-    ranked = _in_host_round_robin(full, order)
-    given = Counter(node for node, _ in ranked[:ceil_count])
-    ranked += _in_host_round_robin(rest, order, given)
-    ceil_slots = set(ranked[:ceil_count])
-    return {s: base + (1 if s in ceil_slots else 0) for s in chosen}
+    ranked = _weighted_round_robin(full, order, share)[:ceil_count]
+    given = Counter(node for node, _ in ranked)
+    ranked += _weighted_round_robin(rest, order, share, given)[: ceil_count - len(ranked)]
+    capacity = dict.fromkeys(chosen, base)
+    for slot in ranked:
+        capacity[slot] = base + 1
+    return capacity
 
 
 def schedule(
-    tasks: Iterable[int],
+    tasks: Iterable[int] | Mapping[int, str],
     slots: Iterable[Slot],
     num_workers: int,
     existing: Mapping[int, Slot] | None = None,
@@ -102,43 +138,64 @@ def schedule(
     """Place `tasks` on `slots`, keeping live tasks of `existing` where balance allows.
 
     `alive` defaults to every task of `existing`. With no existing placement (or `alive`
-    empty) this is the scratch assignment."""
-    task_list = sorted(set(tasks))
+    empty) this is the scratch assignment. O((tasks + slots) log slots)."""
+    task_set = tasks.keys() if isinstance(tasks, Mapping) else set(tasks)
     ordered = interleave_slots(slots)
     order = {slot: i for i, slot in enumerate(ordered)}
-    k = min(num_workers, len(ordered), len(task_list))
+    k = min(num_workers, len(ordered), len(task_set))
     if k <= 0:
         return {}
     existing = existing or {}
-    alive_set = set(existing) if alive is None else set(alive)
-
-    current: dict[Slot, list[int]] = defaultdict(list)
-    for task in task_list:
-        slot = existing.get(task)
-        if slot is not None and task in alive_set and slot in order:
-            current[slot].append(task)
-    kept_on = {slot: len(ts) for slot, ts in current.items()}
+    if alive is None:
+        candidates: Iterable[int] = existing.keys()
+    else:  # C-level filters, no million-entry intermediate sets
+        unique = alive if isinstance(alive, (set, frozenset)) else set(alive)
+        candidates = filter(existing.__contains__, unique)
+    live = list(filter(task_set.__contains__, candidates))
+    live_slots = list(map(existing.__getitem__, live))
+    kept_on = Counter(live_slots)
+    lost = [s for s in kept_on if s not in order]
+    for slot in lost:
+        del kept_on[slot]
 
     chosen = _choose_slots(k, ordered, kept_on, order)
-    capacity = _capacities(chosen, len(task_list), kept_on, order)
+    capacity = _capacities(chosen, len(task_set), kept_on, order)
 
-    placement: Placement = {}
-    room: dict[Slot, int] = {}
-    for slot in chosen:
-        keep = current.get(slot, [])[: capacity[slot]]
-        for task in keep:
+    # A slot under its load keeps all its live tasks; one over it keeps the lowest ids.
+    room = dict(capacity)
+    whole = {s for s, n in kept_on.items() if n <= room.get(s, 0)}
+    # (compress and map keep these passes over up to a million tasks in C)
+    if not lost and len(whole) == len(kept_on):  # the usual case: every live task stays
+        placement: Placement = dict(zip(live, live_slots, strict=True))
+    else:
+        mask = list(map(whole.__contains__, live_slots))
+        placement = dict(zip(compress(live, mask), compress(live_slots, mask), strict=True))
+    for slot in whole:
+        room[slot] -= kept_on[slot]
+    cut = {s for s in kept_on if s not in whole and room.get(s, 0) > 0}
+    cut_tasks: list[tuple[int, Slot]] = []
+    if cut:
+        mask = list(map(cut.__contains__, live_slots))
+        cut_tasks = sorted(zip(compress(live, mask), compress(live_slots, mask), strict=True))
+    for task, slot in cut_tasks:
+        if room[slot] > 0:
             placement[task] = slot
-        room[slot] = capacity[slot] - len(keep)
+            room[slot] -= 1
 
     # The free room adds up to the number of movers (capacities sum to the task count), so
-    # dealing one task per slot with room, round after round, places every mover.
-    movers = iter([t for t in task_list if t not in placement])
+    # dealing one task per slot with room, round after round, places every mover. Rounds in
+    # which the same slots have room are dealt in one go (`cycle * rounds`).
+    movers = sorted(task_set - placement.keys())
     cycle = [s for s in sorted(chosen, key=order.__getitem__) if room[s] > 0]
+    dealt = done = 0
     while cycle:
-        for slot in cycle:
-            placement[next(movers)] = slot
-            room[slot] -= 1
-        cycle = [s for s in cycle if room[s] > 0]
+        rounds = min(room[s] for s in cycle) - done
+        placement.update(
+            zip(movers[dealt : dealt + rounds * len(cycle)], cycle * rounds, strict=True)
+        )
+        dealt += rounds * len(cycle)
+        done += rounds
+        cycle = [s for s in cycle if room[s] > done]
     return placement
 
 

@@ -20,7 +20,9 @@ def cluster_summary(
     supervisors: Mapping[str, SupervisorInfo],
     nimbuses: list[Any],
     now: float,
+    sched_statuses: Mapping[str, str] | None = None,
 ) -> Any:
+    """`sched_statuses`: the leader's scheduler statuses by topology id (a standby has none)."""
     now_secs = int(now)
     used: dict[str, set[Slot]] = {}
     for a in assignments.values():
@@ -48,6 +50,7 @@ def cluster_summary(
                 num_workers=len(assignments[tid].slots()) if tid in assignments else 0,
                 uptime_secs=max(0, now_secs - base.launch_time_secs),
                 status=base.status.upper(),
+                sched_status=(sched_statuses or {}).get(tid) or None,
             )
             for tid, base in sorted(bases.items())
         ],
@@ -64,6 +67,7 @@ def topology_info(
     errors: Mapping[str, list[dict[str, Any]]],
     now: float,
     spouts: frozenset[str] = frozenset(),
+    sched_status: str = "",
 ) -> Any:
     """`spouts` names the spout components; every other component (the acker included) is a
     bolt, which decides whether an executor's stats carry SpoutStats or BoltStats."""
@@ -87,6 +91,7 @@ def topology_info(
         status=base.status.upper(),
         errors={component: error_infos(entries) for component, entries in errors.items()},
         component_debug={key: debug_options(pct) for key, pct in base.component_debug.items()},
+        sched_status=sched_status or None,
     )
 
 

@@ -164,6 +164,10 @@ def list_topologies(ctx: click.Context) -> None:
             t.name, t.id, t.status, str(t.num_tasks), str(t.num_workers), str(t.uptime_secs)
         )
     console.print(table if info.topologies else "no topologies")
+    for t in info.topologies:  # the scheduler's word on each topology it could not fully place
+        if t.sched_status and t.sched_status != "Fully Scheduled":
+            line = f"{t.name} ({t.id}): {t.sched_status}"
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     sups = Table("supervisor", "host", "slots", "used", "uptime (s)")
     for s in info.supervisors:
         sups.add_row(

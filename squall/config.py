@@ -81,6 +81,12 @@ MINIMUM = {
     "topology.error.throttle.interval.secs": 1,
     "topology.executor.stall.secs": 1,
     "ui.port": 1,
+    "supervisor.memory.capacity.mb": 0,
+    "supervisor.cpu.capacity": 0,
+    "topology.component.resources.onheap.memory.mb": 0,
+    "topology.component.cpu.pcore.percent": 0,
+    "topology.worker.max.heap.size.mb": 1,
+    "topology.priority": 0,
 }
 
 Conf = dict[str, Any]

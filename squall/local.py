@@ -61,6 +61,8 @@ class LocalCluster:
     nimbus_ports: list[int] = field(default_factory=list)
     ui: bool = False  # also run `squall ui` (on a free loopback port: ui_url)
     ui_port: int = 0
+    # per supervisor number: conf it alone gets (e.g. supervisor.memory.capacity.mb)
+    supervisor_confs: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def nimbus_port(self) -> int:
@@ -148,7 +150,11 @@ class LocalCluster:
         self._spawn(
             f"supervisor{i}",
             "supervisor",
-            {"supervisor.id": f"supervisor{i}", "supervisor.slots.ports": ports},
+            {
+                "supervisor.id": f"supervisor{i}",
+                "supervisor.slots.ports": ports,
+                **self.supervisor_confs.get(i, {}),
+            },
         )
 
     @property

@@ -7,6 +7,7 @@ the node, instead of a KeyError deep inside a daemon.
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
@@ -122,10 +123,14 @@ class StormBase:
     pending: PendingEvent | None = None
     # Storm's debug options: component id (or the topology id) -> sampling percentage
     component_debug: dict[str, float] = field(default_factory=dict)
+    # Resource-aware scheduling: component id -> (on-heap MB, CPU %) per task, fixed at submit
+    # from the component and topology confs; empty when the topology declares no resources.
+    component_resources: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> StormBase:
         pending = raw.get("pending")
+        resources = raw.get("component_resources", {})
         return cls(
             **{
                 **raw,
@@ -133,8 +138,18 @@ class StormBase:
                     str(k): int(v) for k, v in raw["component_executors"].items()
                 },
                 "pending": PendingEvent(**pending) if pending else None,
+                "component_resources": {str(k): _need(v) for k, v in resources.items()},
             }
         )
+
+
+def _need(value: Any) -> tuple[float, float]:
+    """A (memory MB, CPU %) pair of non-negative numbers, or ValueError."""
+    mem, cpu = value
+    for x in (mem, cpu):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < math.inf:
+            raise ValueError(f"resources must be two finite numbers >= 0, got {value!r:.40}")
+    return (float(mem), float(cpu))
 
 
 Slot = tuple[str, int]  # (supervisor id, port)
@@ -175,10 +190,23 @@ class SupervisorInfo:
     ports: list[int]
     start_time_secs: int
     version: str = "unknown"
+    # What the resource-aware scheduler may place here (supervisor.memory.capacity.mb,
+    # supervisor.cpu.capacity); a record without them (an older supervisor) gets Storm's
+    # defaults.
+    memory_capacity_mb: float = 4096.0
+    cpu_capacity: float = 400.0
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> SupervisorInfo:
-        return cls(**{**raw, "ports": [int(p) for p in raw["ports"]]})
+        capacity = _need((raw.get("memory_capacity_mb", 4096.0), raw.get("cpu_capacity", 400.0)))
+        return cls(
+            **{
+                **raw,
+                "ports": [int(p) for p in raw["ports"]],
+                "memory_capacity_mb": capacity[0],
+                "cpu_capacity": capacity[1],
+            }
+        )
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,16 @@ class ComponentSpec:
             normalized.append((source, stream, grouping))
         return ComponentSpec(component, name, tuple(normalized), par, config or {}, kwargs)
 
+    def set_memory_load(self, onheap_mb: float) -> ComponentSpec:
+        """Storm's setMemoryLoad: on-heap MB per task, for the resource-aware scheduler."""
+        key = "topology.component.resources.onheap.memory.mb"
+        return replace(self, config={**self.config, key: onheap_mb})
+
+    def set_cpu_load(self, pcore_percent: float) -> ComponentSpec:
+        """Storm's setCPULoad: percent of one core per task (100 = a whole core)."""
+        key = "topology.component.cpu.pcore.percent"
+        return replace(self, config={**self.config, key: pcore_percent})
+
     def __hash__(self) -> int:
         return id(self)
 

@@ -96,7 +96,14 @@ class Supervisor:
     # --- registration ---
 
     def register(self) -> None:
-        info = SupervisorInfo(self.host, self.ports, self.started, __version__)
+        info = SupervisorInfo(
+            self.host,
+            self.ports,
+            self.started,
+            __version__,
+            memory_capacity_mb=float(self.conf["supervisor.memory.capacity.mb"]),
+            cpu_capacity=float(self.conf["supervisor.cpu.capacity"]),
+        )
         try:
             self.zk.create(
                 self.layout.supervisor(self.id), encode(info), ephemeral=True, makepath=True

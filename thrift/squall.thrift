@@ -129,6 +129,8 @@ struct TopologySummary {
   5: required i32 num_workers;
   6: required i32 uptime_secs;
   7: required string status;
+  // Storm's field: the scheduler's last word ("Fully Scheduled", or why it cannot fit)
+  513: optional string sched_status;
 }
 
 struct SupervisorSummary {
@@ -216,6 +218,7 @@ struct TopologyInfo {
   5: required string status;
   6: required map<string, list<ErrorInfo>> errors;
   7: optional map<string, DebugOptions> component_debug;  // Storm 2's: debug()'s options
+  513: optional string sched_status;  // Storm's field, as in TopologySummary
 }
 
 enum TopologyInitialStatus {

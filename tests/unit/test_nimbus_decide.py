@@ -452,9 +452,45 @@ def test_settings_come_from_the_cluster_conf():
         "topology.workers": 3,
         "topology.acker.executors": 0,
     }
-    assert NimbusSettings.from_conf(conf) == NimbusSettings(7, 8, 9, 3, 0)
+    settings = NimbusSettings.from_conf(conf)
+    assert settings.scheduling["topology.priority"] == 29  # the scheduler's cluster defaults
+    assert replace(settings, scheduling={}) == NimbusSettings(7, 8, 9, 3, 0)
 
 
 def test_an_unreadable_storm_record_whose_code_is_stored_is_neither_loaded_nor_removed():
     model, out = leader(unreadable=frozenset({"ghost-1"}), stored_ids={"ghost-1"})
     assert (out, dict(model.topologies)) == ([], {})
+
+
+# --- resource-aware scheduling through the decisions ---
+
+MEMORY = "topology.component.resources.onheap.memory.mb"
+
+
+def test_a_component_larger_than_a_worker_is_refused_at_submit():
+    with pytest.raises(T.InvalidTopologyException, match="could never be scheduled"):
+        submitted(conf={MEMORY: 1000.0})
+
+
+def test_a_topology_that_cannot_fit_is_not_placed_and_says_why():
+    small = {"s1": SupervisorInfo("h1", [6700, 6701], 0, memory_capacity_mb=300.0)}
+    model, _ = leader(supervisors=small)
+    model, out = submitted(model, conf={MEMORY: 200.0})  # 3 tasks x 200 MB on 300 MB
+    topology = model.topologies["t-1"]
+    assert topology.assignment.task_slots == {}
+    assert topology.sched_status.startswith("Not enough resources to schedule")
+    assert topology.base.component_resources["a"] == (200.0, 10.0)
+    # the monitor round keeps it unplaced and writes nothing for it
+    model, out = tick(model, 1.0)
+    assert out == [] and model.topologies["t-1"].sched_status == topology.sched_status
+
+
+def test_one_monitor_round_schedules_every_topology_from_one_snapshot():
+    model, _ = submitted(conf={"topology.workers": 3})
+    model, _ = submitted(model, name="u", conf={"topology.workers": 3})
+    used = [set(model.topologies[t].assignment.task_slots.values()) for t in ("t-1", "u-1")]
+    assert not used[0] & used[1]  # no slot runs two topologies
+    model, out = tick(model, 1.0)
+    assert out == []  # nothing changed: nothing moves, nothing is written
+    statuses = {t.sched_status for t in model.topologies.values()}
+    assert statuses == {"Fully Scheduled", "Not scheduled: no free slot"}

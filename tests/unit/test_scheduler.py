@@ -269,14 +269,16 @@ def test_incremental_rules(snapshot, rnd):
     best = sum(min(kept[s], base) for s in chosen) + min(ceil_count, len(over))
     assert sum(1 for t in after if t in live and after[t] == live[t]) == best
 
-    # Rule 2: with no slot over floor(n/k) live tasks, the ceil loads go round-robin over
-    # hosts: a host with a slot left at the floor is at most one ceil load behind another.
+    # Rule 2: with no slot over floor(n/k) live tasks, the ceil loads go to hosts in
+    # proportion to their chosen slots (Sainte-Lague): no host with a slot left at the floor
+    # had a stronger claim to a ceil load than the weakest claim that got one.
     if not over:
         ceils = Counter(node for (node, port), load in loads.items() if load > base)
         per_host = Counter(node for node, _ in chosen)
         for node in per_host:
             if ceils[node] < per_host[node]:
-                assert all(e <= ceils[node] + 1 for e in ceils.values())
+                claim = (2 * ceils[node] + 1) / per_host[node]
+                assert all((2 * ceils[b] - 1) / per_host[b] <= claim for b in ceils)
 
 
 def test_ceil_loads_kept_for_live_tasks_count_toward_even_host_loads():
@@ -289,3 +291,22 @@ def test_ceil_loads_kept_for_live_tasks_count_toward_even_host_loads():
     after = schedule(range(1, 11), slots, 6, existing)
     assert moved_tasks(existing, after) == set()
     assert Counter(node for node, _ in after.values()) == {"a": 5, "b": 5}
+
+
+def test_ceil_loads_follow_each_hosts_slot_count_not_its_name():
+    """8 tasks on a 1-port host "a" and a 6-port host "b": b's share of the one ceil load is
+    6/7, so b gets it, although "a" sorts first (before: a got it by name)."""
+    slots = [("a", 1)] + [("b", p) for p in range(1, 7)]
+    loads = Counter(assign_scratch(range(1, 9), slots, 7).values())
+    assert loads[("a", 1)] == 1 and sum(v for s, v in loads.items() if s[0] == "b") == 7
+
+
+def test_lopsided_cluster_interleaves_one_port_per_host_per_round():
+    """Many one-port hosts beside one large host: the first round takes one port of every
+    host, then the large host's ports follow in order (one sort, not rounds x hosts)."""
+    slots = [(f"h{i:04d}", 1) for i in range(2000)] + [("big", p) for p in range(1, 20001)]
+    ordered = interleave_slots(slots)
+    assert ordered[:2001] == sorted([("big", 1)] + [(f"h{i:04d}", 1) for i in range(2000)])
+    assert ordered[2001:] == [("big", p) for p in range(2, 20001)]
+    placement = assign_scratch(range(1, 44001), slots, 22000)
+    assert set(Counter(placement.values()).values()) == {2}

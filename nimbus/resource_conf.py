@@ -1,0 +1,129 @@
+"""From confs and records to the scheduler's plain input: which resources each component's
+tasks declare (fixed at submit and kept in /storms), and the Cluster and TopologyRequest of
+nimbus/scheduling_input.py. Pure.
+
+Lookup order for a topology.* scheduling key, as in Storm: the component's conf, then the
+topology's conf, then the cluster's conf (nimbus's), then Storm's default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from squall.records import SupervisorInfo
+from squall.structure import ACKER, TopologyStructure
+from squall.validation import invalid
+
+from .model import NimbusSettings, TopologyModel
+from .scheduling_input import (
+    DEFAULT_PRIORITY,
+    DEFAULT_TASK_NEED,
+    DEFAULT_WORKER_HEAP_MB,
+    Cluster,
+    Host,
+    TopologyRequest,
+)
+
+MEMORY = "topology.component.resources.onheap.memory.mb"
+CPU = "topology.component.cpu.pcore.percent"
+HEAP = "topology.worker.max.heap.size.mb"
+PRIORITY = "topology.priority"
+POOLS = "resource.aware.scheduler.user.pools"
+
+
+def _amount(value: Any, key: str, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e12:
+        raise invalid(f"{where}: {key} must be a number of at least 0, got {value!r:.40}")
+    return float(value)
+
+
+def component_resources(
+    structure: TopologyStructure, conf: Mapping[str, Any], settings: NimbusSettings
+) -> dict[str, tuple[float, float]]:
+    """component -> (MB, CPU %) per task; empty when nothing anywhere declares either key
+    (the topology is then placed by slot count, squall's default). Bad values are refused
+    with InvalidTopologyException."""
+    cluster = settings.scheduling
+    base = {
+        key: _amount(conf.get(key, cluster.get(key)), key, "topology conf") for key in (MEMORY, CPU)
+    }
+    declared = {ACKER: dict(base)}
+    for name, info in structure.components.items():
+        where = f"component {name!r}"
+        own = {key: _amount(info.conf.get(key), key, where) for key in (MEMORY, CPU)}
+        declared[name] = {key: base[key] if own[key] is None else own[key] for key in own}
+    if all(v is None for d in declared.values() for v in d.values()):
+        return {}
+    default_mem, default_cpu = DEFAULT_TASK_NEED
+    return {
+        name: (
+            default_mem if d[MEMORY] is None else d[MEMORY],
+            default_cpu if d[CPU] is None else d[CPU],
+        )
+        for name, d in sorted(declared.items())
+    }
+
+
+def worker_heap(conf: Mapping[str, Any], settings: NimbusSettings) -> float:
+    value = conf.get(HEAP, settings.scheduling.get(HEAP))
+    return float(value) if _number(value) and value >= 1 else DEFAULT_WORKER_HEAP_MB
+
+
+def priority(conf: Mapping[str, Any], settings: NimbusSettings) -> int:
+    value = conf.get(PRIORITY, settings.scheduling.get(PRIORITY))
+    whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if whole else DEFAULT_PRIORITY
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def user_pools(settings: NimbusSettings) -> dict[str, tuple[float, float]]:
+    """{user: (memory MB, CPU %)}; an entry that is not {memory: n, cpu: n} counts as 0."""
+    pools = settings.scheduling.get(POOLS) or {}
+    out: dict[str, tuple[float, float]] = {}
+    if not isinstance(pools, Mapping):
+        return out
+    for user, pool in pools.items():
+        pool = pool if isinstance(pool, Mapping) else {}
+        mem, cpu = pool.get("memory", 0), pool.get("cpu", 0)
+        out[str(user)] = (
+            float(mem) if _number(mem) else 0.0,
+            float(cpu) if _number(cpu) else 0.0,
+        )
+    return out
+
+
+def cluster_of(supervisors: Mapping[str, SupervisorInfo], settings: NimbusSettings) -> Cluster:
+    hosts = {
+        sid: Host(tuple(info.ports), info.memory_capacity_mb, info.cpu_capacity)
+        for sid, info in supervisors.items()
+    }
+    return Cluster(hosts, user_pools(settings))
+
+
+def request_of(
+    topology: TopologyModel,
+    settings: NimbusSettings,
+    reschedule: bool,
+    alive: frozenset[int] | None = None,
+    scratch: bool = False,
+) -> TopologyRequest:
+    """A rescheduled scratch request keeps nothing (a rebalance); a fixed one keeps all."""
+    existing = topology.assignment.task_slots if topology.assignment else {}
+    return TopologyRequest(
+        id=topology.id,
+        tasks=topology.tasks,
+        num_workers=topology.base.num_workers,
+        existing={} if scratch and reschedule else existing,
+        alive=alive,
+        reschedule=reschedule,
+        owner=topology.base.owner,
+        priority=priority(topology.conf, settings),
+        needs=topology.base.component_resources,
+        worker_heap_mb=worker_heap(topology.conf, settings),
+    )

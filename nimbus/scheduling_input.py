@@ -1,0 +1,88 @@
+"""What the cluster scheduler decides over, as plain frozen data: every topology's request,
+every supervisor's ports and capacities, and the per-user guarantees (Storm's
+IScheduler.schedule(topologies, cluster) shape). Built by nimbus/reassign.py from the model;
+read by nimbus/cluster_scheduler.py, which never sees ZooKeeper or a clock.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from squall.records import Slot
+
+Need = tuple[float, float]  # (on-heap memory MB, CPU percent of one core), per task
+
+# Storm's defaults (defaults.yaml of Storm 2): what a task or a supervisor counts as when a
+# topology declares resources for some components only, or a supervisor reports none.
+DEFAULT_TASK_NEED: Need = (128.0, 10.0)
+DEFAULT_WORKER_HEAP_MB = 768.0
+DEFAULT_PRIORITY = 29
+
+
+@dataclass(frozen=True)
+class Host:
+    """One live supervisor: its ports and what it offers (supervisor.memory.capacity.mb,
+    supervisor.cpu.capacity)."""
+
+    ports: tuple[int, ...]
+    memory_mb: float = 4096.0
+    cpu: float = 400.0
+
+
+@dataclass(frozen=True)
+class Cluster:
+    hosts: Mapping[str, Host]
+    # resource.aware.scheduler.user.pools: user -> (memory MB, CPU percent) guaranteed
+    user_pools: Mapping[str, Need] = field(default_factory=dict)
+
+    def slots(self) -> list[Slot]:
+        return [(sid, port) for sid, host in sorted(self.hosts.items()) for port in host.ports]
+
+
+@dataclass(frozen=True)
+class TopologyRequest:
+    """One topology as the scheduler sees it.
+
+    `reschedule` False: the topology keeps its placement as it is this round (it is being
+    killed or rebalanced, or the event at hand concerns another topology); its slots and
+    resources are only reserved. `needs` empty: the topology declares no resources and is
+    placed by slot count alone (squall's default). `alive` None: every existing task lives."""
+
+    id: str
+    tasks: Mapping[int, str]  # task id -> component id
+    num_workers: int
+    existing: Mapping[int, Slot] = field(default_factory=dict)
+    alive: frozenset[int] | None = None
+    reschedule: bool = True
+    owner: str = ""
+    priority: int = DEFAULT_PRIORITY  # topology.priority: 0 is the most important
+    needs: Mapping[str, Need] = field(default_factory=dict)  # component -> per-task need
+    worker_heap_mb: float = DEFAULT_WORKER_HEAP_MB  # topology.worker.max.heap.size.mb
+
+    @property
+    def resource_aware(self) -> bool:
+        return bool(self.needs)
+
+    def need(self, task: int) -> Need:
+        return self.needs.get(self.tasks[task], DEFAULT_TASK_NEED)
+
+    def demand(self) -> Need:
+        """All tasks' memory and CPU together (0, 0 for a slot-count topology)."""
+        if not self.needs:
+            return (0.0, 0.0)
+        per_component = Counter(self.tasks.values())
+        mem = sum(self.needs.get(c, DEFAULT_TASK_NEED)[0] * n for c, n in per_component.items())
+        cpu = sum(self.needs.get(c, DEFAULT_TASK_NEED)[1] * n for c, n in per_component.items())
+        return (mem, cpu)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A topology's result. `placed` False: it could not fit (or was evicted) and `status`
+    says why; `placement` is then what it keeps, never a part of a new placement."""
+
+    placement: Mapping[int, Slot]
+    status: str
+    placed: bool = True
