@@ -89,7 +89,13 @@ class UiReads:
         tid = topology.id
         assignments = {tid: topology.assignment} if topology.assignment else {}
         cluster = summaries.cluster_summary(
-            {tid: topology.base}, assignments, {tid: topology.tasks}, {}, [], self.c.wall()
+            {tid: topology.base},
+            assignments,
+            {tid: topology.tasks},
+            {},
+            [],
+            self.c.wall(),
+            {tid: topology.sched_status},
         )
         return cluster.topologies[0]
 

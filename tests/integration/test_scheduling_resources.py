@@ -69,6 +69,7 @@ def test_three_topologies_by_capacity_one_cannot_fit_then_an_eviction(cluster, z
         sched = client.getTopologyInfo(c).sched_status
         assert sched.startswith("Not enough resources to schedule"), sched
         assert "600 MB" in sched
+        assert client.getTopologySummary(c).sched_status == sched  # Storm 2's UI call too
         assert statuses(client)["a"] == statuses(client)["b"] == "Fully Scheduled"
 
         listed = squall(cluster, "list")
