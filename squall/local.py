@@ -69,6 +69,9 @@ class LocalCluster:
     nimbus_host: str = "127.0.0.1"
     zookeeper_host: str = "127.0.0.1"
     zookeeper_servers: int = 1
+    # How a daemon is started: `<command> --config FILE nimbus|supervisor`. The test of the
+    # built wheel names the `squall` script installed from it.
+    command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "squall.cli"])
 
     @property
     def nimbus_port(self) -> int:
@@ -125,7 +128,7 @@ class LocalCluster:
         conf_file = self._write_conf(name, extra or {})
         log = (self.directory / f"{name}.log").open("ab")
         self.processes[name] = subprocess.Popen(
-            [sys.executable, "-m", "squall.cli", "--config", str(conf_file), command],
+            [*self.command, "--config", str(conf_file), command],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
