@@ -64,7 +64,8 @@ class ZooKeeperEnsemble:
             f"clientPortAddress={self.address(myid)}\n"
             "admin.enableServer=false\n"
             "4lw.commands.whitelist=ruok,srvr\n"
-            "maxClientCnxns=200\n" + members
+            "maxClientCnxns=200\n"
+            "maxSessionTimeout=60000\n" + members  # default 20 ticks: 10 s
         )
         return cfg
 

@@ -12,7 +12,11 @@ from squall.local import LocalCluster, topology_progress, wait_for
 from .gated_run import kill, numbers, submit_gated, wait_for_numbers, workers
 
 STEP = 200  # numbers let through at each phase of a run
-OUTAGE_SECS = 8  # longer than the sessions' timeout (6 s): they must outlive it
+# The quorum is gone this long: several heartbeat periods of workers (1 s), supervisors
+# (1 s) and nimbus (2 s). Sessions (15 s) then have time to reconnect once it is back, also
+# on a loaded machine (a newly elected ZooKeeper leader restarts every session's timeout).
+OUTAGE_SECS = 6
+SESSION_TIMEOUT_MS = 15000
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +26,7 @@ def cluster(tmp_path_factory):
         supervisors=2,
         slots_per_supervisor=1,  # one worker on each supervisor
         zookeeper_servers=3,
+        conf={"storm.zookeeper.session.timeout": SESSION_TIMEOUT_MS},
     ) as c:
         yield c
 
