@@ -14,6 +14,7 @@ its workers beat from slots elsewhere. Security off: the ACLs change no counts.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from kazoo.exceptions import NoNodeError
 
 from squall import __version__
 from squall.local import LocalCluster, wait_for
-from squall.records import Assignment, SupervisorInfo, WorkerBeat, encode
+from squall.records import Assignment, SupervisorInfo, WorkerBeat, decode, encode
 from squall.submit import submit_file
 from squall.supervisor.sync import desired_workers
 from squall.zk import read_records
@@ -88,8 +89,12 @@ class SimSupervisor:
         self.lost = False
 
     def sync(self) -> None:
-        """What the real sync reads: every assignment, and the epoch."""
-        assignments = read_records(self.io, Assignment, LAYOUT.assignments)
+        """What the real sync reads: every assignment, and the epoch. The same reads reach
+        ZooKeeper; each distinct assignment is decoded once for all simulated supervisors,
+        or their decoding alone would be the bottleneck of this one process."""
+        children = self.io.get_children(LAYOUT.assignments)
+        pending = [(t, self.io.get_async(LAYOUT.assignment(t))) for t in children]
+        assignments = {t: decoded(t, answer.get()[0]) for t, answer in pending}
         self.io.get(LAYOUT.nimbus_epoch)
         self.workers = desired_workers(self.id, assignments, self.ports)
 
@@ -118,6 +123,11 @@ class SimSupervisor:
         self.workers = {}
         self.session.stop()
         self.session.close()
+
+
+@functools.lru_cache(maxsize=4096)
+def decoded(tid: str, data: bytes) -> Assignment:
+    return decode(Assignment, data, tid)
 
 
 def say(text: str) -> None:
