@@ -35,7 +35,9 @@ from squall.zk_layout import ZkLayout
 from squall.zkserver import four_letters
 
 HERE = Path(__file__).parent
-SLOTS = 10  # per simulated supervisor
+# per simulated supervisor; 40 for 5000 workers: the test ZooKeeper server takes 200
+# connections from one address, and each simulated supervisor holds one
+SLOTS = int(os.environ.get("CONTROLPLANE_SLOTS", "10"))
 WORKERS_PER_TOPOLOGY = 50
 WINDOW_SECS = 30.0  # three nimbus monitor rounds
 CONF = {
