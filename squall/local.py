@@ -27,6 +27,7 @@ from squall.credentials import ensure_cluster_credentials
 from squall.processes import kill_pid_file, terminate
 from squall.records import Assignment, WorkerBeat
 from squall.zk_identity import load_identity, role_identities
+from squall.zkensemble import ZooKeeperEnsemble
 from squall.zkserver import ZooKeeperServer, free_port
 
 
@@ -56,13 +57,25 @@ class LocalCluster:
     slots_per_supervisor: int = 4
     conf: dict[str, Any] = field(default_factory=dict)
     nimbuses: int = 1
-    zookeeper: ZooKeeperServer | None = None
+    zookeeper: ZooKeeperServer | ZooKeeperEnsemble | None = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     nimbus_ports: list[int] = field(default_factory=list)
     ui: bool = False  # also run `squall ui` (on a free loopback port: ui_url)
     ui_port: int = 0
     # per supervisor number: conf it alone gets (e.g. supervisor.memory.capacity.mb)
     supervisor_confs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Several hosts on one machine, each a loopback address of its own, so that nothing can
+    # lean on 127.0.0.1: supervisor i registers as supervisor_hosts[i - 1] (its
+    # storm.local.hostname; its slots and workers bind that address), nimbus binds
+    # nimbus_host, one ZooKeeper server listens on zookeeper_host. zookeeper_servers 3 (or
+    # 5) runs an ensemble instead (squall.zkensemble), each server on its own address.
+    supervisor_hosts: list[str] = field(default_factory=list)
+    nimbus_host: str = "127.0.0.1"
+    zookeeper_host: str = "127.0.0.1"
+    zookeeper_servers: int = 1
+    # How a daemon is started: `<command> --config FILE nimbus|supervisor`. The test of the
+    # built wheel names the `squall` script installed from it.
+    command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "squall.cli"])
 
     @property
     def nimbus_port(self) -> int:
@@ -76,12 +89,12 @@ class LocalCluster:
     def base_conf(self) -> dict[str, Any]:
         assert self.zookeeper is not None
         return {
-            "storm.zookeeper.servers": ["127.0.0.1"],
+            "storm.zookeeper.servers": self.zookeeper.servers,
             "storm.zookeeper.port": self.zookeeper.port,
             "storm.zookeeper.session.timeout": 6000,
-            "storm.local.hostname": "127.0.0.1",
-            "nimbus.seeds": [f"127.0.0.1:{p}" for p in self.nimbus_ports],
-            "nimbus.host": "127.0.0.1",
+            "storm.local.hostname": self.nimbus_host,
+            "nimbus.seeds": [f"{self.nimbus_host}:{p}" for p in self.nimbus_ports],
+            "nimbus.host": self.nimbus_host,
             "nimbus.thrift.port": self.nimbus_ports[0],
             "nimbus.store.url": f"sqlite:///{self.directory / 'store.db'}",
             "nimbus.monitor.freq.secs": 2,
@@ -100,8 +113,8 @@ class LocalCluster:
         conf = cluster_conf(
             **{
                 "storm.local.dir": str(self.directory),
-                "nimbus.host": "127.0.0.1",
-                "nimbus.seeds": ["127.0.0.1"],
+                "nimbus.host": self.nimbus_host,  # in the server certificate's names
+                "nimbus.seeds": [self.nimbus_host],
                 "security.dir": str(self.credentials_dir),
                 **self.conf,
             }
@@ -119,7 +132,7 @@ class LocalCluster:
         conf_file = self._write_conf(name, extra or {})
         log = (self.directory / f"{name}.log").open("ab")
         self.processes[name] = subprocess.Popen(
-            [sys.executable, "-m", "squall.cli", "--config", str(conf_file), command],
+            [*self.command, "--config", str(conf_file), command],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -130,8 +143,8 @@ class LocalCluster:
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
             self._ensure_credentials()
-            self.zookeeper = ZooKeeperServer(self.directory / "zookeeper").start()
-            self.nimbus_ports = [free_port() for _ in range(self.nimbuses)]
+            self.zookeeper = self._start_zookeeper()
+            self.nimbus_ports = [free_port(self.nimbus_host) for _ in range(self.nimbuses)]
             self._write_conf("client", {})  # for the `squall` command: client_conf_file
             for i, port in enumerate(self.nimbus_ports, start=1):
                 self._spawn(self.nimbus_name(i), "nimbus", {"nimbus.thrift.port": port})
@@ -145,14 +158,27 @@ class LocalCluster:
             raise
         return self
 
+    def _start_zookeeper(self) -> ZooKeeperServer | ZooKeeperEnsemble:
+        if self.zookeeper_servers == 1:
+            server = ZooKeeperServer(self.directory / "zookeeper", address=self.zookeeper_host)
+            return server.start()
+        addresses = [f"127.0.2.{i}" for i in range(1, self.zookeeper_servers + 1)]
+        return ZooKeeperEnsemble(self.directory / "zookeeper", addresses).start()
+
+    def supervisor_host(self, i: int) -> str:
+        """Supervisor i's host: its own address when supervisor_hosts names one."""
+        return self.supervisor_hosts[i - 1] if i <= len(self.supervisor_hosts) else "127.0.0.1"
+
     def start_supervisor(self, i: int) -> None:
-        ports = [free_port() for _ in range(self.slots_per_supervisor)]
+        host = self.supervisor_host(i)
+        ports = [free_port(host) for _ in range(self.slots_per_supervisor)]
         self._spawn(
             f"supervisor{i}",
             "supervisor",
             {
                 "supervisor.id": f"supervisor{i}",
                 "supervisor.slots.ports": ports,
+                "storm.local.hostname": host,
                 **self.supervisor_confs.get(i, {}),
             },
         )

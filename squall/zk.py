@@ -137,16 +137,22 @@ def read_record(zk: KazooClient, cls: type[R], path: str) -> R | None:
 
 
 def read_records(zk: KazooClient, cls: type[R], parent: str) -> dict[str, R]:
-    """Every child of `parent` decoded as `cls`; a foreign or corrupt node is skipped."""
+    """Every child of `parent` decoded as `cls`; a foreign or corrupt node is skipped, and
+    one removed meanwhile. Every read is sent before any answer is awaited: one round trip
+    for all children, not one each, which made nimbus's monitor round (every worker's beat)
+    and each supervisor's sync (every assignment) grow with the round-trip time times the
+    node count (bench/controlplane.py)."""
+    pending = [(child, zk.get_async(f"{parent}/{child}")) for child in children(zk, parent)]
     out = {}
-    for child in children(zk, parent):
+    for child, answer in pending:
+        path = f"{parent}/{child}"
         try:
-            record = read_record(zk, cls, f"{parent}/{child}")
+            data, _ = answer.get()
+            out[child] = decode(cls, data, path)
+        except NoNodeError:
+            continue
         except RecordError as exc:
             log.warning("skipping a node this version cannot read: %s", exc)
-            continue
-        if record is not None:
-            out[child] = record
     return out
 
 

@@ -1,5 +1,7 @@
 """A real ZooKeeper server (Debian's `zookeeper` package) on a loopback port, for `squall
-local` and the integration tests. Admin server off; stopped by PID."""
+local` and the integration tests. Admin server off; stopped by PID. It listens on one
+address only (clientPortAddress), 127.0.0.1 unless told otherwise, so a test can put it on
+an address of its own, as a ZooKeeper host of a real cluster has."""
 
 from __future__ import annotations
 
@@ -12,26 +14,92 @@ from squall.processes import terminate
 
 ZK_CLASSPATH = "/usr/share/java/zookeeper.jar"
 MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+FREE_PORT_TRIES = 50
 
 
-def free_port() -> int:
+def free_port(*addresses: str) -> int:
+    """A TCP port free on every one of `addresses` (default 127.0.0.1) right now: the servers
+    of an ensemble, like Storm's storm.zookeeper.port, share one client port."""
+    addresses = addresses or ("127.0.0.1",)
+    for _ in range(FREE_PORT_TRIES):
+        with socket.socket() as s:
+            s.bind((addresses[0], 0))
+            port = s.getsockname()[1]
+        if all(_bindable(a, port) for a in addresses[1:]):
+            return port
+    raise RuntimeError(f"no port free on all of {addresses} in {FREE_PORT_TRIES} tries")
+
+
+def _bindable(address: str, port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind((address, port))
+            return True
+        except OSError:
+            return False
+
+
+def check_installed() -> None:
+    if not Path(ZK_CLASSPATH).exists():
+        raise RuntimeError(
+            f"{ZK_CLASSPATH} not found: install Debian's zookeeper package (make system-deps)"
+        )
+
+
+def java_command(main: str, cfg: Path) -> list[str]:
+    return [
+        "java",
+        "-Xmx256m",
+        "-Dzookeeper.admin.enableServer=false",
+        "-cp",
+        f"/etc/zookeeper/conf:{ZK_CLASSPATH}",
+        main,
+        str(cfg),
+    ]
+
+
+def four_letters(address: str, port: int, word: bytes) -> bytes:
+    """ZooKeeper's answer to a four-letter word (b"" when it does not answer)."""
+    try:
+        with socket.create_connection((address, port), timeout=1) as s:
+            s.sendall(word)
+            chunks = []
+            while chunk := s.recv(4096):
+                chunks.append(chunk)
+            return b"".join(chunks)
+    except OSError:
+        return b""
+
+
+def serving(address: str, port: int) -> bool:
+    """Whether the server answers clients: up, and in an ensemble part of a quorum (`ruok`
+    answers imok without a quorum; `srvr` names the server's mode only with one)."""
+    return b"Mode: " in four_letters(address, port, b"srvr")
+
+
+def spawn(directory: Path, main: str, cfg: Path) -> subprocess.Popen:
+    with (directory / "zookeeper.log").open("ab") as log:
+        return subprocess.Popen(
+            java_command(main, cfg), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
 
 
 class ZooKeeperServer:
-    def __init__(self, directory: Path, port: int | None = None, tick_ms: int = 500) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        port: int | None = None,
+        tick_ms: int = 500,
+        address: str = "127.0.0.1",
+    ) -> None:
         self.directory = directory
-        self.port = port or free_port()
+        self.address = address
+        self.port = port or free_port(address)
         self.tick_ms = tick_ms
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> ZooKeeperServer:
-        if not Path(ZK_CLASSPATH).exists():
-            raise RuntimeError(
-                f"{ZK_CLASSPATH} not found: install Debian's zookeeper package (make system-deps)"
-            )
+        check_installed()
         data = self.directory / "data"
         data.mkdir(parents=True, exist_ok=True)
         cfg = self.directory / "zoo.cfg"
@@ -39,26 +107,12 @@ class ZooKeeperServer:
             f"tickTime={self.tick_ms}\n"
             f"dataDir={data}\n"
             f"clientPort={self.port}\n"
-            "clientPortAddress=127.0.0.1\n"
+            f"clientPortAddress={self.address}\n"
             "admin.enableServer=false\n"
-            "4lw.commands.whitelist=ruok\n"
+            "4lw.commands.whitelist=ruok,srvr\n"
             "maxClientCnxns=200\n"
         )
-        log = (self.directory / "zookeeper.log").open("ab")
-        self.process = subprocess.Popen(
-            [
-                "java",
-                "-Xmx256m",
-                "-Dzookeeper.admin.enableServer=false",
-                "-cp",
-                f"/etc/zookeeper/conf:{ZK_CLASSPATH}",
-                MAIN,
-                str(cfg),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+        self.process = spawn(self.directory, MAIN, cfg)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -70,12 +124,7 @@ class ZooKeeperServer:
         raise RuntimeError(f"ZooKeeper did not answer on port {self.port} within {timeout}s")
 
     def ruok(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                s.sendall(b"ruok")
-                return s.recv(4) == b"imok"
-        except OSError:
-            return False
+        return four_letters(self.address, self.port, b"ruok") == b"imok"
 
     def restart(self, timeout: float = 60) -> None:
         """Stop and start again on the same port with the same data (sessions survive a
@@ -84,8 +133,13 @@ class ZooKeeperServer:
         self.start(timeout)
 
     @property
+    def servers(self) -> list[str]:
+        """storm.zookeeper.servers for this server (its port: storm.zookeeper.port)."""
+        return [self.address]
+
+    @property
     def hosts(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.address}:{self.port}"
 
     def stop(self) -> None:
         if self.process:

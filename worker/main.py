@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
+
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
@@ -47,6 +49,7 @@ from .transport import Transport, bind_address, loopback_surprise
 from .watchdog import Watchdog
 from .zk_agent import ZooKeeperAgent
 
+ZOOKEEPER_AWAY = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
 log = logging.getLogger("squall.worker")
 EXIT_UNHEALTHY = 3  # a task stalled or failed for good; the supervisor restarts the worker
 
@@ -221,15 +224,26 @@ class Worker:
         period = self.conf["worker.heartbeat.frequency.secs"]
         while not self.stopping.wait(period):
             log.debug("heartbeat of %d tasks", len(self.executors))
-            self.beat()
-            if not self.topology_ready:
-                self._check_ready()
-            self.errors.report_held_back()
+            self._zookeeper_round()
             reason = self.watchdog.check(time.monotonic())
             if reason is not None:
                 log.error("exiting so the supervisor restarts this worker: %s", reason)
                 self.exit_code = EXIT_UNHEALTHY
                 self.stopping.set()
+
+    def _zookeeper_round(self) -> None:
+        """Beat, check readiness, report held-back errors. Without ZooKeeper (no quorum, or
+        a reconnect after its server went) the round is skipped and the tasks go on: the next
+        beat carries the same cumulative counters, and nimbus counts a worker dead only after
+        nimbus.task.timeout.secs without beats. Exiting would restart every task of the worker
+        for an outage of the coordination service alone."""
+        try:
+            self.beat()
+            if not self.topology_ready:
+                self._check_ready()
+            self.errors.report_held_back()
+        except ZOOKEEPER_AWAY as exc:
+            log.warning("ZooKeeper unavailable (%s): heartbeat skipped", type(exc).__name__)
 
     def shutdown(self) -> None:
         for executor in self.executors.values():
