@@ -99,6 +99,8 @@ def test_the_wheel_holds_every_package_and_its_data(wheel):
     archive = zipfile.ZipFile(wheel)
     for data in ("squall.thrift", "defaults.yaml"):  # links in the sources, files in the wheel
         assert archive.read(f"squall/{data}") == (ROOT / "squall" / data).read_bytes()
+    for asset in (ROOT / "squall" / "ui" / "static").iterdir():  # the web UI's page
+        assert f"squall/ui/static/{asset.name}" in names, f"{asset} is not in the wheel"
     assert (
         "squall = squall.cli:main"
         in archive.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
