@@ -101,9 +101,10 @@ class _Recorder:
         self.lock = threading.Lock()
 
     def emit(self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None):
-        self.collector.emit(values, stream, direct_task, msg_id)
+        targets = self.collector.emit(values, stream, direct_task, msg_id)
         with self.lock:
             self.result.emitted[(self.component, stream)].append(tuple(values))
+        return targets
 
     def emit_batch(self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None):
         self.collector.emit_batch(columns, stream, direct_task, msg_id)
@@ -153,11 +154,14 @@ def run(
 
     result = RunResult()
     executors: dict[int, Executor] = {}  # filled below; Inbound looks tasks up at delivery
+    inbound = Inbound(structure, executors, conf["topology.backpressure.enable"])
     io = WorkerTaskIO(
         Router(structure, task_components, task_components),
-        Inbound(structure, executors).deliver,
+        inbound.deliver,
         by_component[ACKER],
         lambda component, _task, text: result.errors[component].append(text),
+        send_many=inbound.deliver_many,
+        congested=inbound.congested,
     )
     scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
     out = str(output_dir or Path(scratch.name) / "output")

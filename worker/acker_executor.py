@@ -1,9 +1,9 @@
-"""The __acker task's loop: protocol messages from its inbox into `Acker`, its verdicts out
-to the spout tasks, and a tick a second to forget trees past the message timeout."""
+"""The __acker task's loop: protocol messages from its inbox into `Acker` (every message
+waiting per wake-up), its verdicts out to the spout tasks (in one flush per wake-up), and a
+tick a second to forget trees past the message timeout."""
 
 from __future__ import annotations
 
-import queue
 import time
 from typing import Any
 
@@ -25,13 +25,11 @@ class AckerExecutor(Executor):
         last_expiry = time.monotonic()
         while not self.stopping.is_set():
             self.mark()
-            try:
-                message = self.inbox.get(timeout=0.5)
-            except queue.Empty:
-                message = None
+            messages = self.inbox.take(1 << 30, 0.5)
             now = time.monotonic()
-            if message is not None:
+            for message in messages:
                 self.receive(message, now)
+            self.flush()  # the verdicts of this wake-up, as one list
             if now - last_expiry > EXPIRY_PERIOD:
                 self.acker.handle(Tick(now))
                 last_expiry = now

@@ -7,16 +7,21 @@ acker, micro_batches) and carries out the instructions the machine gives.
 The seam to the rest of the worker is `TaskIO` and the executor's `inbox`, nothing else:
 no ZooKeeper, no sockets, no subprocesses. To run a topology in one process (squall.testing),
 build each task's executor with `executor_factory.make_executor`, give them all one TaskIO
-whose `send` puts each delivery, turned into what an inbox holds (`inbox_item`), on the
-target executor's inbox, and call `start()` / `stop()`. An inbox holds `Tuple` or `Batch`
-inputs for bolts and protocol messages (`acking.TreeDone`, `InitTree`, ...) for spouts and
-ackers.
+whose `send_many` puts the deliveries, turned into what an inbox holds (`inbox_item`), on
+the target executors' inboxes, and call `start()` / `stop()`. An inbox (receive_queue.py)
+holds `Tuple` or `Batch` inputs for bolts and protocol messages (`acking.TreeDone`,
+`InitTree`, ...) for spouts and ackers.
+
+The per-tuple path is batched as Storm 2 batches it: an executor takes every input waiting in
+one wake-up, and what it emits (and its acks) is gathered and handed to `send_many` as one
+list at the end of each batch of inputs, once `topology.producer.batch.size` deliveries are
+held, and at the latest after `topology.batch.flush.interval.millis`. A TaskIO without
+`send_many` (a test driving an executor by hand) gets each delivery at once from `send`.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import sys
 import threading
 import time
@@ -47,6 +52,8 @@ from .acking import (
     stream_message,
 )
 from .delivery import Delivery, TableDelivery, TupleDelivery
+from .micro_batches import rows
+from .receive_queue import ReceiveQueue
 from .root_cause import root_cause
 from .stall import Progress
 from .tables import as_table
@@ -74,6 +81,13 @@ class TaskIO(Protocol):
     ) -> list[tuple[int, pa.Table]]: ...
 
     def send(self, delivery: Delivery) -> None: ...
+
+    def send_many(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
+        """Send in order; may wait (until `stopping`) while a local target's queue is full."""
+
+    def congested(self, component: str) -> bool:
+        """Whether a task `component` emits to has a full queue (a spout then pauses)."""
+        return False
 
     def report_error(self, component: str, task: int, text: str) -> None: ...
 
@@ -127,8 +141,8 @@ class _Collector:
 
     def emit(
         self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None
-    ) -> None:
-        self.executor.emit(values, stream, direct_task, msg_id)
+    ) -> list[int]:
+        return self.executor.emit(values, stream, direct_task, msg_id)
 
     def emit_batch(
         self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None
@@ -168,7 +182,12 @@ class Executor:
         self.stats = TaskStats()
         # Storm's debug option: a seeded share of emitted tuples goes to the event log
         self.sampler = Sampler(seed=context.task_id)
-        self.inbox: queue.Queue[InboxItem] = queue.Queue()
+        self.inbox = ReceiveQueue(conf.get("topology.executor.receive.buffer.size", 32768), rows)
+        self.batch_size = conf.get("topology.producer.batch.size", 1000)
+        self.flush_interval = conf.get("topology.batch.flush.interval.millis", 1) / 1000
+        self._send_many = getattr(io, "send_many", None)
+        self._out: list[Delivery] = []  # emits and acks not yet flushed, in order
+        self._out_since = 0.0  # when the oldest of them was buffered (monotonic)
         self.stopping = threading.Event()
         self.active = threading.Event()
         self.timeout = conf["topology.message.timeout.secs"]
@@ -197,7 +216,8 @@ class Executor:
             raise ValueError(f"{self.context.component_id} emits on undeclared stream {stream!r}")
         return fields
 
-    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> None:
+    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> list[int]:
+        """Route and send (buffered); the tasks it went to, as Storm's emit returns them."""
         fields = self._fields(stream)
         name = self.context.component_id
         if len(values) != len(fields):
@@ -206,11 +226,13 @@ class Executor:
                 f"which declares {len(fields)} fields {list(fields)}"
             )
         targets = self.io.targets(name, self.context.task_id, stream, values, direct)
-        self._send_parts(stream, [(target, tuple(values)) for target in targets], msg_id)
+        payload = tuple(values)  # one immutable copy shared by every local target
+        self._send_parts(stream, [(target, payload) for target in targets], msg_id)
         if self.sampler():
             self._event(stream, msg_id, values)
         self.stats.emitted[stream] += 1
         self.stats.transferred[stream] += len(targets)
+        return targets
 
     def emit_batch(self, columns: Any, stream: str, direct: int | None, msg_id: Any) -> None:
         name = self.context.component_id
@@ -255,7 +277,28 @@ class Executor:
             )
         else:
             delivery = TupleDelivery(send.target, name, task, stream, payload, send.roots, send.ids)
-        self.io.send(delivery)
+        self._buffer(delivery)
+
+    def _buffer(self, delivery: Delivery) -> None:
+        if self._send_many is None:
+            self.io.send(delivery)
+            return
+        if not self._out:
+            self._out_since = time.monotonic()
+        self._out.append(delivery)
+        if len(self._out) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand what is buffered to the worker as one list (waits while backpressured)."""
+        if self._out:
+            out, self._out = self._out, []
+            self._send_many(out, self.stopping)  # type: ignore[misc]
+
+    def flush_due(self, now: float) -> None:
+        """Flush if the oldest buffered delivery is older than the flush interval."""
+        if self._out and now - self._out_since >= self.flush_interval:
+            self.flush()
 
     def carry_out(self, instruction: Instruction) -> None:
         """Do what a machine decided, other than sending an emitted payload."""
@@ -263,7 +306,7 @@ class Executor:
             case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
                 target, stream, values = message_stream(instruction)
                 name, task = self.context.component_id, self.context.task_id
-                self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
+                self._buffer(TupleDelivery(target, name, task, stream, tuple(values)))
             case CallAck(msg_id):
                 self.stats.acked += 1
                 self._call("ack", self.component.ack, msg_id)  # type: ignore[union-attr]
@@ -327,6 +370,7 @@ class Executor:
         self.mark()
         try:
             self.loop()
+            self.flush()
         except Exception:  # noqa: BLE001 - a bug in a loop must not leave a silent dead task
             self._failed("the task loop", fatal=True)
             return

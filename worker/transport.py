@@ -89,8 +89,11 @@ class Transport:
         fields_of: FieldsOf,
         max_message_bytes: int,
         keys: TopologyKeys | None = None,
+        deliver_many: Callable[[list[Delivery], threading.Event | None], None] | None = None,
     ):
-        """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ."""
+        """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
+        `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
+        while a local queue is full, the receive thread never does)."""
         self.ctx = zmq.Context()
         self.keys = keys
         self.pull = self.ctx.socket(zmq.PULL)
@@ -108,8 +111,9 @@ class Transport:
         self.max_message_bytes = max_message_bytes
         self.frame_bytes = frame_limit(max_message_bytes)
         self.deliver = deliver
+        self.deliver_many = deliver_many
         self.fields_of = fields_of
-        self.outbox: queue.Queue[tuple[Address, Delivery] | None] = queue.Queue()
+        self.outbox: queue.Queue[list[tuple[Address, Delivery]] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
         self.stopping = threading.Event()
@@ -137,7 +141,34 @@ class Transport:
         if address is None:
             log.warning("no address for task %s; tuple dropped", delivery.target)
             return
-        self.outbox.put((address, delivery))
+        self.outbox.put([(address, delivery)])
+
+    def send_many(self, deliveries: list[Delivery], stopping: threading.Event | None) -> None:
+        """An executor's flush: local deliveries to their queues in one call, the remote ones
+        to the sender thread as one item."""
+        local = [d for d in deliveries if d.target in self.local]
+        if local:
+            self._deliver_all(local, stopping)
+        if len(local) == len(deliveries):
+            return
+        remote = []
+        for d in deliveries:
+            if d.target in self.local:
+                continue
+            address = self.addresses.get(d.target)
+            if address is None:
+                log.warning("no address for task %s; tuple dropped", d.target)
+            else:
+                remote.append((address, d))
+        if remote:
+            self.outbox.put(remote)
+
+    def _deliver_all(self, deliveries: list[Delivery], stopping: threading.Event | None) -> None:
+        if self.deliver_many is not None:
+            self.deliver_many(deliveries, stopping)
+        else:
+            for delivery in deliveries:
+                self.deliver(delivery)
 
     def _receive(self) -> None:
         poller = zmq.Poller()
@@ -151,8 +182,7 @@ class Transport:
                 except CodecError as exc:
                     self._malformed(len(frame), exc)
                     continue
-                for delivery in deliveries:
-                    self.deliver(delivery)
+                self._deliver_all(deliveries, None)
 
     def _receive_message(self) -> list[bytes]:
         """One message's frames, read a part at a time (libzmq hands over a message only once
@@ -199,8 +229,9 @@ class Transport:
             if item is None:
                 break
             queued: dict[Address, list[Delivery]] = defaultdict(list)
-            queued[item[0]].append(item[1])
-            count = 1
+            for address, delivery in item:
+                queued[address].append(delivery)
+            count = len(item)
             while count < MAX_DELIVERIES_PER_SEND:
                 try:
                     item = self.outbox.get_nowait()
@@ -209,8 +240,9 @@ class Transport:
                 if item is None:
                     self.stopping.set()
                     break
-                queued[item[0]].append(item[1])
-                count += 1
+                for address, delivery in item:
+                    queued[address].append(delivery)
+                count += len(item)
             for address, deliveries in queued.items():
                 sock = sockets.get(address)
                 if sock is None:
