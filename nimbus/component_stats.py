@@ -34,6 +34,30 @@ def count(value: Any) -> int:
     return max(0, min(value, _I64_MAX))
 
 
+def complete_ms(raw: Any) -> dict[str, float] | None:
+    """A spout task's complete latency from its heartbeat (`{"count", "avg", "p50",
+    "p99"}`, ms), or None when absent or junk: a count that is not a positive integer or a
+    figure that is not a finite, non-negative number leaves the whole entry out."""
+    if not isinstance(raw, Mapping) or count(raw.get("count")) <= 0:
+        return None
+    out: dict[str, float] = {"count": float(count(raw["count"]))}
+    for key in ("avg", "p50", "p99"):
+        value = raw.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if not 0 <= value < float("inf"):  # NaN fails this too
+            return None
+        out[key] = float(value)
+    return out
+
+
+def complete_ms_avg(stats: Iterable[Mapping[str, Any]]) -> float:
+    """The complete latency of several spout tasks: their averages weighted by acks."""
+    figures = [f for f in (complete_ms(s.get("complete_ms")) for s in stats) if f]
+    acks = sum(f["count"] for f in figures)
+    return sum(f["avg"] * f["count"] for f in figures) / acks if acks else 0.0
+
+
 def stream_counts(raw: Any) -> dict[str, int]:
     """A heartbeat's stream -> count map; anything but a stream name and a count that fits
     Thrift's i64 is left out (heartbeats are written by anyone who can write ZooKeeper)."""
@@ -101,6 +125,7 @@ class Totals:
     acked: int = 0
     failed: int = 0
     executed: int = 0
+    complete_ms_avg: float = 0.0  # spouts: complete latency, weighted by acks
 
 
 def _sum(values: Iterable[int]) -> int:
@@ -128,6 +153,7 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool) -> Totals:
         acked=_sum(count(s.get("acked")) for s in stats),
         failed=_sum(count(s.get("failed")) for s in stats),
         executed=_sum(count(s.get("executed")) for s in stats),
+        complete_ms_avg=complete_ms_avg(stats),
     )
 
 
@@ -173,7 +199,9 @@ def aggregate_stats(
 ) -> Any:
     """ComponentAggregateStats for a spout or a bolt with totals `t`."""
     if kind == SPOUT:
-        specific = T.SpecificAggregateStats(spout=T.SpoutAggregateStats(complete_latency_ms=0.0))
+        specific = T.SpecificAggregateStats(
+            spout=T.SpoutAggregateStats(complete_latency_ms=t.complete_ms_avg)
+        )
     else:
         specific = T.SpecificAggregateStats(
             bolt=T.BoltAggregateStats(

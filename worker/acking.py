@@ -80,6 +80,14 @@ class SpoutEmitted:
 
 
 @dataclass(frozen=True)
+class VerdictArrived:
+    """An acker's verdict reached the spout task at `now` (the complete latency's end)."""
+
+    verdict: TreeDone | TreeFailed
+    now: float
+
+
+@dataclass(frozen=True)
 class InputsTaken:
     """A bolt starts processing inputs with these acking maps (root -> id)."""
 

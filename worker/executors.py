@@ -120,6 +120,7 @@ class TaskStats:
     pending: int = 0
     idle: bool | None = None  # spouts only: the last next_tuple emitted nothing
     ready: bool = False  # initialized (and, for a SparkBolt, its SparkSession is up)
+    complete_ms: dict[str, Any] | None = None  # spouts: latency.CompleteLatency's summary
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -132,6 +133,7 @@ class TaskStats:
             "pending": self.pending,
             "idle": self.idle,
             "ready": self.ready,
+            **({"complete_ms": self.complete_ms} if self.complete_ms is not None else {}),
         }
 
 

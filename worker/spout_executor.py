@@ -15,7 +15,7 @@ from typing import Any
 
 from squall.components import Spout
 
-from .acking import SpoutEmitted, Tick, TreeDone, TreeFailed
+from .acking import SpoutEmitted, Tick, TreeDone, TreeFailed, VerdictArrived
 from .executors import Executor, Instruction
 from .spout_tracking import SpoutTracker
 
@@ -41,14 +41,18 @@ class SpoutExecutor(Executor):
     def settle(self, wait: float = 0.0) -> None:
         """Hand the tracker the acker verdicts that arrived (waiting up to `wait` seconds for
         one) and the time; do what it says."""
-        for verdict in self.inbox.take(1 << 30, wait):
+        verdicts = self.inbox.take(1 << 30, wait)
+        now = time.monotonic()
+        for verdict in verdicts:
             if not isinstance(verdict, TreeDone | TreeFailed):
                 raise TypeError(f"a spout task takes acker verdicts, not {verdict!r}")
-            for instruction in self.tracker.handle(verdict):
+            for instruction in self.tracker.handle(VerdictArrived(verdict, now)):
                 self.carry_out(instruction)
-        for instruction in self.tracker.handle(Tick(time.monotonic())):
+        for instruction in self.tracker.handle(Tick(now)):
             self.carry_out(instruction)
         self.stats.pending = len(self.tracker.pending)
+        if verdicts:
+            self.stats.complete_ms = self.tracker.latency.summary()
 
     def congested(self) -> bool:
         """Whether a task this spout emits to is full (checked before each burst)."""

@@ -3,7 +3,8 @@
 that the spout hears exactly one verdict, ack or fail, per tracked message id.
 
 Pure: events in, instructions out, time passed in, acking ids from the injected generator.
-Replay is the spout's own business: it emits the message again from `fail`.
+Replay is the spout's own business: it emits the message again from `fail`. The complete
+latency of each acked tree (emit to verdict, both times passed in) goes to `latency`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from .acking import (
     Tick,
     TreeDone,
     TreeFailed,
+    VerdictArrived,
     acker_for,
 )
+from .latency import CompleteLatency
 
-SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | Tick
+SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | VerdictArrived | Tick
 SpoutInstruction = Send | InitTree | CallAck | CallFail
 
 
@@ -44,6 +47,7 @@ class SpoutTracker:
         self.new_id = new_id
         self.pending: OrderedDict[int, tuple[Any, float]] = OrderedDict()  # root -> (msg, at)
         self.acked_untracked: list[Any] = []
+        self.latency = CompleteLatency()
 
     @property
     def can_emit(self) -> bool:
@@ -57,6 +61,13 @@ class SpoutTracker:
             case TreeDone(_, root):
                 return self._verdict(root, CallAck)
             case TreeFailed(_, root):
+                return self._verdict(root, CallFail)
+            case VerdictArrived(TreeDone(_, root), now):
+                entry = self.pending.get(root)
+                if entry is not None:
+                    self.latency.add((now - entry[1]) * 1000)
+                return self._verdict(root, CallAck)
+            case VerdictArrived(TreeFailed(_, root), _):
                 return self._verdict(root, CallFail)
             case Tick(now):
                 return self._tick(now)

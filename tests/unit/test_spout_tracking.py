@@ -111,3 +111,18 @@ def test_max_spout_pending_zero_means_no_limit():
 def test_an_unknown_event_raises():
     with pytest.raises(TypeError):
         tracker().handle(Send(5))
+
+
+def test_complete_latency_is_measured_from_emit_to_the_verdicts_arrival():
+    from squall.worker.acking import VerdictArrived
+
+    t = tracker()
+    t.handle(SpoutEmitted("a", (5,), now=1.0))  # root 1
+    t.handle(SpoutEmitted("b", (5,), now=2.0))  # root 3
+    t.handle(SpoutEmitted("c", (5,), now=3.0))  # root 5
+    assert t.handle(VerdictArrived(TreeDone(TASK, 1), now=1.25)) == [CallAck("a")]
+    assert t.handle(VerdictArrived(TreeFailed(TASK, 3), now=9.0)) == [CallFail("b")]
+    assert t.handle(VerdictArrived(TreeDone(TASK, 3), now=9.5)) == []  # already failed
+    assert t.handle(VerdictArrived(TreeDone(TASK, 5), now=3.5)) == [CallAck("c")]
+    # acks only: a failure or a late duplicate measures nothing
+    assert t.latency.summary() == {"count": 2, "avg": 375.0, "p50": 250.0, "p99": 500.0}
