@@ -23,6 +23,8 @@ from typing import Any
 
 from squall.structure import ACKER
 
+from .delivery import TupleDelivery
+
 __all__ = ["ACKER", "AckIds", "SYSTEM_STREAMS", "acker_for"]
 
 ACK_INIT = "__ack_init"  # spout -> acker: [root, xor of first edges, spout task]
@@ -129,12 +131,27 @@ class Send:
     ids: tuple[int, ...] = ()
 
 
+_UNTRACKED: dict[int, Send] = {}
+
+
+def untracked(target: int) -> Send:
+    """Send(target) without acking ids: immutable, so one per target is shared."""
+    send = _UNTRACKED.get(target)
+    if send is None:
+        send = _UNTRACKED[target] = Send(target)
+    return send
+
+
 @dataclass(frozen=True)
 class InitTree:
     acker: int
     root: int
     xor: int
     spout_task: int
+
+    @property
+    def target(self) -> int:
+        return self.acker
 
 
 @dataclass(frozen=True)
@@ -143,11 +160,19 @@ class AckTree:
     root: int
     xor: int
 
+    @property
+    def target(self) -> int:
+        return self.acker
+
 
 @dataclass(frozen=True)
 class FailTree:
     acker: int
     root: int
+
+    @property
+    def target(self) -> int:
+        return self.acker
 
 
 @dataclass(frozen=True)
@@ -157,6 +182,10 @@ class TreeDone:
     spout_task: int
     root: int
 
+    @property
+    def target(self) -> int:
+        return self.spout_task
+
 
 @dataclass(frozen=True)
 class TreeFailed:
@@ -164,6 +193,10 @@ class TreeFailed:
 
     spout_task: int
     root: int
+
+    @property
+    def target(self) -> int:
+        return self.spout_task
 
 
 @dataclass(frozen=True)
@@ -177,6 +210,8 @@ class CallFail:
 
 
 ProtocolMessage = InitTree | AckTree | FailTree | TreeDone | TreeFailed
+PROTOCOL_TYPES = (InitTree, AckTree, FailTree, TreeDone, TreeFailed)
+SYSTEM_COMPONENT = "__system"  # the source a protocol message names on the wire (Storm's)
 
 
 def message_stream(message: ProtocolMessage) -> tuple[int, str, list[int]]:
@@ -193,6 +228,13 @@ def message_stream(message: ProtocolMessage) -> tuple[int, str, list[int]]:
         case TreeFailed(spout_task, root):
             return spout_task, ACK_FAILED, [root]
     raise TypeError(f"not a protocol message: {message!r}")
+
+
+def message_delivery(message: ProtocolMessage) -> TupleDelivery:
+    """A protocol message as a tuple on its system stream, for the wire (a message between
+    tasks of one worker travels as it is). Its source is not needed by the receiver."""
+    target, stream, values = message_stream(message)
+    return TupleDelivery(target, SYSTEM_COMPONENT, 0, stream, tuple(values))
 
 
 def stream_message(target: int, stream: str, values: Sequence[Any]) -> ProtocolMessage:

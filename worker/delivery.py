@@ -7,10 +7,14 @@ node of the tree, however many rows it holds.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pyarrow as pa
+
+NO_ANCHORS: Mapping[int, int] = MappingProxyType({})  # an untracked tuple's, shared
 
 
 @dataclass(frozen=True)
@@ -26,8 +30,8 @@ class TupleDelivery:
     ids: tuple[int, ...] = ()
 
     @property
-    def anchors(self) -> dict[int, int]:
-        return dict(zip(self.roots, self.ids, strict=True))
+    def anchors(self) -> Mapping[int, int]:
+        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_ANCHORS
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,8 @@ class TableDelivery:
     ids: tuple[int, ...] = ()
 
     @property
-    def anchors(self) -> dict[int, int]:
-        return dict(zip(self.roots, self.ids, strict=True))
+    def anchors(self) -> Mapping[int, int]:
+        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_ANCHORS
 
 
 Delivery = TupleDelivery | TableDelivery

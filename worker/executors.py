@@ -82,8 +82,11 @@ class TaskIO(Protocol):
 
     def send(self, delivery: Delivery) -> None: ...
 
-    def send_many(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
-        """Send in order; may wait (until `stopping`) while a local target's queue is full."""
+    def send_many(
+        self, deliveries: list[Delivery | ProtocolMessage], stopping: threading.Event
+    ) -> None:
+        """Send in order (protocol messages as they are); may wait (until `stopping`) while
+        a local target's queue is full."""
 
     def congested(self, component: str) -> bool:
         """Whether a task `component` emits to has a full queue (a spout then pauses)."""
@@ -188,7 +191,7 @@ class Executor:
         self.batch_size = conf.get("topology.producer.batch.size", 1000)
         self.flush_interval = conf.get("topology.batch.flush.interval.millis", 1) / 1000
         self._send_many = getattr(io, "send_many", None)
-        self._out: list[Delivery] = []  # emits and acks not yet flushed, in order
+        self._out: list[Delivery | ProtocolMessage] = []  # emits and acks not yet flushed
         self._out_since = 0.0  # when the oldest of them was buffered (monotonic)
         self.stopping = threading.Event()
         self.active = threading.Event()
@@ -281,7 +284,7 @@ class Executor:
             delivery = TupleDelivery(send.target, name, task, stream, payload, send.roots, send.ids)
         self._buffer(delivery)
 
-    def _buffer(self, delivery: Delivery) -> None:
+    def _buffer(self, delivery: Delivery | ProtocolMessage) -> None:
         if self._send_many is None:
             self.io.send(delivery)
             return
@@ -306,9 +309,12 @@ class Executor:
         """Do what a machine decided, other than sending an emitted payload."""
         match instruction:
             case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
-                target, stream, values = message_stream(instruction)
-                name, task = self.context.component_id, self.context.task_id
-                self._buffer(TupleDelivery(target, name, task, stream, tuple(values)))
+                if self._send_many is None:
+                    target, stream, values = message_stream(instruction)
+                    name, task = self.context.component_id, self.context.task_id
+                    self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
+                else:  # as it is: the transport turns it into a tuple only for the wire
+                    self._buffer(instruction)
             case CallAck(msg_id):
                 self.stats.acked += 1
                 self._call("ack", self.component.ack, msg_id)  # type: ignore[union-attr]

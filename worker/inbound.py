@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from squall.structure import TopologyStructure
 
-from .acking import SYSTEM_STREAMS
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
 from .delivery import Delivery, TableDelivery
 from .executors import Executor, InboxItem, inbox_item
 
@@ -52,20 +52,27 @@ class Inbound:
         return self.backpressure and executor is not None and not executor.inbox.has_room()
 
     def deliver_many(
-        self, deliveries: Sequence[Delivery], stopping: threading.Event | None = None
+        self,
+        deliveries: Sequence[Delivery | ProtocolMessage],
+        stopping: threading.Event | None = None,
     ) -> None:
         """Put each delivery on its task's queue, one put per task and kind; with `stopping`
         (an executor's flush), wait while a target's queue is full of data."""
         data: dict[int, list[InboxItem]] = defaultdict(list)
         protocol: dict[int, list[InboxItem]] = defaultdict(list)
+        sources = set()
         for delivery in deliveries:
+            if isinstance(delivery, PROTOCOL_TYPES):  # a local ack, init or verdict
+                if delivery.target in self.executors:
+                    protocol[delivery.target].append(delivery)
+                continue
             item = self._item(delivery)
             if item is not None:
                 system = delivery.stream in SYSTEM_STREAMS
                 (protocol if system else data)[delivery.target].append(item)
+                sources.add(delivery.task)
         for task, items in protocol.items():
             self.executors[task].inbox.put_many(items, protocol=True)
-        sources = {delivery.task for delivery in deliveries}
         for task, items in data.items():
             inbox = self.executors[task].inbox
             if self.backpressure and stopping is not None and task not in sources:

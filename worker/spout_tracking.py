@@ -24,6 +24,7 @@ from .acking import (
     TreeFailed,
     VerdictArrived,
     acker_for,
+    untracked,
 )
 from .latency import CompleteLatency
 
@@ -79,7 +80,7 @@ class SpoutTracker:
         if root is None or acker is None:
             if msg_id is not None:  # untracked: acked at the next tick (Storm's rule)
                 self.acked_untracked.append(msg_id)
-            return [Send(target) for target in targets]
+            return [untracked(target) for target in targets]
         out: list[SpoutInstruction] = []
         xor = 0
         for target in targets:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .acking import PROTOCOL_TYPES, message_delivery
 from .delivery import Delivery
 from .routing import Router
 
@@ -23,7 +24,7 @@ class WorkerTaskIO:
         send: Callable[[Delivery], None],
         ackers: Sequence[int],
         report_error: Callable[[str, int, str], None],
-        send_many: Callable[[list[Delivery], threading.Event], None] | None = None,
+        send_many: Callable[[list[Any], threading.Event], None] | None = None,
         congested: Callable[[int], bool] | None = None,
     ) -> None:
         self.router = router
@@ -46,9 +47,12 @@ class WorkerTaskIO:
     def send(self, delivery: Delivery) -> None:
         self._send(delivery)
 
-    def send_many(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
+    def send_many(self, deliveries: list[Any], stopping: threading.Event) -> None:
+        """Deliveries and protocol messages (acking.PROTOCOL_TYPES), in order."""
         if self._send_many is None:
             for delivery in deliveries:
+                if isinstance(delivery, PROTOCOL_TYPES):
+                    delivery = message_delivery(delivery)
                 self._send(delivery)
         else:
             self._send_many(deliveries, stopping)

@@ -31,6 +31,7 @@ import zmq
 from squall.topology_keys import TopologyKeys
 
 from . import curve
+from .acking import PROTOCOL_TYPES, message_delivery
 from .codec import CodecError, FieldsOf, decode, encode_bounded
 from .delivery import Delivery
 from .framing import MAX_PARTS, Throttle, frame_limit, over_bound, pack
@@ -41,6 +42,7 @@ Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = MAX_PARTS
 MALFORMED_LOG_SECS = 10.0
 Resolver = Callable[..., list[tuple[Any, ...]]]
+PROTOCOL = frozenset(PROTOCOL_TYPES)
 
 
 class BindError(ValueError):
@@ -143,9 +145,9 @@ class Transport:
             return
         self.outbox.put([(address, delivery)])
 
-    def send_many(self, deliveries: list[Delivery], stopping: threading.Event | None) -> None:
-        """An executor's flush: local deliveries to their queues in one call, the remote ones
-        to the sender thread as one item."""
+    def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
+        """An executor's flush: local deliveries (and protocol messages, as they are) to their
+        queues in one call, the remote ones to the sender thread as one item."""
         local = [d for d in deliveries if d.target in self.local]
         if local:
             self._deliver_all(local, stopping)
@@ -159,7 +161,7 @@ class Transport:
             if address is None:
                 log.warning("no address for task %s; tuple dropped", d.target)
             else:
-                remote.append((address, d))
+                remote.append((address, message_delivery(d) if type(d) in PROTOCOL else d))
         if remote:
             self.outbox.put(remote)
 
