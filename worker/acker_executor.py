@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .acker import Acker
-from .acking import AckerReceived, AckTree, FailTree, InitTree, Tick
+from .acking import AckerReceived, AckerReceivedMany, AckTree, FailTree, InitTree, Tick
 from .executors import Executor
 
 EXPIRY_PERIOD = 1.0
@@ -27,12 +27,19 @@ class AckerExecutor(Executor):
             self.mark()
             messages = self.inbox.take(1 << 30, 0.5)
             now = time.monotonic()
-            for message in messages:
-                self.receive(message, now)
+            if messages:
+                self.receive_many(messages, now)
             self.flush()  # the verdicts of this wake-up, as one list
             if now - last_expiry > EXPIRY_PERIOD:
                 self.acker.handle(Tick(now))
                 last_expiry = now
+
+    def receive_many(self, messages: list[Any], now: float) -> None:
+        for message in messages:
+            if not isinstance(message, InitTree | AckTree | FailTree):
+                raise TypeError(f"an acker task takes protocol messages, not {message!r}")
+        for instruction in self.acker.handle(AckerReceivedMany(messages, now)):
+            self.carry_out(instruction)
 
     def receive(self, message: Any, now: float) -> None:
         if not isinstance(message, InitTree | AckTree | FailTree):

@@ -118,6 +118,14 @@ class AckerReceived:
     now: float
 
 
+@dataclass(frozen=True)
+class AckerReceivedMany:
+    """The protocol messages that reached an acker task in one wake-up, in order."""
+
+    messages: Sequence[InitTree | AckTree | FailTree]
+    now: float
+
+
 # --- instructions ---
 
 
