@@ -115,6 +115,8 @@ class Worker:
             self.conf["worker.max.message.bytes"],
             keys,
             self.inbound.deliver_many,
+            self.inbound.congested if self.inbound.backpressure else None,
+            self.conf.get("topology.backpressure.check.millis", 50) / 1000,
         )
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
@@ -125,7 +127,7 @@ class Worker:
             ackers,
             self.errors.report,
             send_many=self.transport.send_many,
-            congested=self.inbound.congested,
+            congested=self.transport.congested,
         )
         handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
         self.spark = SparkHolder(

@@ -12,6 +12,12 @@ message of frames, each an Arrow record batch (codec.py). ZeroMQ reconnects by i
 peer worker restarts. With the topology's keys (security on) every socket speaks CURVE and
 only the topology's own workers get in (curve.py). A message is read a part at a time and one
 with more parts or bytes than any worker sends is dropped unkept (framing.py).
+
+Backpressure (backpressure.py): the receive thread never blocks on a task's queue. Data for
+a task whose queue is full is parked, in order, and retried; while any task is congested
+this worker sends its congested set to its peers as a control frame (on change and every
+check interval). An executor flushing data to a congested remote task waits (checking its
+stop flag) until the task has room; protocol messages never wait.
 """
 
 from __future__ import annotations
@@ -31,8 +37,9 @@ import zmq
 from squall.topology_keys import TopologyKeys
 
 from . import curve
-from .acking import PROTOCOL_TYPES, message_delivery
-from .codec import CodecError, FieldsOf, decode, encode_bounded
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, message_delivery
+from .backpressure import BackpressureStatus, RemoteCongestion, StatusSchedule, congested_tasks
+from .codec import CodecError, FieldsOf, decode, encode_bounded, encode_status
 from .delivery import Delivery
 from .framing import MAX_PARTS, Throttle, frame_limit, over_bound, pack
 
@@ -92,6 +99,8 @@ class Transport:
         max_message_bytes: int,
         keys: TopologyKeys | None = None,
         deliver_many: Callable[[list[Delivery], threading.Event | None], None] | None = None,
+        full: Callable[[int], bool] | None = None,
+        check_secs: float = 0.05,
     ):
         """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
         `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
@@ -114,6 +123,12 @@ class Transport:
         self.frame_bytes = frame_limit(max_message_bytes)
         self.deliver = deliver
         self.deliver_many = deliver_many
+        self.full = full  # whether a local task's queue is full (None: no backpressure)
+        self.check_secs = check_secs
+        self.worker_id = f"{address}:{port}"
+        self.parked: dict[int, list[Delivery]] = {}  # receive thread only
+        self.schedule = StatusSchedule(check_secs)
+        self.remote = RemoteCongestion(check_secs)
         self.fields_of = fields_of
         self.outbox: queue.Queue[list[tuple[Address, Delivery]] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
@@ -153,7 +168,7 @@ class Transport:
             self._deliver_all(local, stopping)
         if len(local) == len(deliveries):
             return
-        remote = []
+        remote: list[tuple[Address, Any]] = []
         for d in deliveries:
             if d.target in self.local:
                 continue
@@ -162,8 +177,16 @@ class Transport:
                 log.warning("no address for task %s; tuple dropped", d.target)
             else:
                 remote.append((address, message_delivery(d) if type(d) in PROTOCOL else d))
+        if remote and stopping is not None and self.full is not None:
+            self._wait_for_room([d for _, d in remote], stopping)
         if remote:
             self.outbox.put(remote)
+
+    def _wait_for_room(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
+        """Hold an executor's flush while a remote task it sends data to is congested."""
+        targets = {d.target for d in deliveries if d.stream not in SYSTEM_STREAMS}
+        while not stopping.is_set() and any(self.congested(t) for t in targets):
+            stopping.wait(self.check_secs / 10)
 
     def _deliver_all(self, deliveries: list[Delivery], stopping: threading.Event | None) -> None:
         if self.deliver_many is not None:
@@ -176,15 +199,52 @@ class Transport:
         poller = zmq.Poller()
         poller.register(self.pull, zmq.POLLIN)
         while not self.stopping.is_set():
-            if not poller.poll(200):
-                continue
-            for frame in self._receive_message():
-                try:
-                    deliveries = decode(frame)
-                except CodecError as exc:
-                    self._malformed(len(frame), exc)
-                    continue
-                self._deliver_all(deliveries, None)
+            wait_ms = int(self.check_secs * 200) + 1 if self.parked else 200
+            if poller.poll(wait_ms):
+                for frame in self._receive_message():
+                    try:
+                        items = decode(frame)
+                    except CodecError as exc:
+                        self._malformed(len(frame), exc)
+                        continue
+                    if len(items) == 1 and isinstance(items[0], BackpressureStatus):
+                        self.remote.update(items[0], time.monotonic())
+                    else:
+                        self._arrived(items)  # type: ignore[arg-type]
+            if self.full is not None:
+                self._retry_parked()
+                self._report_congestion(time.monotonic())
+
+    def _arrived(self, deliveries: list[Delivery]) -> None:
+        """Deliver what arrived; data for a full (or already parked) task waits in `parked`."""
+        if self.full is None:
+            self._deliver_all(deliveries, None)
+            return
+        now: list[Delivery] = []
+        for d in deliveries:
+            if d.stream not in SYSTEM_STREAMS and (d.target in self.parked or self.full(d.target)):
+                self.parked.setdefault(d.target, []).append(d)
+            else:
+                now.append(d)
+        if now:
+            self._deliver_all(now, None)
+
+    def _retry_parked(self) -> None:
+        for task in [t for t in self.parked if not self.full(t)]:  # type: ignore[misc]
+            self._deliver_all(self.parked.pop(task), None)
+
+    def _report_congestion(self, now: float) -> None:
+        full = [t for t in self.local if self.full(t)]  # type: ignore[misc]
+        congested = congested_tasks(full, self.parked)
+        if self.schedule.due(congested, now):
+            self.outbox.put(BackpressureStatus(self.worker_id, congested))  # type: ignore[arg-type]
+
+    def congested(self, task: int) -> bool:
+        """Whether `task` cannot take more now: a full local queue, or a remote worker's
+        latest status says so."""
+        if task in self.local:
+            return self.full is not None and self.full(task)
+        return self.remote.congested(task, time.monotonic())
 
     def _receive_message(self) -> list[bytes]:
         """One message's frames, read a part at a time (libzmq hands over a message only once
@@ -230,6 +290,9 @@ class Transport:
             item = self.outbox.get()
             if item is None:
                 break
+            if isinstance(item, BackpressureStatus):
+                self._send_status(item, sockets)
+                continue
             queued: dict[Address, list[Delivery]] = defaultdict(list)
             for address, delivery in item:
                 queued[address].append(delivery)
@@ -242,19 +305,14 @@ class Transport:
                 if item is None:
                     self.stopping.set()
                     break
+                if isinstance(item, BackpressureStatus):
+                    self._send_status(item, sockets)
+                    continue
                 for address, delivery in item:
                     queued[address].append(delivery)
                 count += len(item)
             for address, deliveries in queued.items():
-                sock = sockets.get(address)
-                if sock is None:
-                    sock = self.ctx.socket(zmq.PUSH)
-                    sock.setsockopt(zmq.SNDHWM, 100_000)
-                    sock.setsockopt(zmq.LINGER, 2000)
-                    if self.keys:
-                        curve.connect_as_peer(sock, self.keys)
-                    sock.connect(f"tcp://{address[0]}:{address[1]}")
-                    sockets[address] = sock
+                sock = self._socket(address, sockets)
                 frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
                 for d in too_large:
                     log.error(
@@ -270,6 +328,25 @@ class Transport:
                 break
         for sock in sockets.values():
             sock.close()
+
+    def _socket(self, address: Address, sockets: dict[Address, zmq.Socket]) -> zmq.Socket:
+        sock = sockets.get(address)
+        if sock is None:
+            sock = self.ctx.socket(zmq.PUSH)
+            sock.setsockopt(zmq.SNDHWM, 100_000)
+            sock.setsockopt(zmq.LINGER, 2000)
+            if self.keys:
+                curve.connect_as_peer(sock, self.keys)
+            sock.connect(f"tcp://{address[0]}:{address[1]}")
+            sockets[address] = sock
+        return sock
+
+    def _send_status(self, status: BackpressureStatus, sockets: dict[Address, zmq.Socket]) -> None:
+        """This worker's congested tasks, to every other worker of the topology."""
+        frame = encode_status(status)
+        peers = {a for t, a in self.addresses.items() if t not in self.local}
+        for address in peers:
+            self._socket(address, sockets).send_multipart([frame])
 
     def close(self) -> None:
         self.outbox.put(None)
