@@ -36,7 +36,8 @@ class BoltExecutor(Executor):
         return self.anchoring.handle(BoltEmitted(targets))
 
     def take(self, inputs: Sequence[Input]) -> None:
-        self.anchoring.handle(InputsTaken(tuple(item.ids for item in inputs)))
+        anchors = (inputs[0].ids,) if len(inputs) == 1 else tuple(item.ids for item in inputs)
+        self.anchoring.handle(InputsTaken(anchors))
 
     def finish(self, ok: bool) -> None:
         for instruction in self.anchoring.handle(InputsProcessed(ok)):

@@ -97,6 +97,15 @@ class TaskIO(Protocol):
 
 def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
     """What the target executor's inbox takes for a delivery on a stream with `fields`."""
+    if type(delivery) is TupleDelivery and delivery.stream not in SYSTEM_STREAMS:
+        return Tuple(
+            delivery.component,
+            delivery.task,
+            delivery.stream,
+            fields,
+            delivery.values,
+            delivery.anchors,
+        )
     if isinstance(delivery, TableDelivery):
         return Batch(
             delivery.component,

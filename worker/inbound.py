@@ -22,6 +22,7 @@ from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
 from .delivery import Delivery, TableDelivery
 from .executors import Executor, InboxItem, inbox_item
 
+MAX_CACHED_STREAMS = 10_000
 ROOM_WAIT_SECS = 0.05  # how often a waiting sender looks at its stop flag
 
 log = logging.getLogger("squall.worker")
@@ -37,11 +38,20 @@ class Inbound:
         self.structure = structure
         self.executors = executors  # filled in once the executors are built
         self.backpressure = backpressure
+        self._fields: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def fields_of(self, component: str, stream: str) -> tuple[str, ...]:
-        if stream in SYSTEM_STREAMS:
-            return SYSTEM_STREAMS[stream]
-        return self.structure.components[component].streams[stream]
+        """The declared fields of a stream (KeyError for an unknown one); looked up once."""
+        key = (component, stream)
+        fields = self._fields.get(key)
+        if fields is None:
+            if stream in SYSTEM_STREAMS:
+                fields = SYSTEM_STREAMS[stream]
+            else:
+                fields = self.structure.components[component].streams[stream]
+            if len(self._fields) < MAX_CACHED_STREAMS:  # junk names from a peer stay out
+                self._fields[key] = fields
+        return fields
 
     def deliver(self, delivery: Delivery) -> None:
         self.deliver_many((delivery,))
