@@ -97,4 +97,4 @@ class ReceiveQueue:
     def _rows_of(self, items: list[Any]) -> int:
         if self._weight is None:
             return len(items)
-        return sum(self._weight(item) for item in items)
+        return sum(map(self._weight, items))
