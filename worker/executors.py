@@ -52,6 +52,7 @@ from .acking import (
     stream_message,
 )
 from .delivery import Delivery, TableDelivery, TupleDelivery
+from .latency import CompleteLatency
 from .micro_batches import rows
 from .receive_queue import ReceiveQueue
 from .root_cause import root_cause
@@ -132,7 +133,7 @@ class TaskStats:
     pending: int = 0
     idle: bool | None = None  # spouts only: the last next_tuple emitted nothing
     ready: bool = False  # initialized (and, for a SparkBolt, its SparkSession is up)
-    complete_ms: dict[str, Any] | None = None  # spouts: latency.CompleteLatency's summary
+    latency: CompleteLatency | None = None  # spouts: their complete latency
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -145,8 +146,12 @@ class TaskStats:
             "pending": self.pending,
             "idle": self.idle,
             "ready": self.ready,
-            **({"complete_ms": self.complete_ms} if self.complete_ms is not None else {}),
+            **self._complete_ms(),
         }
+
+    def _complete_ms(self) -> dict[str, Any]:
+        summary = self.latency.summary() if self.latency is not None else None
+        return {} if summary is None else {"complete_ms": summary}
 
 
 class _Collector:

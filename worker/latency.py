@@ -4,6 +4,7 @@ to its tree's ack), as the heartbeat reports it: `{"count", "avg", "p50", "p99"}
 `count` is every ack since the task started; avg, p50 and p99 are over the latest WINDOW
 acks, so the figures say how the topology does now, not averaged over its whole life, and
 memory stays fixed whatever the rate. Pure: the caller measures the time and passes it in.
+The summary sorts the window, so it is made when a heartbeat reads it, not per ack.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class CompleteLatency:
         """The heartbeat's `complete_ms`; None before the first ack."""
         if not self.recent:
             return None
-        ordered = sorted(self.recent)
+        ordered = sorted(list(self.recent))  # a copy: a heartbeat thread reads it
         return {
             "count": self.count,
             "avg": round(sum(ordered) / len(ordered), 3),

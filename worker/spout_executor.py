@@ -34,6 +34,7 @@ class SpoutExecutor(Executor):
             self.new_id,
         )
         self.polls = 0  # next_tuple calls so far: `idle` says something once one ran active
+        self.stats.latency = self.tracker.latency  # summarized only when a beat reads it
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
         return self.tracker.handle(SpoutEmitted(msg_id, targets, time.monotonic()))
@@ -51,8 +52,6 @@ class SpoutExecutor(Executor):
         for instruction in self.tracker.handle(Tick(now)):
             self.carry_out(instruction)
         self.stats.pending = len(self.tracker.pending)
-        if verdicts:
-            self.stats.complete_ms = self.tracker.latency.summary()
 
     def congested(self) -> bool:
         """Whether a task this spout emits to is full (checked before each burst)."""

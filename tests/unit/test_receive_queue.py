@@ -110,3 +110,20 @@ def test_a_spout_burst_is_one_flush_and_emit_returns_the_task_ids():
     assert [[d.target for d in f] for f in io.flushes] == [[5, 6, 5], [6, 5, 6]]
     io.full.add(6)
     assert ex.congested()
+
+
+def test_a_spouts_heartbeat_stats_carry_its_complete_latency():
+    from squall.worker.acking import TreeDone
+
+    io = ManyIO({("s", "default"): [5]})
+    io.ackers = (9,)
+    spout = Counting()
+    ex = SpoutExecutor(spout, TaskContext("t", "s", 1, (1,), "/tmp"), {"default": ("n",)}, CONF, io)
+    assert "complete_ms" not in ex.stats.snapshot()  # no ack yet
+    spout.emit([1], msg_id="m")
+    ex.flush()
+    [root] = ex.tracker.pending
+    ex.inbox.put(TreeDone(1, root), protocol=True)
+    ex.settle()
+    figures = ex.stats.snapshot()["complete_ms"]
+    assert figures["count"] == 1 and 0 <= figures["p50"] == figures["p99"] == figures["avg"]
