@@ -117,6 +117,7 @@ class Worker:
             self.inbound.deliver_many,
             self.inbound.congested if self.inbound.backpressure else None,
             self.conf.get("topology.backpressure.check.millis", 50) / 1000,
+            self.conf.get("topology.batch.flush.interval.millis", 1) / 1000,
         )
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)

@@ -101,6 +101,7 @@ class Transport:
         deliver_many: Callable[[list[Delivery], threading.Event | None], None] | None = None,
         full: Callable[[int], bool] | None = None,
         check_secs: float = 0.05,
+        gather_secs: float = 0.0,
     ):
         """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
         `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
@@ -125,6 +126,7 @@ class Transport:
         self.deliver_many = deliver_many
         self.full = full  # whether a local task's queue is full (None: no backpressure)
         self.check_secs = check_secs
+        self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
         self.worker_id = f"{address}:{port}"
         self.parked: dict[int, list[Delivery]] = {}  # receive thread only
         self.schedule = StatusSchedule(check_secs)
@@ -297,9 +299,12 @@ class Transport:
             for address, delivery in item:
                 queued[address].append(delivery)
             count = len(item)
+            # gather for up to the flush interval: an Arrow frame has a fixed cost of a few
+            # hundred microseconds, so frames of a few tuples made two workers slower than one
+            deadline = time.monotonic() + self.gather_secs
             while count < MAX_DELIVERIES_PER_SEND:
                 try:
-                    item = self.outbox.get_nowait()
+                    item = self.outbox.get(timeout=max(deadline - time.monotonic(), 0))
                 except queue.Empty:
                     break
                 if item is None:
