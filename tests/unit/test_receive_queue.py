@@ -127,3 +127,50 @@ def test_a_spouts_heartbeat_stats_carry_its_complete_latency():
     ex.settle()
     figures = ex.stats.snapshot()["complete_ms"]
     assert figures["count"] == 1 and 0 <= figures["p50"] == figures["p99"] == figures["avg"]
+
+
+def _inbound():
+    from squall import Grouping, Topology
+    from squall.worker.inbound import Inbound
+
+    class T(Topology):
+        s = Counting.spec()
+        b = Twice.spec(inputs={s: Grouping.shuffle})
+
+    conf = {**CONF, "topology.executor.receive.buffer.size": 2}
+    bolt = BoltExecutor(
+        Twice(), TaskContext("t", "b", 1, (1,), "/tmp"), {"default": ("w",)}, conf, ManyIO({})
+    )
+    return Inbound(T.structure(), {1: bolt}), bolt
+
+
+def test_a_flush_into_a_full_local_queue_waits_for_room_and_acks_never_wait():
+    from squall.worker.acking import AckTree
+    from squall.worker.delivery import TupleDelivery
+
+    inbound, bolt = _inbound()
+    data = [TupleDelivery(1, "s", 2, "default", (n,)) for n in range(3)]
+    inbound.deliver_many(data[:2], threading.Event())  # fills the queue (capacity 2)
+    assert inbound.congested(1) and not bolt.inbox.has_room()
+    inbound.deliver_many([AckTree(1, 5, 6)], threading.Event())  # protocol: never waits
+    inbound.deliver_many([TupleDelivery(1, "b", 1, "default", (9,))], threading.Event())  # self
+    inbound.deliver_many(data[2:])  # the transport's receive thread: never waits
+    stopping = threading.Event()
+    waiting = threading.Thread(target=inbound.deliver_many, args=(data[:1], stopping))
+    waiting.start()
+    try:
+        waiting.join(0.3)
+        assert waiting.is_alive()  # held back while the queue is full
+        taken = bolt.inbox.take(100, 0)
+        waiting.join(10)
+        assert not waiting.is_alive()  # room made: the flush went through
+    finally:
+        stopping.set()
+        waiting.join(10)
+    assert [type(x).__name__ for x in taken][:1] == ["AckTree"] and len(taken) == 5
+    assert [t.values for t in bolt.inbox.take(100, 0)] == [(0,)]
+    stuck = threading.Event()
+    inbound.deliver_many(data[:2], stuck)
+    stuck.set()  # a stopping sender gives up waiting
+    inbound.deliver_many(data[:1], stuck)
+    assert bolt.inbox.qsize() == 3
