@@ -14,8 +14,8 @@ only the topology's own workers get in (curve.py). A message is read a part at a
 with more parts or bytes than any worker sends is dropped unkept (framing.py).
 
 Backpressure (backpressure.py): the receive thread never blocks on a task's queue. Data for
-a task whose queue is full is parked, in order, and retried; while any task is congested
-this worker sends its congested set to its peers as a control frame (on change and every
+a task whose queue is full is parked, in order, and retried (parking.py); while any task is
+congested this worker sends its congested set to its peers as a control frame (on change and every
 check interval). An executor flushing data to a congested remote task waits (checking its
 stop flag) until the task has room; protocol messages never wait.
 """
@@ -38,10 +38,11 @@ from squall.topology_keys import TopologyKeys
 
 from . import curve
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, message_delivery
-from .backpressure import BackpressureStatus, RemoteCongestion, StatusSchedule, congested_tasks
+from .backpressure import BackpressureStatus, RemoteCongestion
 from .codec import CodecError, FieldsOf, decode, encode_bounded, encode_status
 from .delivery import Delivery
 from .framing import MAX_PARTS, Throttle, frame_limit, over_bound, pack
+from .parking import Parking
 
 log = logging.getLogger("squall.worker.transport")
 
@@ -128,8 +129,9 @@ class Transport:
         self.check_secs = check_secs
         self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
         self.worker_id = f"{address}:{port}"
-        self.parked: dict[int, list[Delivery]] = {}  # receive thread only
-        self.schedule = StatusSchedule(check_secs)
+        self.parking = (
+            Parking(lambda ds: self._deliver_all(ds, None), full, check_secs) if full else None
+        )
         self.remote = RemoteCongestion(check_secs)
         self.fields_of = fields_of
         self.outbox: queue.Queue[list[tuple[Address, Delivery]] | None] = queue.Queue()
@@ -201,7 +203,8 @@ class Transport:
         poller = zmq.Poller()
         poller.register(self.pull, zmq.POLLIN)
         while not self.stopping.is_set():
-            wait_ms = int(self.check_secs * 200) + 1 if self.parked else 200
+            parked = self.parking is not None and self.parking.parked
+            wait_ms = int(self.check_secs * 200) + 1 if parked else 200
             if poller.poll(wait_ms):
                 for frame in self._receive_message():
                     try:
@@ -211,35 +214,15 @@ class Transport:
                         continue
                     if len(items) == 1 and isinstance(items[0], BackpressureStatus):
                         self.remote.update(items[0], time.monotonic())
+                    elif self.parking is not None:
+                        self.parking.arrived(items)  # type: ignore[arg-type]
                     else:
-                        self._arrived(items)  # type: ignore[arg-type]
-            if self.full is not None:
-                self._retry_parked()
-                self._report_congestion(time.monotonic())
-
-    def _arrived(self, deliveries: list[Delivery]) -> None:
-        """Deliver what arrived; data for a full (or already parked) task waits in `parked`."""
-        if self.full is None:
-            self._deliver_all(deliveries, None)
-            return
-        now: list[Delivery] = []
-        for d in deliveries:
-            if d.stream not in SYSTEM_STREAMS and (d.target in self.parked or self.full(d.target)):
-                self.parked.setdefault(d.target, []).append(d)
-            else:
-                now.append(d)
-        if now:
-            self._deliver_all(now, None)
-
-    def _retry_parked(self) -> None:
-        for task in [t for t in self.parked if not self.full(t)]:  # type: ignore[misc]
-            self._deliver_all(self.parked.pop(task), None)
-
-    def _report_congestion(self, now: float) -> None:
-        full = [t for t in self.local if self.full(t)]  # type: ignore[misc]
-        congested = congested_tasks(full, self.parked)
-        if self.schedule.due(congested, now):
-            self.outbox.put(BackpressureStatus(self.worker_id, congested))  # type: ignore[arg-type]
+                        self._deliver_all(items, None)  # type: ignore[arg-type]
+            if self.parking is not None:
+                self.parking.retry()
+                due = self.parking.status_due(self.local, time.monotonic())
+                if due is not None:
+                    self.outbox.put(BackpressureStatus(self.worker_id, due))  # type: ignore[arg-type]
 
     def congested(self, task: int) -> bool:
         """Whether `task` cannot take more now: a full local queue, or a remote worker's

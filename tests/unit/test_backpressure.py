@@ -65,3 +65,24 @@ def test_a_status_round_trips_and_a_malformed_one_is_refused():
     ):
         with pytest.raises(CodecError):
             decode(_frame(table, meta))
+
+
+def test_parking_holds_data_for_a_full_task_in_order_and_never_holds_acks():
+    from squall.worker.delivery import TupleDelivery
+    from squall.worker.parking import Parking
+
+    full, delivered = {1}, []
+    parking = Parking(delivered.append, lambda task: task in full, check_secs=0.05)
+    data = [TupleDelivery(t, "s", 9, "default", (n,)) for n, t in enumerate((1, 2, 1))]
+    ack = TupleDelivery(1, "__system", 0, "__ack_ack", (5, 6))
+    parking.arrived([*data, ack])
+    assert delivered == [[data[1], ack]] and parking.parked == {1: [data[0], data[2]]}
+    assert parking.status_due([1, 2], 0.0) == frozenset({1})
+    full.clear()
+    later = TupleDelivery(1, "s", 9, "default", (7,))
+    parking.arrived([later])  # behind what is parked, though the task has room now
+    assert parking.parked == {1: [data[0], data[2], later]}
+    parking.retry()
+    assert delivered[-1] == [data[0], data[2], later] and parking.parked == {}
+    assert parking.status_due([1, 2], 0.01) == frozenset()  # cleared: said once
+    assert parking.status_due([1, 2], 0.02) is None
