@@ -40,9 +40,13 @@ class SpoutTracker:
         timeout: float,
         max_pending: int,
         new_id: Callable[[], int],
+        near_ackers: Sequence[int] = (),
     ) -> None:
+        """`near_ackers`: ackers in this task's own worker; its roots are drawn so that one
+        of them tracks each tree (the init and the verdict then never cross the network)."""
         self.task = task
         self.ackers = tuple(ackers)
+        self.near = tuple(self.ackers.index(a) for a in near_ackers if a in self.ackers)
         self.timeout = timeout
         self.max_pending = max_pending  # 0: no limit
         self.new_id = new_id
@@ -75,7 +79,7 @@ class SpoutTracker:
         raise TypeError(f"the spout tracker has no event {event!r}")
 
     def _emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
-        root = self.new_id() if msg_id is not None and targets else None
+        root = self._root() if msg_id is not None and targets else None
         acker = None if root is None else acker_for(self.ackers, root)
         if root is None or acker is None:
             if msg_id is not None:  # untracked: acked at the next tick (Storm's rule)
@@ -90,6 +94,18 @@ class SpoutTracker:
         self.pending[root] = (msg_id, now)
         out.append(InitTree(acker, root, xor, self.task))
         return out
+
+    def _root(self) -> int:
+        """A fresh root; with near ackers, one that a near acker tracks (acker_for)."""
+        while True:
+            root = self.new_id()
+            if not self.near:
+                return root
+            n = len(self.ackers)
+            if root % n not in self.near:
+                root += self.near[root % len(self.near)] - root % n
+            if root and -(1 << 63) <= root < (1 << 63):
+                return root
 
     def _verdict(self, root: int, call: type[CallAck] | type[CallFail]) -> list:
         entry = self.pending.pop(root, None)

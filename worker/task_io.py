@@ -32,6 +32,7 @@ class WorkerTaskIO:
         self._send_many = send_many
         self._congested = congested
         self.ackers = tuple(ackers)
+        self.near_ackers = tuple(a for a in self.ackers if a in router.local)  # this worker's
         self._report_error = report_error
 
     def targets(
