@@ -12,7 +12,6 @@ as 0 and sums are kept inside i64.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,23 @@ def count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         return 0
     return max(0, min(value, _I64_MAX))
+
+
+def complete_ms(raw: Any) -> dict[str, float] | None:
+    """A spout task's complete latency from its heartbeat (`{"count", "avg", "p50",
+    "p99"}`, ms), or None when absent or junk: a count that is not a positive integer or a
+    figure that is not a finite, non-negative number leaves the whole entry out."""
+    if not isinstance(raw, Mapping) or count(raw.get("count")) <= 0:
+        return None
+    out: dict[str, float] = {"count": float(count(raw["count"]))}
+    for key in ("avg", "p50", "p99"):
+        value = raw.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if not 0 <= value < float("inf"):  # NaN fails this too
+            return None
+        out[key] = float(value)
+    return out
 
 
 def stream_counts(raw: Any) -> dict[str, int]:
@@ -114,16 +130,12 @@ class Totals:
 
 
 def complete_latency(raw: Any) -> tuple[int, float]:
-    """A beat's "complete_ms" as (count, count * avg); (0, 0.0) for anything malformed or
-    not finite (heartbeats are written by anyone who can write ZooKeeper)."""
-    if not isinstance(raw, Mapping):
+    """A beat's "complete_ms" as (count, count * avg); (0, 0.0) for what `complete_ms`
+    leaves out and for an average past any real latency."""
+    figures = complete_ms(raw)
+    if figures is None or figures["avg"] > 1e12:
         return 0, 0.0
-    n, avg = count(raw.get("count")), raw.get("avg")
-    if isinstance(avg, bool) or not isinstance(avg, int | float) or not math.isfinite(avg):
-        return 0, 0.0
-    if n == 0 or avg < 0 or avg > 1e12:
-        return 0, 0.0
-    return n, n * float(avg)
+    return int(figures["count"]), figures["count"] * figures["avg"]
 
 
 def _sum(values: Iterable[int]) -> int:

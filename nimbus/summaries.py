@@ -9,8 +9,9 @@ from typing import Any
 from squall import thrift_api as T
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
+from squall.thrift_api import DEFAULT_STREAM
 
-from .component_stats import ALL_TIME, error_infos, executor_rows, stream_counts
+from .component_stats import ALL_TIME, complete_ms, error_infos, executor_rows, stream_counts
 
 
 def cluster_summary(
@@ -105,11 +106,14 @@ def debug_options(percentage: float | None) -> Any:
 def _executor_stats(stats: Mapping[str, Any], spout: bool) -> Any:
     """Storm's ExecutorStats, whose `specific` is required: a Storm Java client refuses the
     whole TopologyInfo without it. squall counts acks, fails and executes per task, not per
-    stream, so Storm's per-stream maps stay empty rather than invent a split; latencies are
-    not measured."""
+    stream, so Storm's per-stream maps stay empty rather than invent a split. A spout's
+    complete latency is measured per task, over all its streams: it is reported under the
+    default stream."""
     if spout:
+        latency = complete_ms(stats.get("complete_ms"))
+        avg = {ALL_TIME: {DEFAULT_STREAM: latency["avg"]}} if latency else _none()
         specific = T.ExecutorSpecificStats(
-            spout=T.SpoutStats(acked=_none(), failed=_none(), complete_ms_avg=_none())
+            spout=T.SpoutStats(acked=_none(), failed=_none(), complete_ms_avg=avg)
         )
     else:
         specific = T.ExecutorSpecificStats(

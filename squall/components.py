@@ -96,7 +96,7 @@ class Collector(Protocol):
 
     def emit(
         self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any
-    ) -> list[int] | None: ...  # pragma: no cover
+    ) -> list[int]: ...  # pragma: no cover
 
     def emit_batch(
         self, columns: Any, stream: str, direct_task: int | None, msg_id: Any
@@ -141,8 +141,9 @@ class Component:
 
     def emit(
         self, values: list[Any], stream: str = DEFAULT_STREAM, direct_task: int | None = None
-    ) -> None:
-        self.collector.emit(list(values), stream, direct_task, None)
+    ) -> list[int]:
+        """Emit one tuple; returns the task ids it was sent to (Storm's emit does)."""
+        return self.collector.emit(list(values), stream, direct_task, None)
 
     def emit_batch(
         self, columns: Any, stream: str = DEFAULT_STREAM, direct_task: int | None = None
@@ -173,8 +174,8 @@ class Spout(Component):
         stream: str = DEFAULT_STREAM,
         direct_task: int | None = None,
         msg_id: Any = None,
-    ) -> None:
-        self.collector.emit(list(values), stream, direct_task, msg_id)
+    ) -> list[int]:
+        return self.collector.emit(list(values), stream, direct_task, msg_id)
 
     def emit_batch(
         self,

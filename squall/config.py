@@ -77,6 +77,10 @@ MINIMUM = {
     "topology.max.spout.pending": 0,  # 0: no limit, as Storm's null
     "topology.batch.size": 1,
     "topology.batch.timeout.ms": 1,
+    "topology.batch.flush.interval.millis": 1,
+    "topology.producer.batch.size": 1,
+    "topology.executor.receive.buffer.size": 1,
+    "topology.backpressure.check.millis": 1,
     "topology.max.error.report.per.interval": 1,
     "topology.error.throttle.interval.secs": 1,
     "topology.executor.stall.secs": 1,

@@ -154,11 +154,14 @@ def run(
 
     result = RunResult()
     executors: dict[int, Executor] = {}  # filled below; Inbound looks tasks up at delivery
+    inbound = Inbound(structure, executors, conf["topology.backpressure.enable"])
     io = WorkerTaskIO(
         Router(structure, task_components, task_components),
-        Inbound(structure, executors).deliver,
+        inbound.deliver,
         by_component[ACKER],
         lambda component, _task, text: result.errors[component].append(text),
+        send_many=inbound.deliver_many,
+        congested=inbound.congested,
     )
     scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
     out = str(output_dir or Path(scratch.name) / "output")

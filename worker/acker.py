@@ -1,24 +1,30 @@
 """The acker task's decisions: XOR the ids of each tuple tree and tell the spout task when
 the tree completes (the XOR reaches zero after its init) or fails.
 
-Pure: protocol messages and ticks in, TreeDone/TreeFailed out, time passed in.
+Pure: protocol messages and ticks in, TreeDone/TreeFailed out, time passed in. The acker sees
+three or more messages per spout tuple, so it takes a wake-up's messages as one event
+(`AckerReceivedMany`) and keeps each tree as a plain list of ints, not an object.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .acking import (
+    AckerReceived,
+    AckerReceivedMany,
+    AckTree,
+    FailTree,
+    InitTree,
+    Tick,
+    TreeDone,
+    TreeFailed,
+)
 
-from .acking import AckerReceived, AckTree, FailTree, InitTree, Tick, TreeDone, TreeFailed
-
-AckerEvent = AckerReceived | Tick
+AckerEvent = AckerReceived | AckerReceivedMany | Tick
 AckerInstruction = TreeDone | TreeFailed
 
-
-@dataclass
-class _Tree:
-    xor: int
-    spout_task: int | None  # None until the spout's init arrives (acks may overtake it)
-    created: float
+# A tree: [xor, spout task (-1 until the spout's init arrives: acks may overtake it), created]
+XOR, SPOUT, CREATED = 0, 1, 2
+NO_SPOUT = -1
 
 
 class Acker:
@@ -27,45 +33,50 @@ class Acker:
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
-        self.trees: dict[int, _Tree] = {}
+        self.trees: dict[int, list] = {}  # root -> [xor, spout task, created]
 
     def handle(self, event: AckerEvent) -> list[AckerInstruction]:
         match event:
+            case AckerReceivedMany(messages, now):
+                out: list[AckerInstruction] = []
+                for message in messages:
+                    self._received(message, now, out)
+                return out
             case AckerReceived(message, now):
-                return self._received(message, now)
+                out = []
+                self._received(message, now, out)
+                return out
             case Tick(now):
-                expired = [r for r, t in self.trees.items() if now - t.created > self.timeout]
+                expired = [r for r, t in self.trees.items() if now - t[CREATED] > self.timeout]
                 for root in expired:
                     del self.trees[root]
                 return []
         raise TypeError(f"the acker has no event {event!r}")
 
-    def _received(self, message: InitTree | AckTree | FailTree, now: float) -> list:
-        match message:
-            case InitTree(_, root, xor, spout_task):
-                tree = self._tree(root, now)
-                tree.xor ^= xor
-                tree.spout_task = spout_task
-                return self._completed(root)
-            case AckTree(_, root, xor):
-                self._tree(root, now).xor ^= xor
-                return self._completed(root)
-            case FailTree(_, root):
-                tree = self.trees.pop(root, None)
-                if tree is None or tree.spout_task is None:
-                    return []
-                return [TreeFailed(tree.spout_task, root)]
-        raise TypeError(f"the acker has no message {message!r}")
+    def _received(
+        self, message: InitTree | AckTree | FailTree, now: float, out: list[AckerInstruction]
+    ) -> None:
+        kind = type(message)
+        if kind is AckTree:
+            tree = self._tree(message.root, now)
+            tree[XOR] ^= message.xor  # type: ignore[union-attr]
+        elif kind is InitTree:
+            tree = self._tree(message.root, now)
+            tree[XOR] ^= message.xor  # type: ignore[union-attr]
+            tree[SPOUT] = message.spout_task  # type: ignore[union-attr]
+        elif kind is FailTree:
+            failed = self.trees.pop(message.root, None)
+            if failed is not None and failed[SPOUT] != NO_SPOUT:
+                out.append(TreeFailed(failed[SPOUT], message.root))
+            return
+        else:
+            raise TypeError(f"the acker has no message {message!r}")
+        if tree[XOR] == 0 and tree[SPOUT] != NO_SPOUT:
+            del self.trees[message.root]
+            out.append(TreeDone(tree[SPOUT], message.root))
 
-    def _tree(self, root: int, now: float) -> _Tree:
+    def _tree(self, root: int, now: float) -> list:
         tree = self.trees.get(root)
         if tree is None:
-            tree = self.trees[root] = _Tree(0, None, now)
+            tree = self.trees[root] = [0, NO_SPOUT, now]
         return tree
-
-    def _completed(self, root: int) -> list[AckerInstruction]:
-        tree = self.trees[root]
-        if tree.xor == 0 and tree.spout_task is not None:
-            del self.trees[root]
-            return [TreeDone(tree.spout_task, root)]
-        return []

@@ -1,14 +1,14 @@
-"""The __acker task's loop: protocol messages from its inbox into `Acker`, its verdicts out
-to the spout tasks, and a tick a second to forget trees past the message timeout."""
+"""The __acker task's loop: protocol messages from its inbox into `Acker` (every message
+waiting per wake-up), its verdicts out to the spout tasks (in one flush per wake-up), and a
+tick a second to forget trees past the message timeout."""
 
 from __future__ import annotations
 
-import queue
 import time
 from typing import Any
 
 from .acker import Acker
-from .acking import AckerReceived, AckTree, FailTree, InitTree, Tick
+from .acking import AckerReceived, AckerReceivedMany, AckTree, FailTree, InitTree, Tick
 from .executors import Executor
 
 EXPIRY_PERIOD = 1.0
@@ -25,16 +25,21 @@ class AckerExecutor(Executor):
         last_expiry = time.monotonic()
         while not self.stopping.is_set():
             self.mark()
-            try:
-                message = self.inbox.get(timeout=0.5)
-            except queue.Empty:
-                message = None
+            messages = self.inbox.take(1 << 30, 0.5)
             now = time.monotonic()
-            if message is not None:
-                self.receive(message, now)
+            if messages:
+                self.receive_many(messages, now)
+            self.flush()  # the verdicts of this wake-up, as one list
             if now - last_expiry > EXPIRY_PERIOD:
                 self.acker.handle(Tick(now))
                 last_expiry = now
+
+    def receive_many(self, messages: list[Any], now: float) -> None:
+        for message in messages:
+            if not isinstance(message, InitTree | AckTree | FailTree):
+                raise TypeError(f"an acker task takes protocol messages, not {message!r}")
+        for instruction in self.acker.handle(AckerReceivedMany(messages, now)):
+            self.carry_out(instruction)
 
     def receive(self, message: Any, now: float) -> None:
         if not isinstance(message, InitTree | AckTree | FailTree):

@@ -10,7 +10,10 @@ answer within topology.message.timeout.secs, fails the spout tuple so the spout 
 
 This module holds the protocol's vocabulary, shared by the pure machines that decide
 (spout_tracking, anchoring, acker, micro_batches) and the executors that carry their
-instructions out: the events they take and the instructions they give, as frozen dataclasses.
+instructions out: the events they take and the instructions they give. Those made per tuple
+are immutable NamedTuples, not frozen dataclasses (a frozen dataclass's __init__ sets each
+field through object.__setattr__: 21% of the per-tuple CPU), equal only to their own type;
+the rare ones stay frozen dataclasses.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ import os
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from squall.structure import ACKER
+
+from .delivery import TupleDelivery
 
 __all__ = ["ACKER", "AckIds", "SYSTEM_STREAMS", "acker_for"]
 
@@ -70,8 +75,7 @@ class Tick:
     now: float
 
 
-@dataclass(frozen=True)
-class SpoutEmitted:
+class SpoutEmitted(NamedTuple):
     """The spout emitted a tuple (or a table) that goes to `targets`, one delivery each."""
 
     msg_id: Any
@@ -79,22 +83,26 @@ class SpoutEmitted:
     now: float
 
 
-@dataclass(frozen=True)
-class InputsTaken:
+class VerdictArrived(NamedTuple):
+    """An acker's verdict reached the spout task at `now` (the complete latency's end)."""
+
+    verdict: TreeDone | TreeFailed
+    now: float
+
+
+class InputsTaken(NamedTuple):
     """A bolt starts processing inputs with these acking maps (root -> id)."""
 
     anchors: tuple[Mapping[int, int], ...]
 
 
-@dataclass(frozen=True)
-class BoltEmitted:
+class BoltEmitted(NamedTuple):
     """While processing its inputs, the bolt emitted a tuple that goes to `targets`."""
 
     targets: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class InputsProcessed:
+class InputsProcessed(NamedTuple):
     """The bolt's user code returned (`ok`) or raised (not `ok`)."""
 
     ok: bool
@@ -108,11 +116,18 @@ class AckerReceived:
     now: float
 
 
+@dataclass(frozen=True)
+class AckerReceivedMany:
+    """The protocol messages that reached an acker task in one wake-up, in order."""
+
+    messages: Sequence[InitTree | AckTree | FailTree]
+    now: float
+
+
 # --- instructions ---
 
 
-@dataclass(frozen=True)
-class Send:
+class Send(NamedTuple):
     """Send the emitted payload to `target` with this acking map (empty: untracked). A
     machine gives one Send per target of the emit event, in the same order."""
 
@@ -121,54 +136,80 @@ class Send:
     ids: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class InitTree:
+_UNTRACKED: dict[int, Send] = {}
+
+
+def untracked(target: int) -> Send:
+    """Send(target) without acking ids: immutable, so one per target is shared."""
+    send = _UNTRACKED.get(target)
+    if send is None:
+        send = _UNTRACKED[target] = Send(target)
+    return send
+
+
+class InitTree(NamedTuple):
     acker: int
     root: int
     xor: int
     spout_task: int
 
+    @property
+    def target(self) -> int:
+        return self.acker
 
-@dataclass(frozen=True)
-class AckTree:
+
+class AckTree(NamedTuple):
     acker: int
     root: int
     xor: int
 
+    @property
+    def target(self) -> int:
+        return self.acker
 
-@dataclass(frozen=True)
-class FailTree:
+
+class FailTree(NamedTuple):
     acker: int
     root: int
 
+    @property
+    def target(self) -> int:
+        return self.acker
 
-@dataclass(frozen=True)
-class TreeDone:
+
+class TreeDone(NamedTuple):
     """To the spout task (also the spout tracker's event): the tree of `root` completed."""
 
     spout_task: int
     root: int
 
+    @property
+    def target(self) -> int:
+        return self.spout_task
 
-@dataclass(frozen=True)
-class TreeFailed:
+
+class TreeFailed(NamedTuple):
     """To the spout task (also the spout tracker's event): the tree of `root` failed."""
 
     spout_task: int
     root: int
 
+    @property
+    def target(self) -> int:
+        return self.spout_task
 
-@dataclass(frozen=True)
-class CallAck:
+
+class CallAck(NamedTuple):
     msg_id: Any
 
 
-@dataclass(frozen=True)
-class CallFail:
+class CallFail(NamedTuple):
     msg_id: Any
 
 
 ProtocolMessage = InitTree | AckTree | FailTree | TreeDone | TreeFailed
+PROTOCOL_TYPES = (InitTree, AckTree, FailTree, TreeDone, TreeFailed)
+SYSTEM_COMPONENT = "__system"  # the source a protocol message names on the wire (Storm's)
 
 
 def message_stream(message: ProtocolMessage) -> tuple[int, str, list[int]]:
@@ -187,6 +228,13 @@ def message_stream(message: ProtocolMessage) -> tuple[int, str, list[int]]:
     raise TypeError(f"not a protocol message: {message!r}")
 
 
+def message_delivery(message: ProtocolMessage) -> TupleDelivery:
+    """A protocol message as a tuple on its system stream, for the wire (a message between
+    tasks of one worker travels as it is). Its source is not needed by the receiver."""
+    target, stream, values = message_stream(message)
+    return TupleDelivery(target, SYSTEM_COMPONENT, 0, stream, tuple(values))
+
+
 def stream_message(target: int, stream: str, values: Sequence[Any]) -> ProtocolMessage:
     """The protocol message a system-stream tuple for task `target` carries."""
     match stream:
@@ -201,3 +249,32 @@ def stream_message(target: int, stream: str, values: Sequence[Any]) -> ProtocolM
         case "__ack_failed":
             return TreeFailed(target, values[0])
     raise ValueError(f"not a system stream: {stream!r}")
+
+
+def _same_type_eq(self: tuple, other: object) -> bool:
+    return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+
+def _same_type_ne(self: tuple, other: object) -> bool:
+    return not _same_type_eq(self, other)
+
+
+def _typed_hash(self: tuple) -> int:
+    return hash((type(self).__name__, tuple.__hash__(self)))
+
+
+PER_TUPLE_TYPES = (
+    SpoutEmitted,
+    VerdictArrived,
+    InputsTaken,
+    BoltEmitted,
+    InputsProcessed,
+    Send,
+    *PROTOCOL_TYPES,
+    CallAck,
+    CallFail,
+)
+for _kind in PER_TUPLE_TYPES:  # a Send is never equal to an AckTree of the same numbers
+    _kind.__eq__ = _same_type_eq  # type: ignore[method-assign,assignment]
+    _kind.__ne__ = _same_type_ne  # type: ignore[method-assign,assignment]
+    _kind.__hash__ = _typed_hash  # type: ignore[method-assign,assignment]

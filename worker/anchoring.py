@@ -23,6 +23,7 @@ from .acking import (
     InputsTaken,
     Send,
     acker_for,
+    untracked,
 )
 
 AnchoringEvent = InputsTaken | BoltEmitted | InputsProcessed
@@ -40,9 +41,12 @@ class Anchoring:
     def handle(self, event: AnchoringEvent) -> list[AnchoringInstruction]:
         match event:
             case InputsTaken(anchors):
-                parity = Counter(root for ids in anchors for root in ids)
                 self.inputs = anchors
-                self.roots = tuple(root for root, n in parity.items() if n % 2)
+                if len(anchors) == 1:  # one input (a plain bolt): its roots, each once
+                    self.roots = tuple(anchors[0])
+                else:
+                    parity = Counter(root for ids in anchors for root in ids)
+                    self.roots = tuple(root for root, n in parity.items() if n % 2)
                 self.emitted = 0
                 return []
             case BoltEmitted(targets):
@@ -55,7 +59,7 @@ class Anchoring:
 
     def _emitted(self, targets: tuple[int, ...]) -> list[AnchoringInstruction]:
         if not any(self.inputs):  # untracked inputs (or none): untracked output
-            return [Send(target) for target in targets]
+            return [untracked(target) for target in targets]
         out: list[AnchoringInstruction] = []
         for target in targets:
             edge = self.new_id()

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import logging
-import queue
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -37,7 +36,8 @@ class BoltExecutor(Executor):
         return self.anchoring.handle(BoltEmitted(targets))
 
     def take(self, inputs: Sequence[Input]) -> None:
-        self.anchoring.handle(InputsTaken(tuple(item.ids for item in inputs)))
+        anchors = (inputs[0].ids,) if len(inputs) == 1 else tuple(item.ids for item in inputs)
+        self.anchoring.handle(InputsTaken(anchors))
 
     def finish(self, ok: bool) -> None:
         for instruction in self.anchoring.handle(InputsProcessed(ok)):
@@ -48,22 +48,33 @@ class BoltExecutor(Executor):
             self._call("idle", self.component.idle)
 
     def execute(self, item: Input) -> None:
-        self.mark(busy=True, holding=rows(item))
-        self.take([item])
-        ok = self._call("process", self._process, item)
-        self._drained()  # before the ack: a sink flushes before its input counts as done
-        self.finish(ok)
-        self.stats.executed += rows(item)
+        self.execute_all([item])
+
+    def execute_all(self, items: Sequence[Input]) -> None:
+        """Process a wake-up's inputs one by one, each anchoring what it emits; the emits and
+        acks of all of them leave in one flush at the end (or when the interval passes)."""
+        left = sum(rows(item) for item in items)
+        last = len(items) - 1
+        for n, item in enumerate(items):
+            self.mark(busy=True, holding=left)
+            self.take([item])
+            ok = self._call("process", self._process, item)
+            if n == last:
+                self._drained()  # before the ack: a sink flushes before its input counts
+            self.finish(ok)
+            size = rows(item)
+            self.stats.executed += size
+            left -= size
+            self.flush_due(self.progress_at)
         self.mark()
+        self.flush()
 
     def loop(self) -> None:
         while not self.stopping.is_set():
             self.mark()
-            try:
-                item = self.inbox.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self.execute(item)  # type: ignore[arg-type]
+            items = self.inbox.take(self.batch_size, 0.2)
+            if items:
+                self.execute_all(items)  # type: ignore[arg-type]
 
     def _process(self, item: Input) -> None:
         """A table of tuples is acked whole: one failing row fails it."""
@@ -98,12 +109,11 @@ class SparkBoltExecutor(BoltExecutor):
         self.stats.ready = True
         while not self.stopping.is_set():
             self.mark(holding=self.batcher.rows)
-            try:
-                item = self.inbox.get(timeout=self.batcher.wait(time.monotonic(), 0.2))
-            except queue.Empty:
-                jobs = self.batcher.handle(Tick(time.monotonic()))
-            else:
-                jobs = self.batcher.handle(Arrived(item, time.monotonic()))  # type: ignore[arg-type]
+            items = self.inbox.take(self.batch_size, self.batcher.wait(time.monotonic(), 0.2))
+            jobs = []
+            for item in items:
+                jobs += self.batcher.handle(Arrived(item, time.monotonic()))  # type: ignore[arg-type]
+            jobs += self.batcher.handle(Tick(time.monotonic()))
             if not self.run_jobs(jobs):
                 return
         self.run_jobs(self.batcher.handle(Flush()))
@@ -130,6 +140,7 @@ class SparkBoltExecutor(BoltExecutor):
             self._drained()
             self.finish(ok)
             self.stats.executed += job.rows
+            self.flush()
         return True
 
     def _run_job(self, fields: tuple[str, ...], items: Sequence[Input]) -> None:

@@ -2,19 +2,22 @@
 
 Both carry Storm's acking map (root -> id) as two parallel tuples, `roots` and `ids`, empty
 when the tuple is not tracked. A `TableDelivery` (what `emit_batch` sends) is acked as one
-node of the tree, however many rows it holds.
+node of the tree, however many rows it holds. Immutable NamedTuples made per tuple (a frozen
+dataclass costs several times as much to make), equal only to their own type.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+NO_ANCHORS: Mapping[int, int] = MappingProxyType({})  # an untracked tuple's, shared
 
-@dataclass(frozen=True)
-class TupleDelivery:
+
+class TupleDelivery(NamedTuple):
     """One tuple: `values` in the order of the stream's declared fields."""
 
     target: int
@@ -26,12 +29,11 @@ class TupleDelivery:
     ids: tuple[int, ...] = ()
 
     @property
-    def anchors(self) -> dict[int, int]:
-        return dict(zip(self.roots, self.ids, strict=True))
+    def anchors(self) -> Mapping[int, int]:
+        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_ANCHORS
 
 
-@dataclass(frozen=True)
-class TableDelivery:
+class TableDelivery(NamedTuple):
     """Tuples that travel as one Arrow table (columns: the stream's fields)."""
 
     target: int
@@ -43,8 +45,22 @@ class TableDelivery:
     ids: tuple[int, ...] = ()
 
     @property
-    def anchors(self) -> dict[int, int]:
-        return dict(zip(self.roots, self.ids, strict=True))
+    def anchors(self) -> Mapping[int, int]:
+        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_ANCHORS
 
 
 Delivery = TupleDelivery | TableDelivery
+
+
+def _same_type_eq(self: tuple, other: object) -> bool:
+    return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+
+def _same_type_ne(self: tuple, other: object) -> bool:
+    return not _same_type_eq(self, other)
+
+
+for _kind in (TupleDelivery, TableDelivery):
+    _kind.__eq__ = _same_type_eq  # type: ignore[method-assign,assignment]
+    _kind.__ne__ = _same_type_ne  # type: ignore[method-assign,assignment]
+    _kind.__hash__ = None  # type: ignore[assignment]  # a table is not hashable

@@ -7,16 +7,21 @@ acker, micro_batches) and carries out the instructions the machine gives.
 The seam to the rest of the worker is `TaskIO` and the executor's `inbox`, nothing else:
 no ZooKeeper, no sockets, no subprocesses. To run a topology in one process (squall.testing),
 build each task's executor with `executor_factory.make_executor`, give them all one TaskIO
-whose `send` puts each delivery, turned into what an inbox holds (`inbox_item`), on the
-target executor's inbox, and call `start()` / `stop()`. An inbox holds `Tuple` or `Batch`
-inputs for bolts and protocol messages (`acking.TreeDone`, `InitTree`, ...) for spouts and
-ackers.
+whose `send_many` puts the deliveries, turned into what an inbox holds (`inbox_item`), on
+the target executors' inboxes, and call `start()` / `stop()`. An inbox (receive_queue.py)
+holds `Tuple` or `Batch` inputs for bolts and protocol messages (`acking.TreeDone`,
+`InitTree`, ...) for spouts and ackers.
+
+The per-tuple path is batched as Storm 2 batches it: an executor takes every input waiting in
+one wake-up, and what it emits (and its acks) is gathered and handed to `send_many` as one
+list at the end of each batch of inputs, once `topology.producer.batch.size` deliveries are
+held, and at the latest after `topology.batch.flush.interval.millis`. A TaskIO without
+`send_many` (a test driving an executor by hand) gets each delivery at once from `send`.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import sys
 import threading
 import time
@@ -47,6 +52,9 @@ from .acking import (
     stream_message,
 )
 from .delivery import Delivery, TableDelivery, TupleDelivery
+from .latency import CompleteLatency
+from .micro_batches import rows
+from .receive_queue import ReceiveQueue
 from .root_cause import root_cause
 from .stall import Progress
 from .tables import as_table
@@ -75,11 +83,30 @@ class TaskIO(Protocol):
 
     def send(self, delivery: Delivery) -> None: ...
 
+    def send_many(
+        self, deliveries: list[Delivery | ProtocolMessage], stopping: threading.Event
+    ) -> None:
+        """Send in order (protocol messages as they are); may wait (until `stopping`) while
+        a local target's queue is full."""
+
+    def congested(self, component: str) -> bool:
+        """Whether a task `component` emits to has a full queue (a spout then pauses)."""
+        return False
+
     def report_error(self, component: str, task: int, text: str) -> None: ...
 
 
 def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
     """What the target executor's inbox takes for a delivery on a stream with `fields`."""
+    if type(delivery) is TupleDelivery and delivery.stream not in SYSTEM_STREAMS:
+        return Tuple(
+            delivery.component,
+            delivery.task,
+            delivery.stream,
+            fields,
+            delivery.values,
+            delivery.anchors,
+        )
     if isinstance(delivery, TableDelivery):
         return Batch(
             delivery.component,
@@ -106,6 +133,7 @@ class TaskStats:
     pending: int = 0
     idle: bool | None = None  # spouts only: the last next_tuple emitted nothing
     ready: bool = False  # initialized (and, for a SparkBolt, its SparkSession is up)
+    latency: CompleteLatency | None = None  # spouts: their complete latency
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -118,7 +146,12 @@ class TaskStats:
             "pending": self.pending,
             "idle": self.idle,
             "ready": self.ready,
+            **self._complete_ms(),
         }
+
+    def _complete_ms(self) -> dict[str, Any]:
+        summary = self.latency.summary() if self.latency is not None else None
+        return {} if summary is None else {"complete_ms": summary}
 
 
 class _Collector:
@@ -168,7 +201,12 @@ class Executor:
         self.stats = TaskStats()
         # Storm's debug option: a seeded share of emitted tuples goes to the event log
         self.sampler = Sampler(seed=context.task_id)
-        self.inbox: queue.Queue[InboxItem] = queue.Queue()
+        self.inbox = ReceiveQueue(conf.get("topology.executor.receive.buffer.size", 32768), rows)
+        self.batch_size = conf.get("topology.producer.batch.size", 1000)
+        self.flush_interval = conf.get("topology.batch.flush.interval.millis", 1) / 1000
+        self._send_many = getattr(io, "send_many", None)
+        self._out: list[Delivery | ProtocolMessage] = []  # emits and acks not yet flushed
+        self._out_since = 0.0  # when the oldest of them was buffered (monotonic)
         self.stopping = threading.Event()
         self.active = threading.Event()
         self.timeout = conf["topology.message.timeout.secs"]
@@ -198,6 +236,7 @@ class Executor:
         return fields
 
     def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> list[int]:
+        """Route and send (buffered); the tasks it went to, as Storm's emit returns them."""
         fields = self._fields(stream)
         name = self.context.component_id
         if len(values) != len(fields):
@@ -206,7 +245,8 @@ class Executor:
                 f"which declares {len(fields)} fields {list(fields)}"
             )
         targets = self.io.targets(name, self.context.task_id, stream, values, direct)
-        self._send_parts(stream, [(target, tuple(values)) for target in targets], msg_id)
+        payload = tuple(values)  # one immutable copy shared by every local target
+        self._send_parts(stream, [(target, payload) for target in targets], msg_id)
         if self.sampler():
             self._event(stream, msg_id, values)
         self.stats.emitted[stream] += 1
@@ -256,15 +296,39 @@ class Executor:
             )
         else:
             delivery = TupleDelivery(send.target, name, task, stream, payload, send.roots, send.ids)
-        self.io.send(delivery)
+        self._buffer(delivery)
+
+    def _buffer(self, delivery: Delivery | ProtocolMessage) -> None:
+        if self._send_many is None:
+            self.io.send(delivery)
+            return
+        if not self._out:
+            self._out_since = time.monotonic()
+        self._out.append(delivery)
+        if len(self._out) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand what is buffered to the worker as one list (waits while backpressured)."""
+        if self._out:
+            out, self._out = self._out, []
+            self._send_many(out, self.stopping)  # type: ignore[misc]
+
+    def flush_due(self, now: float) -> None:
+        """Flush if the oldest buffered delivery is older than the flush interval."""
+        if self._out and now - self._out_since >= self.flush_interval:
+            self.flush()
 
     def carry_out(self, instruction: Instruction) -> None:
         """Do what a machine decided, other than sending an emitted payload."""
         match instruction:
             case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
-                target, stream, values = message_stream(instruction)
-                name, task = self.context.component_id, self.context.task_id
-                self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
+                if self._send_many is None:
+                    target, stream, values = message_stream(instruction)
+                    name, task = self.context.component_id, self.context.task_id
+                    self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
+                else:  # as it is: the transport turns it into a tuple only for the wire
+                    self._buffer(instruction)
             case CallAck(msg_id):
                 self.stats.acked += 1
                 self._call("ack", self.component.ack, msg_id)  # type: ignore[union-attr]
@@ -328,6 +392,7 @@ class Executor:
         self.mark()
         try:
             self.loop()
+            self.flush()
         except Exception:  # noqa: BLE001 - a bug in a loop must not leave a silent dead task
             self._failed("the task loop", fatal=True)
             return

@@ -1,47 +1,111 @@
 """Deliveries arriving at this worker (from the transport, or from its own tasks) put on the
 inbox of the executor they are for, as the Tuple, Batch or protocol message it takes. One
 that this worker cannot take (a task it does not run, a stream the topology lacks, a table
-whose columns are not the stream's fields) is logged and dropped."""
+whose columns are not the stream's fields) is logged and dropped.
+
+Local backpressure (Storm 2's): `deliver_many` from an executor's flush waits, checking the
+sender's stop flag, while a target's receive queue holds its capacity of data; protocol
+messages never wait, so acks keep flowing and a DAG cannot deadlock (nor a task that emits
+to itself: it never waits on its own queue). Without a stop flag
+(the transport's receive thread) it never waits."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import threading
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 
 from squall.structure import TopologyStructure
 
-from .acking import SYSTEM_STREAMS
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
 from .delivery import Delivery, TableDelivery
-from .executors import Executor, inbox_item
+from .executors import Executor, InboxItem, inbox_item
+
+MAX_CACHED_STREAMS = 10_000
+ROOM_WAIT_SECS = 0.05  # how often a waiting sender looks at its stop flag
 
 log = logging.getLogger("squall.worker")
 
 
 class Inbound:
-    def __init__(self, structure: TopologyStructure, executors: Mapping[int, Executor]) -> None:
+    def __init__(
+        self,
+        structure: TopologyStructure,
+        executors: Mapping[int, Executor],
+        backpressure: bool = True,
+    ) -> None:
         self.structure = structure
         self.executors = executors  # filled in once the executors are built
+        self.backpressure = backpressure
+        self._fields: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def fields_of(self, component: str, stream: str) -> tuple[str, ...]:
-        if stream in SYSTEM_STREAMS:
-            return SYSTEM_STREAMS[stream]
-        return self.structure.components[component].streams[stream]
+        """The declared fields of a stream (KeyError for an unknown one); looked up once."""
+        key = (component, stream)
+        fields = self._fields.get(key)
+        if fields is None:
+            if stream in SYSTEM_STREAMS:
+                fields = SYSTEM_STREAMS[stream]
+            else:
+                fields = self.structure.components[component].streams[stream]
+            if len(self._fields) < MAX_CACHED_STREAMS:  # junk names from a peer stay out
+                self._fields[key] = fields
+        return fields
 
     def deliver(self, delivery: Delivery) -> None:
+        self.deliver_many((delivery,))
+
+    def congested(self, task: int) -> bool:
+        """Whether a task of this worker has its receive queue full of data."""
+        executor = self.executors.get(task)
+        return self.backpressure and executor is not None and not executor.inbox.has_room()
+
+    def deliver_many(
+        self,
+        deliveries: Sequence[Delivery | ProtocolMessage],
+        stopping: threading.Event | None = None,
+    ) -> None:
+        """Put each delivery on its task's queue, one put per task and kind; with `stopping`
+        (an executor's flush), wait while a target's queue is full of data."""
+        data: dict[int, list[InboxItem]] = defaultdict(list)
+        protocol: dict[int, list[InboxItem]] = defaultdict(list)
+        sources = set()
+        for delivery in deliveries:
+            if isinstance(delivery, PROTOCOL_TYPES):  # a local ack, init or verdict
+                if delivery.target in self.executors:
+                    protocol[delivery.target].append(delivery)
+                continue
+            item = self._item(delivery)
+            if item is not None:
+                system = delivery.stream in SYSTEM_STREAMS
+                (protocol if system else data)[delivery.target].append(item)
+                sources.add(delivery.task)
+        for task, items in protocol.items():
+            self.executors[task].inbox.put_many(items, protocol=True)
+        for task, items in data.items():
+            inbox = self.executors[task].inbox
+            if self.backpressure and stopping is not None and task not in sources:
+                while not inbox.has_room() and not stopping.is_set():
+                    inbox.wait_room(ROOM_WAIT_SECS)
+            inbox.put_many(items)
+
+    def _item(self, delivery: Delivery) -> InboxItem | None:
+        """What the target's inbox takes; None (logged) when this worker cannot take it."""
         target, component, stream = delivery.target, delivery.component, delivery.stream
         executor = self.executors.get(target)
         if executor is None:
             log.warning("tuple for task %s, which this worker does not run; dropped", target)
-            return
+            return None
         try:
             fields = self.fields_of(component, stream)
         except KeyError:
             log.warning("tuple on unknown stream %s/%s; dropped", component, stream)
-            return
+            return None
         if isinstance(delivery, TableDelivery):
             if delivery.stream in SYSTEM_STREAMS:
                 log.warning("table on system stream %s; dropped", delivery.stream)
-                return
+                return None
             if tuple(delivery.table.column_names) != fields:
                 log.warning(
                     "table on %s/%s with columns %s; dropped",
@@ -49,5 +113,5 @@ class Inbound:
                     delivery.stream,
                     delivery.table.column_names,
                 )
-                return
-        executor.inbox.put(inbox_item(delivery, fields))
+                return None
+        return inbox_item(delivery, fields)

@@ -73,7 +73,9 @@ class Worker:
             json.loads((code_dir / STRUCTURE_FILE).read_text())
         )
         self.executors: dict[int, Executor] = {}
-        self.inbound = Inbound(self.structure, self.executors)
+        self.inbound = Inbound(
+            self.structure, self.executors, conf.get("topology.backpressure.enable", True)
+        )
         self.exit_code = 0
         # spouts emit while the topology is active and, from the first time it is, ready
         self.activation = threading.Lock()
@@ -115,11 +117,22 @@ class Worker:
             self.inbound.fields_of,
             self.conf["worker.max.message.bytes"],
             keys,
+            self.inbound.deliver_many,
+            self.inbound.congested if self.inbound.backpressure else None,
+            self.conf.get("topology.backpressure.check.millis", 50) / 1000,
+            self.conf.get("topology.batch.flush.interval.millis", 1) / 1000,
         )
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
         router = Router(self.structure, task_components, self.my_tasks)
-        io = WorkerTaskIO(router, self.transport.send, ackers, self.errors.report)
+        io = WorkerTaskIO(
+            router,
+            self.transport.send,
+            ackers,
+            self.errors.report,
+            send_many=self.transport.send_many,
+            congested=self.transport.congested,
+        )
         handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
         self.spark = SparkHolder(
             self.conf,

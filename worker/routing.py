@@ -1,7 +1,11 @@
 """Which tasks receive an emitted tuple: Storm's groupings, as plain logic.
 
-Fields grouping hashes with CRC-32 of the JSON-encoded key values, so every worker process
-agrees on the target (Python's own hash() is salted per process).
+Fields grouping hashes each key value with CRC-32, so every worker process agrees on the
+target (Python's own hash() is salted per process): a str by its UTF-8 bytes, an int by its
+8-byte two's complement (Arrow's int64; bigger ones by their minimal bytes), bytes as they
+are, and anything else by its JSON text. No JSON for the common keys: json.dumps per tuple
+was the hot path's largest cost. One function for tuples and batches, so a key goes to the
+same task either way.
 """
 
 from __future__ import annotations
@@ -35,8 +39,29 @@ class Subscription:
     key_index: tuple[int, ...]  # positions of the grouping fields in the emitted values
 
 
+def _key_bytes(value: Any) -> bytes:
+    kind = type(value)
+    if kind is str:
+        return b"s" + value.encode("utf-8", "surrogatepass")
+    if kind is int:
+        try:
+            return b"i" + value.to_bytes(8, "little", signed=True)
+        except OverflowError:
+            size = (value.bit_length() + 8) // 8
+            return b"i" + value.to_bytes(size, "little", signed=True)
+    if kind is bytes:
+        return b"b" + value
+    return b"j" + json.dumps(value, sort_keys=True, default=str).encode()
+
+
 def fields_hash(values: Sequence[Any]) -> int:
-    return zlib.crc32(json.dumps(list(values), sort_keys=True, default=str).encode())
+    """The hash of a grouping key (its values in the grouping's field order)."""
+    if len(values) == 1:
+        return zlib.crc32(_key_bytes(values[0]))
+    crc = 0
+    for value in values:
+        crc = zlib.crc32(_key_bytes(value), crc)
+    return crc
 
 
 class Router:
@@ -63,6 +88,20 @@ class Router:
                     for consumer, grouping in structure.consumers(name, stream)
                 ]
         self.counters: dict[tuple[int, str, str], int] = defaultdict(int)
+        self.downstream: dict[str, tuple[int, ...]] = {
+            name: tuple(
+                sorted(
+                    {
+                        task
+                        for (source, _), subs in self.subscriptions.items()
+                        if source == name
+                        for sub in subs
+                        for task in sub.tasks
+                    }
+                )
+            )
+            for name in structure.components
+        }  # every task a component's emits may reach (a spout checks them for congestion)
 
     def _chosen(
         self, sub: Subscription, task: int, stream: str, direct_task: int | None

@@ -1,16 +1,21 @@
 """The spout task's loop: calls next_tuple while the topology is active and the tracker
 allows (topology.max.spout.pending), and turns acker verdicts and timeouts, as decided by
-`SpoutTracker`, into the spout's ack/fail calls."""
+`SpoutTracker`, into the spout's ack/fail calls.
+
+next_tuple is called in bursts (until the spout is dry, max.spout.pending is reached, a
+downstream task is congested, the producer batch is full or the flush interval passed); what
+the burst emitted leaves in one flush. A congested downstream task pauses the spout (Storm
+2's backpressure wait strategy): it only settles acks and timeouts until the task has room,
+whether acking is on or off."""
 
 from __future__ import annotations
 
-import queue
 import time
 from typing import Any
 
 from squall.components import Spout
 
-from .acking import SpoutEmitted, Tick, TreeDone, TreeFailed
+from .acking import SpoutEmitted, Tick, TreeDone, TreeFailed, VerdictArrived
 from .executors import Executor, Instruction
 from .spout_tracking import SpoutTracker
 
@@ -27,29 +32,55 @@ class SpoutExecutor(Executor):
             self.timeout,
             self.conf.get("topology.max.spout.pending") or 0,
             self.new_id,
+            getattr(self.io, "near_ackers", ()),
         )
         self.polls = 0  # next_tuple calls so far: `idle` says something once one ran active
+        self.stats.latency = self.tracker.latency  # summarized only when a beat reads it
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
         return self.tracker.handle(SpoutEmitted(msg_id, targets, time.monotonic()))
 
-    def settle(self) -> None:
-        """Hand the tracker the acker verdicts that arrived and the time; do what it says."""
-        while True:
-            try:
-                verdict = self.inbox.get_nowait()
-            except queue.Empty:
-                break
+    def settle(self, wait: float = 0.0) -> None:
+        """Hand the tracker the acker verdicts that arrived (waiting up to `wait` seconds for
+        one) and the time; do what it says."""
+        verdicts = self.inbox.take(1 << 30, wait)
+        now = time.monotonic()
+        for verdict in verdicts:
             if not isinstance(verdict, TreeDone | TreeFailed):
                 raise TypeError(f"a spout task takes acker verdicts, not {verdict!r}")
-            for instruction in self.tracker.handle(verdict):
+            for instruction in self.tracker.handle(VerdictArrived(verdict, now)):
                 self.carry_out(instruction)
-        for instruction in self.tracker.handle(Tick(time.monotonic())):
+        for instruction in self.tracker.handle(Tick(now)):
             self.carry_out(instruction)
         self.stats.pending = len(self.tracker.pending)
 
+    def congested(self) -> bool:
+        """Whether a task this spout emits to is full (checked before each burst)."""
+        return self.io.congested(self.context.component_id)
+
+    def burst(self) -> bool:
+        """next_tuple until it is dry or a limit is reached; whether anything was emitted."""
+        started = time.monotonic()
+        emitted_any = False
+        for _ in range(self.batch_size):
+            self.polls += 1
+            self.mark(busy=True)
+            emitted = False
+            try:
+                emitted = bool(self.component.next_tuple())
+            except Exception:  # noqa: BLE001 - user code
+                self._failed("next_tuple")
+            emitted_any = emitted_any or emitted
+            if not emitted or not self.tracker.can_emit:
+                break
+            if self.progress_at - started >= self.flush_interval:
+                break
+        self.flush()
+        return emitted_any
+
     def loop(self) -> None:
         backoff = 0.001
+        pause = self.conf.get("topology.backpressure.check.millis", 50) / 1000
         while not self.stopping.is_set():
             self.mark()
             self.settle()
@@ -58,15 +89,12 @@ class SpoutExecutor(Executor):
                 self.active.wait(0.1)
                 continue
             if not self.tracker.can_emit:
-                time.sleep(0.001)  # backpressure: wait for acks or timeouts
+                self.settle(0.001)  # max.spout.pending: wait for acks or timeouts
                 continue
-            emitted = False
-            self.polls += 1
-            self.mark(busy=True)
-            try:
-                emitted = bool(self.component.next_tuple())
-            except Exception:  # noqa: BLE001 - user code
-                self._failed("next_tuple")
+            if self.congested():
+                self.settle(min(pause, 0.01))  # backpressure: a downstream queue is full
+                continue
+            emitted = self.burst()
             self.stats.idle = not emitted and not self.tracker.pending
             if emitted:
                 backoff = 0.001

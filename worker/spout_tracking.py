@@ -3,7 +3,8 @@
 that the spout hears exactly one verdict, ack or fail, per tracked message id.
 
 Pure: events in, instructions out, time passed in, acking ids from the injected generator.
-Replay is the spout's own business: it emits the message again from `fail`.
+Replay is the spout's own business: it emits the message again from `fail`. The complete
+latency of each acked tree (emit to verdict, both times passed in) goes to `latency`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from .acking import (
     Tick,
     TreeDone,
     TreeFailed,
+    VerdictArrived,
     acker_for,
+    untracked,
 )
+from .latency import CompleteLatency
 
-SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | Tick
+SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | VerdictArrived | Tick
 SpoutInstruction = Send | InitTree | CallAck | CallFail
 
 
@@ -36,14 +40,19 @@ class SpoutTracker:
         timeout: float,
         max_pending: int,
         new_id: Callable[[], int],
+        near_ackers: Sequence[int] = (),
     ) -> None:
+        """`near_ackers`: ackers in this task's own worker; its roots are drawn so that one
+        of them tracks each tree (the init and the verdict then never cross the network)."""
         self.task = task
         self.ackers = tuple(ackers)
+        self.near = tuple(self.ackers.index(a) for a in near_ackers if a in self.ackers)
         self.timeout = timeout
         self.max_pending = max_pending  # 0: no limit
         self.new_id = new_id
         self.pending: OrderedDict[int, tuple[Any, float]] = OrderedDict()  # root -> (msg, at)
         self.acked_untracked: list[Any] = []
+        self.latency = CompleteLatency()
 
     @property
     def can_emit(self) -> bool:
@@ -58,17 +67,24 @@ class SpoutTracker:
                 return self._verdict(root, CallAck)
             case TreeFailed(_, root):
                 return self._verdict(root, CallFail)
+            case VerdictArrived(TreeDone(_, root), now):
+                entry = self.pending.get(root)
+                if entry is not None:
+                    self.latency.add((now - entry[1]) * 1000)
+                return self._verdict(root, CallAck)
+            case VerdictArrived(TreeFailed(_, root), _):
+                return self._verdict(root, CallFail)
             case Tick(now):
                 return self._tick(now)
         raise TypeError(f"the spout tracker has no event {event!r}")
 
     def _emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
-        root = self.new_id() if msg_id is not None and targets else None
+        root = self._root() if msg_id is not None and targets else None
         acker = None if root is None else acker_for(self.ackers, root)
         if root is None or acker is None:
             if msg_id is not None:  # untracked: acked at the next tick (Storm's rule)
                 self.acked_untracked.append(msg_id)
-            return [Send(target) for target in targets]
+            return [untracked(target) for target in targets]
         out: list[SpoutInstruction] = []
         xor = 0
         for target in targets:
@@ -78,6 +94,18 @@ class SpoutTracker:
         self.pending[root] = (msg_id, now)
         out.append(InitTree(acker, root, xor, self.task))
         return out
+
+    def _root(self) -> int:
+        """A fresh root; with near ackers, one that a near acker tracks (acker_for)."""
+        while True:
+            root = self.new_id()
+            if not self.near:
+                return root
+            n = len(self.ackers)
+            if root % n not in self.near:
+                root += self.near[root % len(self.near)] - root % n
+            if root and -(1 << 63) <= root < (1 << 63):
+                return root
 
     def _verdict(self, root: int, call: type[CallAck] | type[CallFail]) -> list:
         entry = self.pending.pop(root, None)

@@ -1,15 +1,18 @@
 """The TaskIO executors use to route, send and report. Routing follows the topology's
 groupings (Router); `send` is the Transport's in a worker (which skips the network for
 tasks of the same worker) and Inbound's `deliver` when every task lives in one process
-(squall.testing)."""
+(squall.testing). `send_many` takes an executor's flushed list (and may wait while a local
+target is full); `congested` tells a spout whether a task it emits to is full."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from .acking import PROTOCOL_TYPES, message_delivery
 from .delivery import Delivery
 from .routing import Router
 
@@ -21,10 +24,15 @@ class WorkerTaskIO:
         send: Callable[[Delivery], None],
         ackers: Sequence[int],
         report_error: Callable[[str, int, str], None],
+        send_many: Callable[[list[Any], threading.Event], None] | None = None,
+        congested: Callable[[int], bool] | None = None,
     ) -> None:
         self.router = router
         self._send = send
+        self._send_many = send_many
+        self._congested = congested
         self.ackers = tuple(ackers)
+        self.near_ackers = tuple(a for a in self.ackers if a in router.local)  # this worker's
         self._report_error = report_error
 
     def targets(
@@ -39,6 +47,21 @@ class WorkerTaskIO:
 
     def send(self, delivery: Delivery) -> None:
         self._send(delivery)
+
+    def send_many(self, deliveries: list[Any], stopping: threading.Event) -> None:
+        """Deliveries and protocol messages (acking.PROTOCOL_TYPES), in order."""
+        if self._send_many is None:
+            for delivery in deliveries:
+                if isinstance(delivery, PROTOCOL_TYPES):
+                    delivery = message_delivery(delivery)
+                self._send(delivery)
+        else:
+            self._send_many(deliveries, stopping)
+
+    def congested(self, component: str) -> bool:
+        if self._congested is None:
+            return False
+        return any(self._congested(task) for task in self.router.downstream.get(component, ()))
 
     def report_error(self, component: str, task: int, text: str) -> None:
         self._report_error(component, task, text)

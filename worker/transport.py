@@ -12,6 +12,12 @@ message of frames, each an Arrow record batch (codec.py). ZeroMQ reconnects by i
 peer worker restarts. With the topology's keys (security on) every socket speaks CURVE and
 only the topology's own workers get in (curve.py). A message is read a part at a time and one
 with more parts or bytes than any worker sends is dropped unkept (framing.py).
+
+Backpressure (backpressure.py): the receive thread never blocks on a task's queue. Data for
+a task whose queue is full is parked, in order, and retried (parking.py); while any task is
+congested this worker sends its congested set to its peers as a control frame (on change and every
+check interval). An executor flushing data to a congested remote task waits (checking its
+stop flag) until the task has room; protocol messages never wait.
 """
 
 from __future__ import annotations
@@ -31,9 +37,12 @@ import zmq
 from squall.topology_keys import TopologyKeys
 
 from . import curve
-from .codec import CodecError, FieldsOf, decode, encode_bounded
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, message_delivery
+from .backpressure import BackpressureStatus, RemoteCongestion
+from .codec import CodecError, FieldsOf, decode, encode_bounded, encode_status
 from .delivery import Delivery
 from .framing import MAX_PARTS, Throttle, frame_limit, over_bound, pack
+from .parking import Parking
 
 log = logging.getLogger("squall.worker.transport")
 
@@ -41,6 +50,7 @@ Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = MAX_PARTS
 MALFORMED_LOG_SECS = 10.0
 Resolver = Callable[..., list[tuple[Any, ...]]]
+PROTOCOL = frozenset(PROTOCOL_TYPES)
 
 
 class BindError(ValueError):
@@ -89,8 +99,14 @@ class Transport:
         fields_of: FieldsOf,
         max_message_bytes: int,
         keys: TopologyKeys | None = None,
+        deliver_many: Callable[[list[Delivery], threading.Event | None], None] | None = None,
+        full: Callable[[int], bool] | None = None,
+        check_secs: float = 0.05,
+        gather_secs: float = 0.0,
     ):
-        """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ."""
+        """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
+        `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
+        while a local queue is full, the receive thread never does)."""
         self.ctx = zmq.Context()
         self.keys = keys
         self.pull = self.ctx.socket(zmq.PULL)
@@ -108,8 +124,17 @@ class Transport:
         self.max_message_bytes = max_message_bytes
         self.frame_bytes = frame_limit(max_message_bytes)
         self.deliver = deliver
+        self.deliver_many = deliver_many
+        self.full = full  # whether a local task's queue is full (None: no backpressure)
+        self.check_secs = check_secs
+        self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
+        self.worker_id = f"{address}:{port}"
+        self.parking = (
+            Parking(lambda ds: self._deliver_all(ds, None), full, check_secs) if full else None
+        )
+        self.remote = RemoteCongestion(check_secs)
         self.fields_of = fields_of
-        self.outbox: queue.Queue[tuple[Address, Delivery] | None] = queue.Queue()
+        self.outbox: queue.Queue[list[tuple[Address, Delivery]] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
         self.stopping = threading.Event()
@@ -137,22 +162,74 @@ class Transport:
         if address is None:
             log.warning("no address for task %s; tuple dropped", delivery.target)
             return
-        self.outbox.put((address, delivery))
+        self.outbox.put([(address, delivery)])
+
+    def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
+        """An executor's flush: local deliveries (and protocol messages, as they are) to their
+        queues in one call, the remote ones to the sender thread as one item."""
+        local = [d for d in deliveries if d.target in self.local]
+        if local:
+            self._deliver_all(local, stopping)
+        if len(local) == len(deliveries):
+            return
+        remote: list[tuple[Address, Any]] = []
+        for d in deliveries:
+            if d.target in self.local:
+                continue
+            address = self.addresses.get(d.target)
+            if address is None:
+                log.warning("no address for task %s; tuple dropped", d.target)
+            else:
+                remote.append((address, message_delivery(d) if type(d) in PROTOCOL else d))
+        if remote and stopping is not None and self.full is not None:
+            self._wait_for_room([d for _, d in remote], stopping)
+        if remote:
+            self.outbox.put(remote)
+
+    def _wait_for_room(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
+        """Hold an executor's flush while a remote task it sends data to is congested."""
+        targets = {d.target for d in deliveries if d.stream not in SYSTEM_STREAMS}
+        while not stopping.is_set() and any(self.congested(t) for t in targets):
+            stopping.wait(self.check_secs / 10)
+
+    def _deliver_all(self, deliveries: list[Delivery], stopping: threading.Event | None) -> None:
+        if self.deliver_many is not None:
+            self.deliver_many(deliveries, stopping)
+        else:
+            for delivery in deliveries:
+                self.deliver(delivery)
 
     def _receive(self) -> None:
         poller = zmq.Poller()
         poller.register(self.pull, zmq.POLLIN)
         while not self.stopping.is_set():
-            if not poller.poll(200):
-                continue
-            for frame in self._receive_message():
-                try:
-                    deliveries = decode(frame)
-                except CodecError as exc:
-                    self._malformed(len(frame), exc)
-                    continue
-                for delivery in deliveries:
-                    self.deliver(delivery)
+            parked = self.parking is not None and self.parking.parked
+            wait_ms = int(self.check_secs * 200) + 1 if parked else 200
+            if poller.poll(wait_ms):
+                for frame in self._receive_message():
+                    try:
+                        items = decode(frame)
+                    except CodecError as exc:
+                        self._malformed(len(frame), exc)
+                        continue
+                    if len(items) == 1 and isinstance(items[0], BackpressureStatus):
+                        self.remote.update(items[0], time.monotonic())
+                    elif self.parking is not None:
+                        self.parking.arrived(items)  # type: ignore[arg-type]
+                    else:
+                        self._deliver_all(items, None)  # type: ignore[arg-type]
+            if self.parking is not None:
+                self.parking.retry()
+                due = self.parking.status_due(self.local, time.monotonic())
+                if due is not None:
+                    self.outbox.put(BackpressureStatus(self.worker_id, due))  # type: ignore[arg-type]
+
+    def congested(self, task: int) -> bool:
+        """Whether `task` cannot take more now: a full local queue, or a remote worker's
+        latest status says so."""
+        if task in self.local:
+            return self.full is not None and self.full(task)
+        return self.remote.congested(task, time.monotonic())
 
     def _receive_message(self) -> list[bytes]:
         """One message's frames, read a part at a time (libzmq hands over a message only once
@@ -198,29 +275,32 @@ class Transport:
             item = self.outbox.get()
             if item is None:
                 break
+            if isinstance(item, BackpressureStatus):
+                self._send_status(item, sockets)
+                continue
             queued: dict[Address, list[Delivery]] = defaultdict(list)
-            queued[item[0]].append(item[1])
-            count = 1
+            for address, delivery in item:
+                queued[address].append(delivery)
+            count = len(item)
+            # gather for up to the flush interval: an Arrow frame has a fixed cost of a few
+            # hundred microseconds, so frames of a few tuples made two workers slower than one
+            deadline = time.monotonic() + self.gather_secs
             while count < MAX_DELIVERIES_PER_SEND:
                 try:
-                    item = self.outbox.get_nowait()
+                    item = self.outbox.get(timeout=max(deadline - time.monotonic(), 0))
                 except queue.Empty:
                     break
                 if item is None:
                     self.stopping.set()
                     break
-                queued[item[0]].append(item[1])
-                count += 1
+                if isinstance(item, BackpressureStatus):
+                    self._send_status(item, sockets)
+                    continue
+                for address, delivery in item:
+                    queued[address].append(delivery)
+                count += len(item)
             for address, deliveries in queued.items():
-                sock = sockets.get(address)
-                if sock is None:
-                    sock = self.ctx.socket(zmq.PUSH)
-                    sock.setsockopt(zmq.SNDHWM, 100_000)
-                    sock.setsockopt(zmq.LINGER, 2000)
-                    if self.keys:
-                        curve.connect_as_peer(sock, self.keys)
-                    sock.connect(f"tcp://{address[0]}:{address[1]}")
-                    sockets[address] = sock
+                sock = self._socket(address, sockets)
                 frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
                 for d in too_large:
                     log.error(
@@ -236,6 +316,25 @@ class Transport:
                 break
         for sock in sockets.values():
             sock.close()
+
+    def _socket(self, address: Address, sockets: dict[Address, zmq.Socket]) -> zmq.Socket:
+        sock = sockets.get(address)
+        if sock is None:
+            sock = self.ctx.socket(zmq.PUSH)
+            sock.setsockopt(zmq.SNDHWM, 100_000)
+            sock.setsockopt(zmq.LINGER, 2000)
+            if self.keys:
+                curve.connect_as_peer(sock, self.keys)
+            sock.connect(f"tcp://{address[0]}:{address[1]}")
+            sockets[address] = sock
+        return sock
+
+    def _send_status(self, status: BackpressureStatus, sockets: dict[Address, zmq.Socket]) -> None:
+        """This worker's congested tasks, to every other worker of the topology."""
+        frame = encode_status(status)
+        peers = {a for t, a in self.addresses.items() if t not in self.local}
+        for address in peers:
+            self._socket(address, sockets).send_multipart([frame])
 
     def close(self) -> None:
         self.outbox.put(None)

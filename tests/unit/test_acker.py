@@ -78,3 +78,32 @@ def test_unknown_events_and_messages_raise():
         Acker(30).handle(Send(1))
     with pytest.raises(TypeError):
         got(Acker(30), TreeDone(1, 2))
+
+
+def test_a_wake_ups_messages_as_one_event_give_the_verdicts_one_by_one_would():
+    from squall.worker.acking import AckerReceivedMany
+
+    a, b = 0b0011, 0b0101
+    messages = [
+        AckTree(1, ROOT, a),  # overtakes its init
+        InitTree(1, ROOT + 1, b, SPOUT + 1),
+        InitTree(1, ROOT, a, SPOUT),  # ROOT completes here, mid-batch
+        FailTree(1, ROOT + 2),  # unknown root: nothing
+        AckTree(1, ROOT + 3, a),  # no init yet: pending
+        FailTree(1, ROOT + 3),  # failed before its init: no verdict, forgotten
+        AckTree(1, ROOT + 1, b),
+    ]
+    batch = Acker(timeout=30)
+    out = batch.handle(AckerReceivedMany(messages, 5.0))
+    assert out == [TreeDone(SPOUT, ROOT), TreeDone(SPOUT + 1, ROOT + 1)]
+    assert not batch.trees
+    single = Acker(timeout=30)
+    assert [v for m in messages for v in got(single, m, 5.0)] == out
+    fail = Acker(timeout=30)
+    fail.handle(AckerReceivedMany([InitTree(1, ROOT, a, SPOUT), FailTree(1, ROOT)], 0.0))
+    assert fail.handle(AckerReceivedMany([AckTree(1, ROOT, a)], 0.0)) == []
+    assert fail.handle(AckerReceivedMany([InitTree(1, 9, a, 0), FailTree(1, 9)], 0.0)) == [
+        TreeFailed(0, 9)
+    ]
+    with pytest.raises(TypeError):
+        fail.handle(AckerReceivedMany([TreeDone(1, 2)], 0.0))

@@ -31,7 +31,7 @@ def test_fields_grouping_is_stable_and_consistent():
     first = [r.targets("src", 4, "default", [f"k{i}", i]) for i in range(50)]
     again = [r.targets("src", 4, "default", [f"k{i}", 0]) for i in range(50)]
     assert first == again  # depends on the key only
-    assert fields_hash(["x"]) == zlib.crc32(b'["x"]')  # not Python's per-process hash()
+    assert fields_hash(["x"]) == zlib.crc32(b"sx")  # not Python's per-process hash()
     assert {t for [t] in first} == {1, 2, 3}
 
 
@@ -73,3 +73,38 @@ def test_a_batch_goes_whole_to_shuffle_targets_in_turn():
     assert [t for [(t, part)] in turns] == [1, 2, 3]
     assert all(part is table for [(_, part)] in turns)
     assert [t for t, _ in router(Grouping.all).split("src", 4, "default", table)] == [1, 2, 3]
+
+
+def test_fields_hash_is_defined_bytes_per_type():
+    """Every process (and a shell component's host) can compute it: CRC-32 of tagged bytes."""
+    assert fields_hash([7]) == zlib.crc32(b"i" + (7).to_bytes(8, "little", signed=True))
+    assert fields_hash([-1]) == zlib.crc32(b"i" + b"\xff" * 8)
+    assert fields_hash([b"ab"]) == zlib.crc32(b"bab")
+    assert fields_hash([2.5]) == zlib.crc32(b"j2.5")
+    assert fields_hash(["1"]) != fields_hash([1])  # a str and an int do not collide by design
+    big = 1 << 70
+    assert fields_hash([big]) == zlib.crc32(b"i" + big.to_bytes(9, "little", signed=True))
+    assert fields_hash(["a", 1]) == zlib.crc32(
+        b"i" + (1).to_bytes(8, "little", signed=True), zlib.crc32(b"sa")
+    )
+
+
+def test_int_and_compound_keys_route_batches_as_tuples():
+    r = router(Grouping.fields("n"))
+    table = pa.table({"key": [f"k{i}" for i in range(300)], "n": [i * 7919 for i in range(300)]})
+    for target, part in r.split("src", 4, "default", table):
+        for n in part.column("n").to_pylist():
+            assert r.targets("src", 4, "default", ["?", n]) == [target]
+    both = router(Grouping.fields("key", "n"))
+    parts = both.split("src", 4, "default", table)
+    assert {t for t, _ in parts} == {1, 2, 3}
+    for target, part in parts:
+        for key, n in zip(
+            part.column("key").to_pylist(), part.column("n").to_pylist(), strict=True
+        ):
+            assert both.targets("src", 4, "default", [key, n]) == [target]
+
+
+def test_downstream_lists_every_task_a_component_reaches():
+    r = router(Grouping.shuffle)
+    assert r.downstream == {"src": (1, 2, 3), "dst": ()}

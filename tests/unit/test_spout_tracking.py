@@ -111,3 +111,42 @@ def test_max_spout_pending_zero_means_no_limit():
 def test_an_unknown_event_raises():
     with pytest.raises(TypeError):
         tracker().handle(Send(5))
+
+
+def test_complete_latency_is_measured_from_emit_to_the_verdicts_arrival():
+    from squall.worker.acking import VerdictArrived
+
+    t = tracker()
+    t.handle(SpoutEmitted("a", (5,), now=1.0))  # root 1
+    t.handle(SpoutEmitted("b", (5,), now=2.0))  # root 3
+    t.handle(SpoutEmitted("c", (5,), now=3.0))  # root 5
+    assert t.handle(VerdictArrived(TreeDone(TASK, 1), now=1.25)) == [CallAck("a")]
+    assert t.handle(VerdictArrived(TreeFailed(TASK, 3), now=9.0)) == [CallFail("b")]
+    assert t.handle(VerdictArrived(TreeDone(TASK, 3), now=9.5)) == []  # already failed
+    assert t.handle(VerdictArrived(TreeDone(TASK, 5), now=3.5)) == [CallAck("c")]
+    # acks only: a failure or a late duplicate measures nothing
+    assert t.latency.summary() == {"count": 2, "avg": 375.0, "p50": 250.0, "p99": 500.0}
+
+
+def test_roots_are_drawn_for_an_acker_in_the_spouts_own_worker():
+    import random
+
+    from squall.worker.acking import AckIds, acker_for
+
+    for near, ackers in (((11,), (10, 11)), ((10,), (10, 11)), ((21, 23), (20, 21, 22, 23))):
+        t = SpoutTracker(TASK, ackers, 30, 0, AckIds(random.Random(5)), near_ackers=near)
+        for n in range(200):
+            out = t.handle(SpoutEmitted(n, (5,), now=0))
+            init = out[-1]
+            assert init.acker in near and acker_for(ackers, init.root) == init.acker
+            assert init.root != 0 and -(1 << 63) <= init.root < 1 << 63
+        used = {acker_for(ackers, root) for root in t.pending}
+        assert used == set(near)  # every near acker gets trees, no other acker does
+    ids = iter([2, 7, 9])  # 2 % 2 == 0 is moved to 3 (acker 11), its edge is 7
+    t = SpoutTracker(TASK, (10, 11), 30, 0, lambda: next(ids), near_ackers=(11,))
+    assert t.handle(SpoutEmitted("m", (5,), now=0)) == [
+        Send(5, (3,), (7,)),
+        InitTree(11, 3, 7, TASK),
+    ]
+    far = SpoutTracker(TASK, (10, 11), 30, 0, iter([-1, 4]).__next__, near_ackers=(12,))
+    assert far.handle(SpoutEmitted("m", (5,), now=0))[-1].root == -1  # no near acker: as drawn

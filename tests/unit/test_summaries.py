@@ -1,6 +1,9 @@
 """Thrift summaries from the model: a beat counts for a task only when it comes from a
 worker started after the task's assignment (durations compared, never clocks)."""
 
+from types import SimpleNamespace
+
+from squall.nimbus.component_stats import aggregate_stats, complete_latency, complete_ms, totals
 from squall.nimbus.summaries import cluster_summary, topology_info
 from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat
 
@@ -70,3 +73,36 @@ def test_summaries_report_a_storm_2_version_and_squalls_own():
     sup = SupervisorInfo("h1", [6700], 900, "0.1.0")
     [summary] = cluster_summary({}, {}, {}, {"s1": sup}, [], 1100).supervisors
     assert (summary.version, summary.squall_version) == ("2.8.8+squall.0.1.0", "0.1.0")
+
+
+def test_a_spouts_complete_latency_is_served_and_junk_is_left_out():
+
+    tasks = {1: "a", 2: "a"}
+    a = Assignment(1, "t", {"s1": "h1"}, {1: ("s1", 6700), 2: ("s1", 6700)}, {1: 1050, 2: 1050})
+    good = {"count": 3, "avg": 4.5, "p50": 4, "p99": 9.0}
+    stats = {1: {"complete_ms": good}, 2: {"complete_ms": {**good, "avg": "x"}}}
+    beat = WorkerBeat(seq=5, time_secs=0, uptime_secs=30, tasks=stats)
+    info = topology_info("t", BASE, a, tasks, {("s1", 6700): beat}, {}, 1100, spouts={"a"})
+    first, junk = (e.stats.specific.spout for e in info.executors)
+    assert first.complete_ms_avg == {":all-time": {"default": 4.5}}
+    assert junk.complete_ms_avg == {":all-time": {}}
+    for bad in (
+        None,
+        [],
+        {"count": 0, "avg": 1, "p50": 1, "p99": 1},
+        {**good, "p99": -1},
+        {**good, "p50": float("nan")},
+        {**good, "count": True},
+        {**good, "avg": True},
+    ):
+        assert complete_ms(bad) is None, bad
+    assert complete_ms(good) == {"count": 3.0, "avg": 4.5, "p50": 4.0, "p99": 9.0}
+    other = {"complete_ms": {"count": 1, "avg": 10.5, "p50": 1, "p99": 1}}
+    assert complete_latency(good) == (3, 4.5 * 3) and complete_latency(other["complete_ms"]) == (
+        1,
+        10.5,
+    )
+    assert complete_latency({}) == (0, 0.0)
+    rows = [SimpleNamespace(stats={"complete_ms": good})]  # an ExecutorRow's stats
+    agg = aggregate_stats("spout", totals(rows, False))
+    assert agg.specific_stats.spout.complete_latency_ms == 4.5

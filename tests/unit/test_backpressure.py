@@ -1,0 +1,88 @@
+"""Backpressure decisions: which tasks are congested, when a worker tells its peers, how a
+sender reads their statuses, and the status on the wire."""
+
+import pyarrow as pa
+import pytest
+
+from squall.worker.backpressure import (
+    STALE_CHECKS,
+    BackpressureStatus,
+    RemoteCongestion,
+    StatusSchedule,
+    congested_tasks,
+)
+from squall.worker.codec import CodecError, _frame, decode, encode_status
+
+
+def test_congested_tasks_are_the_full_and_the_parked():
+    assert congested_tasks([3], [5, 3]) == frozenset({3, 5})
+    assert congested_tasks([], []) == frozenset()
+
+
+def test_a_status_goes_out_on_change_and_every_interval_while_congested():
+    s = StatusSchedule(interval=0.05)
+    assert not s.due(frozenset(), 0.0)  # nothing to say, nothing said
+    assert s.due(frozenset({1}), 0.0)  # became congested
+    assert not s.due(frozenset({1}), 0.04)
+    assert s.due(frozenset({1}), 0.05)  # renewed while congested
+    assert s.due(frozenset({1, 2}), 0.06)  # changed
+    assert s.due(frozenset(), 0.07)  # cleared: said once
+    assert not s.due(frozenset(), 1.0)
+
+
+def test_remote_statuses_replace_each_other_and_go_stale():
+    r = RemoteCongestion(interval=0.05)
+    r.update(BackpressureStatus("h:1", frozenset({4, 5})), 0.0)
+    r.update(BackpressureStatus("h:2", frozenset({6})), 0.0)
+    assert r.congested(4, 0.01) and r.congested(6, 0.01) and not r.congested(7, 0.01)
+    r.update(BackpressureStatus("h:1", frozenset({5})), 0.02)
+    assert not r.congested(4, 0.03) and r.congested(5, 0.03)
+    r.update(BackpressureStatus("h:1", frozenset()), 0.04)
+    assert not r.congested(5, 0.05)
+    limit = 0.05 * STALE_CHECKS
+    assert r.congested(6, limit) and not r.congested(6, limit + 0.001)
+    assert r.by_worker == {}
+
+
+def test_a_status_round_trips_and_a_malformed_one_is_refused():
+    status = BackpressureStatus("127.0.0.1:6700", frozenset({1, 9}))
+    assert decode(encode_status(status)) == [status]
+    tasks = pa.table({"task": pa.array([1], pa.int32())})
+    for table, meta in (
+        (tasks, {"control": "other", "worker": "w"}),
+        (tasks, {"control": "backpressure"}),
+        (tasks, {"control": "backpressure", "worker": "w" * 301}),
+        (pa.table({"task": pa.array([1], pa.int64())}), {"control": "backpressure", "worker": "w"}),
+        (
+            pa.table({"task": pa.array([-1], pa.int32())}),
+            {"control": "backpressure", "worker": "w"},
+        ),
+        (
+            pa.table({"task": pa.array([None], pa.int32())}),
+            {"control": "backpressure", "worker": "w"},
+        ),
+        (pa.table({"x": pa.array([1], pa.int32())}), {"control": "backpressure", "worker": "w"}),
+    ):
+        with pytest.raises(CodecError):
+            decode(_frame(table, meta))
+
+
+def test_parking_holds_data_for_a_full_task_in_order_and_never_holds_acks():
+    from squall.worker.delivery import TupleDelivery
+    from squall.worker.parking import Parking
+
+    full, delivered = {1}, []
+    parking = Parking(delivered.append, lambda task: task in full, check_secs=0.05)
+    data = [TupleDelivery(t, "s", 9, "default", (n,)) for n, t in enumerate((1, 2, 1))]
+    ack = TupleDelivery(1, "__system", 0, "__ack_ack", (5, 6))
+    parking.arrived([*data, ack])
+    assert delivered == [[data[1], ack]] and parking.parked == {1: [data[0], data[2]]}
+    assert parking.status_due([1, 2], 0.0) == frozenset({1})
+    full.clear()
+    later = TupleDelivery(1, "s", 9, "default", (7,))
+    parking.arrived([later])  # behind what is parked, though the task has room now
+    assert parking.parked == {1: [data[0], data[2], later]}
+    parking.retry()
+    assert delivered[-1] == [data[0], data[2], later] and parking.parked == {}
+    assert parking.status_due([1, 2], 0.01) == frozenset()  # cleared: said once
+    assert parking.status_due([1, 2], 0.02) is None

@@ -1,0 +1,176 @@
+"""The receive queue and the batched per-tuple path: many inputs per wake-up, protocol
+messages first and never bounded, emits leaving as one list per flush, backpressure on a
+full local queue."""
+
+import threading
+
+from squall import Bolt, Spout
+from squall.components import TaskContext, Tuple
+from squall.worker.bolt_executor import BoltExecutor
+from squall.worker.receive_queue import ReceiveQueue
+from squall.worker.spout_executor import SpoutExecutor
+
+CONF = {
+    "topology.message.timeout.secs": 30,
+    "topology.max.spout.pending": 0,
+    "topology.producer.batch.size": 3,
+    "topology.batch.flush.interval.millis": 60_000,
+    "topology.executor.receive.buffer.size": 4,
+}
+
+
+def test_protocol_messages_come_first_and_data_is_taken_up_to_the_limit():
+    q = ReceiveQueue(capacity=2, weight=len)
+    q.put_many(["ab", "c"])
+    q.put_many(["ack1", "ack2"], protocol=True)
+    assert q.rows == 3 and not q.has_room()  # a table of two rows counts two
+    q.put_many(["x" * 100], protocol=True)  # protocol messages never count
+    assert q.rows == 3
+    assert q.take(3, 0) == ["ack1", "ack2", "x" * 100]  # all protocol, even past max
+    assert q.take(1, 0) == ["ab"] and q.rows == 1 and q.has_room()
+    assert q.take(10, 0) == ["c"] and q.empty() and q.take(10, 0) == []
+
+
+def test_wait_room_wakes_when_the_executor_takes():
+    q = ReceiveQueue(capacity=1)
+    q.put_many([1, 2])
+    assert not q.wait_room(0.01)
+    taker = threading.Timer(0.05, lambda: q.take(5, 0))
+    taker.start()
+    try:
+        assert q.wait_room(10)
+    finally:
+        taker.join()
+
+
+class ManyIO:
+    """A TaskIO with send_many: records each flushed list."""
+
+    ackers = ()
+
+    def __init__(self, routes):
+        self.routes, self.flushes, self.full = routes, [], set()
+
+    def targets(self, component, task, stream, values, direct):
+        return list(self.routes.get((component, stream), []))
+
+    def send(self, delivery):
+        raise AssertionError("a TaskIO with send_many gets lists")
+
+    def send_many(self, deliveries, stopping):
+        self.flushes.append(list(deliveries))
+
+    def congested(self, component):
+        return any(t in self.full for routes in self.routes.values() for t in routes)
+
+    def report_error(self, component, task, text):
+        raise AssertionError(text)
+
+
+class Twice(Bolt):
+    outputs = ["w"]
+
+    def process(self, tup):
+        self.emit([tup.values[0]])
+        self.emit([tup.values[0] * 2])
+
+
+def test_a_bolt_flushes_its_emits_as_lists_of_the_producer_batch_size():
+    io = ManyIO({("b", "default"): [7]})
+    ex = BoltExecutor(
+        Twice(), TaskContext("t", "b", 2, (2,), "/tmp"), {"default": ("w",)}, CONF, io
+    )
+    inputs = [Tuple("s", 1, "default", ("w",), (n,)) for n in range(4)]
+    ex.execute_all(inputs)
+    assert [len(f) for f in io.flushes] == [3, 3, 2]  # 8 emits, batch size 3, end of batch
+    assert [d.values[0] for f in io.flushes for d in f] == [0, 0, 1, 2, 2, 4, 3, 6]
+    assert ex.stats.executed == 4
+
+
+class Counting(Spout):
+    outputs = ["n"]
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def next_tuple(self):
+        self.n += 1
+        return self.emit([self.n]) != []
+
+
+def test_a_spout_burst_is_one_flush_and_emit_returns_the_task_ids():
+    io = ManyIO({("s", "default"): [5, 6]})
+    spout = Counting()
+    ex = SpoutExecutor(spout, TaskContext("t", "s", 1, (1,), "/tmp"), {"default": ("n",)}, CONF, io)
+    assert spout.emit([0]) == [5, 6]
+    ex.flush()
+    io.flushes.clear()
+    assert ex.burst() and spout.n == 3  # producer batch size 3
+    assert [[d.target for d in f] for f in io.flushes] == [[5, 6, 5], [6, 5, 6]]
+    io.full.add(6)
+    assert ex.congested()
+
+
+def test_a_spouts_heartbeat_stats_carry_its_complete_latency():
+    from squall.worker.acking import TreeDone
+
+    io = ManyIO({("s", "default"): [5]})
+    io.ackers = (9,)
+    spout = Counting()
+    ex = SpoutExecutor(spout, TaskContext("t", "s", 1, (1,), "/tmp"), {"default": ("n",)}, CONF, io)
+    assert "complete_ms" not in ex.stats.snapshot()  # no ack yet
+    spout.emit([1], msg_id="m")
+    ex.flush()
+    [root] = ex.tracker.pending
+    ex.inbox.put(TreeDone(1, root), protocol=True)
+    ex.settle()
+    figures = ex.stats.snapshot()["complete_ms"]
+    assert figures["count"] == 1 and 0 <= figures["p50"] == figures["p99"] == figures["avg"]
+
+
+def _inbound():
+    from squall import Grouping, Topology
+    from squall.worker.inbound import Inbound
+
+    class T(Topology):
+        s = Counting.spec()
+        b = Twice.spec(inputs={s: Grouping.shuffle})
+
+    conf = {**CONF, "topology.executor.receive.buffer.size": 2}
+    bolt = BoltExecutor(
+        Twice(), TaskContext("t", "b", 1, (1,), "/tmp"), {"default": ("w",)}, conf, ManyIO({})
+    )
+    return Inbound(T.structure(), {1: bolt}), bolt
+
+
+def test_a_flush_into_a_full_local_queue_waits_for_room_and_acks_never_wait():
+    from squall.worker.acking import AckTree
+    from squall.worker.delivery import TupleDelivery
+
+    inbound, bolt = _inbound()
+    data = [TupleDelivery(1, "s", 2, "default", (n,)) for n in range(3)]
+    inbound.deliver_many(data[:2], threading.Event())  # fills the queue (capacity 2)
+    assert inbound.congested(1) and not bolt.inbox.has_room()
+    inbound.deliver_many([AckTree(1, 5, 6)], threading.Event())  # protocol: never waits
+    inbound.deliver_many([TupleDelivery(1, "b", 1, "default", (9,))], threading.Event())  # self
+    inbound.deliver_many(data[2:])  # the transport's receive thread: never waits
+    stopping = threading.Event()
+    waiting = threading.Thread(target=inbound.deliver_many, args=(data[:1], stopping))
+    waiting.start()
+    try:
+        waiting.join(0.3)
+        assert waiting.is_alive()  # held back while the queue is full
+        taken = bolt.inbox.take(100, 0)
+        waiting.join(10)
+        assert not waiting.is_alive()  # room made: the flush went through
+    finally:
+        stopping.set()
+        waiting.join(10)
+    assert [type(x).__name__ for x in taken][:1] == ["AckTree"] and len(taken) == 5
+    assert [t.values for t in bolt.inbox.take(100, 0)] == [(0,)]
+    stuck = threading.Event()
+    inbound.deliver_many(data[:2], stuck)
+    stuck.set()  # a stopping sender gives up waiting
+    inbound.deliver_many(data[:1], stuck)
+    assert bolt.inbox.qsize() == 3

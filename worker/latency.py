@@ -1,0 +1,44 @@
+"""Complete latency of one spout task (Storm's complete latency: from a tracked tuple's emit
+to its tree's ack), as the heartbeat reports it: `{"count", "avg", "p50", "p99"}` in ms.
+
+`count` is every ack since the task started; avg, p50 and p99 are over the latest WINDOW
+acks, so the figures say how the topology does now, not averaged over its whole life, and
+memory stays fixed whatever the rate. Pure: the caller measures the time and passes it in.
+The summary sorts the window, so it is made when a heartbeat reads it, not per ack.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+WINDOW = 4096
+
+
+class CompleteLatency:
+    def __init__(self, window: int = WINDOW) -> None:
+        self.count = 0
+        self.recent: deque[float] = deque(maxlen=window)
+
+    def add(self, ms: float) -> None:
+        self.count += 1
+        self.recent.append(max(ms, 0.0))
+
+    def summary(self) -> dict[str, Any] | None:
+        """The heartbeat's `complete_ms`; None before the first ack."""
+        if not self.recent:
+            return None
+        ordered = sorted(list(self.recent))  # a copy: a heartbeat thread reads it
+        return {
+            "count": self.count,
+            "avg": round(sum(ordered) / len(ordered), 3),
+            "p50": round(quantile(ordered, 0.5), 3),
+            "p99": round(quantile(ordered, 0.99), 3),
+        }
+
+
+def quantile(ordered: list[float], q: float) -> float:
+    """The nearest-rank quantile of a sorted, non-empty list: the smallest value with at
+    least q of the values at or below it."""
+    rank = max(1, -(-int(q * 1000) * len(ordered) // 1000))  # ceil(q * n), in integers
+    return ordered[min(rank, len(ordered)) - 1]

@@ -1,0 +1,48 @@
+"""The receive side of backpressure between workers: the transport's receive thread never
+blocks on a task's queue, so data for a task whose queue is full is parked here, in arrival
+order, and handed over once the task has room; meanwhile (and while any local queue is full)
+the worker's congested tasks are due to be told to its peers (backpressure.StatusSchedule).
+Used by the receive thread only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from .acking import SYSTEM_STREAMS
+from .backpressure import StatusSchedule, congested_tasks
+from .delivery import Delivery
+
+
+class Parking:
+    def __init__(
+        self,
+        deliver: Callable[[list[Delivery]], None],
+        full: Callable[[int], bool],
+        check_secs: float,
+    ) -> None:
+        self.deliver = deliver
+        self.full = full
+        self.parked: dict[int, list[Delivery]] = {}
+        self.schedule = StatusSchedule(check_secs)
+
+    def arrived(self, deliveries: list[Delivery]) -> None:
+        """Deliver what arrived; data for a full (or already parked) task is parked. Protocol
+        messages are never held."""
+        now: list[Delivery] = []
+        for d in deliveries:
+            if d.stream not in SYSTEM_STREAMS and (d.target in self.parked or self.full(d.target)):
+                self.parked.setdefault(d.target, []).append(d)
+            else:
+                now.append(d)
+        if now:
+            self.deliver(now)
+
+    def retry(self) -> None:
+        """Hand over the parked deliveries of every task that has room again."""
+        for task in [t for t in self.parked if not self.full(t)]:
+            self.deliver(self.parked.pop(task))
+
+    def status_due(self, local: Iterable[int], now: float) -> frozenset[int] | None:
+        """This worker's congested tasks if a status is due now, else None."""
+        congested = congested_tasks([t for t in local if self.full(t)], self.parked)
+        return congested if self.schedule.due(congested, now) else None
