@@ -26,6 +26,7 @@ from squall.client import nimbus_address, nimbus_client
 from squall.credentials import ensure_cluster_credentials
 from squall.processes import kill_pid_file, terminate
 from squall.records import Assignment, WorkerBeat
+from squall.supervisor.spark_server import end_stale
 from squall.zk_identity import load_identity, role_identities
 from squall.zkserver import ZooKeeperServer, free_port
 
@@ -83,6 +84,9 @@ class LocalCluster:
             "nimbus.monitor.freq.secs": 2,
             "supervisor.monitor.frequency.secs": 1,
             "security.dir": str(self.credentials_dir),
+            # a warm Spark Connect JVM per supervisor only where asked (squall local, the
+            # tests of it): most test clusters run no SparkBolt and would pay for one each
+            "supervisor.spark.connect.enable": False,
             **self.conf,
         }
 
@@ -211,6 +215,8 @@ class LocalCluster:
             self.stop_process(name)
         for pid_file in self.directory.glob("supervisor*/supervisor/workers/*.pid"):
             kill_pid_file(pid_file)
+        for server in self.directory.glob("supervisor*/supervisor/spark-connect"):
+            end_stale(server)  # a supervisor killed before it could end its own
         if self.zookeeper:
             self.zookeeper.stop()
 
