@@ -137,7 +137,7 @@ class SparkConnectServer:
                 if time.monotonic() > deadline or self.stopping.is_set():
                     raise RuntimeError("did not listen in time")
                 time.sleep(0.2)
-            _warm(sc.remote_url(port, token))
+            _warm(sc.remote_url(port, token), self.directory)
         except Exception as exc:  # noqa: BLE001 - workers then start Spark of their own
             reason = f"{exc} (see {self.directory / 'server.log'})"
             log.warning("Spark Connect server failed: %s; workers use their own Spark", reason)
@@ -165,14 +165,26 @@ def _listening(port: int) -> bool:
         return s.connect_ex((LOOPBACK, port)) == 0
 
 
-def _warm(url: str) -> None:
-    """One small aggregation through a Connect session: the server's first job pays its
-    class loading and code generation (4-5 s) here, not in a topology's first micro-batch."""
+def _warm(url: str, directory: Path) -> None:
+    """Two small aggregations through a Connect session, one over Arrow and one over a
+    Parquet file (the two handoffs): the server's first jobs pay its class loading, the
+    Parquet reader's start and code generation (4-5 s, 15 s on a loaded host) here, not in a
+    topology's first micro-batch."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
     from pyspark.sql.connect.session import SparkSession
 
+    table = pa.table({"word": ["a", "b", "a"], "count": [1, 2, 3]})
+    path = directory / "warm.parquet"
+    pq.write_table(table, path)
     session = SparkSession.builder.remote(url).create()
     try:
-        session.createDataFrame(pa.table({"x": [1, 2, 2]})).groupBy("x").count().toArrow()
+        for df in (
+            session.createDataFrame(table),
+            session.read.schema("word string, count bigint").parquet(str(path)),
+        ):
+            df.groupBy("word").agg(F.sum("count").alias("count")).toArrow()
     finally:
         session.stop()
+        path.unlink(missing_ok=True)

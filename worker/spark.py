@@ -46,6 +46,7 @@ from .tables import TableError, concat, rows_table
 
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
 log = logging.getLogger("squall.worker")
+STALL = "topology.executor.stall.secs"
 
 
 def session_settings(
@@ -135,7 +136,10 @@ class SparkHolder:
         of its own) when there is none, it failed, or it is not ready in time."""
         if self.shared_dir is None:
             return None
-        deadline = time.monotonic() + self.conf.get(sc.START_TIMEOUT, 120)
+        # at most half the stall limit: a task waiting here counts as busy, and its own
+        # SparkSession must still fit in the rest
+        wait = min(self.conf.get(sc.START_TIMEOUT, 120), self.conf.get(STALL, 120) / 2)
+        deadline = time.monotonic() + wait
         state = sc.read_state(self.shared_dir)
         while state is None or state.state == sc.STARTING:
             if time.monotonic() > deadline:
