@@ -41,6 +41,10 @@ from squall.zkserver import free_port
 from .conftest import EXAMPLES
 from .test_end_to_end import wordcount_module
 
+STALL = "topology.executor.stall.secs"
+# Spark start-ups on a shared 2-core host run far past pytest's default 300 s per test
+pytestmark = pytest.mark.timeout(900)
+
 
 def _spark_home() -> Path:
     from pyspark.find_spark_home import _find_spark_home
@@ -107,7 +111,9 @@ def count_words(cluster: LocalCluster, out: Path, during=None, **overrides) -> N
     exact, run `during` while its workers still run, kill it, wait until they are gone."""
     conf = cluster.client_conf()
     with cluster.client() as client:
-        overrides = {"topology.output.dir": str(out), **overrides}
+        # a loaded 2-core host took 100 s to start a SparkContext and an executor on the
+        # standalone cluster: more than the default stall limit, which counts that as busy
+        overrides = {"topology.output.dir": str(out), STALL: 600, **overrides}
         name = submit_file(client, EXAMPLES / "wordcount.py", conf, overrides=overrides)
         tid = topology_id(client, name)
     try:
