@@ -25,6 +25,7 @@ PORT = "supervisor.spark.connect.port"
 MEMORY = "supervisor.spark.connect.driver.memory"
 START_TIMEOUT = "supervisor.spark.connect.start.timeout.secs"
 DEFAULT_MASTER = "local[*]"
+TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"  # where PySpark's client and the server look
 
 STARTING, READY, FAILED = "starting", "ready", "failed"
 
@@ -84,10 +85,13 @@ def read_state(directory: Path) -> ServerState | None:
         return None
 
 
-def remote_url(port: int, token: str) -> str:
+def remote_url(port: int, token: str | None = None) -> str:
     """The Connect URL of the server: `localhost`, because PySpark sends a token without TLS
-    only over gRPC's local (loopback-checked) channel credentials, and only for that name."""
-    return f"sc://localhost:{port}/;token={token}"
+    only over gRPC's local (loopback-checked) channel credentials, and only for that name.
+    Workers leave the token out of it (they give it in SPARK_CONNECT_AUTHENTICATE_TOKEN, so
+    no error message that quotes the URL can carry it into a log or ZooKeeper)."""
+    secret = f";token={token}" if token else ""
+    return f"sc://localhost:{port}/{secret}"
 
 
 def pid_alive(pid: int) -> bool:

@@ -60,7 +60,7 @@ def server_env(base: dict[str, str], spark_home: Path, token: str) -> dict[str, 
         "SPARK_HOME": str(spark_home),
         "SPARK_LOCAL_IP": LOOPBACK,
         "PYSPARK_PYTHON": base.get("PYSPARK_PYTHON", sys.executable),
-        "SPARK_CONNECT_AUTHENTICATE_TOKEN": token,
+        sc.TOKEN_ENV: token,
     }
 
 
@@ -107,17 +107,22 @@ class SparkConnectServer:
         write_private(sc.token_file(self.directory), token)
         port = self.conf[sc.PORT] or free_port()
         self._write(sc.ServerState(sc.STARTING, port))
-        spark_home = Path(_find_spark_home())
-        with (self.directory / "server.log").open("ab") as out:
-            self.process = subprocess.Popen(
-                server_command(spark_home, port, self.conf[sc.MEMORY], self.name),
-                env=server_env(dict(os.environ), spark_home, token),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads use it meanwhile
-            )
+        try:
+            spark_home = Path(_find_spark_home())
+            with (self.directory / "server.log").open("ab") as out:
+                self.process = subprocess.Popen(
+                    server_command(spark_home, port, self.conf[sc.MEMORY], self.name),
+                    env=server_env(dict(os.environ), spark_home, token),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )
+        except (OSError, RuntimeError) as exc:  # no Spark here: workers start their own
+            log.warning("cannot start the Spark Connect server: %s", exc)
+            self._write(sc.ServerState(sc.FAILED, port, 0, f"cannot start it: {exc}"))
+            return
         sc.pid_file(self.directory).write_text(str(self.process.pid))
         log.info(
             "Spark Connect server starting on %s:%d (pid %d)", LOOPBACK, port, self.process.pid
@@ -137,7 +142,7 @@ class SparkConnectServer:
                 if time.monotonic() > deadline or self.stopping.is_set():
                     raise RuntimeError("did not listen in time")
                 time.sleep(0.2)
-            _warm(sc.remote_url(port, token), self.directory)
+            _warm(port, token, self.directory)
         except Exception as exc:  # noqa: BLE001 - workers then start Spark of their own
             reason = f"{exc} (see {self.directory / 'server.log'})"
             log.warning("Spark Connect server failed: %s; workers use their own Spark", reason)
@@ -165,19 +170,22 @@ def _listening(port: int) -> bool:
         return s.connect_ex((LOOPBACK, port)) == 0
 
 
-def _warm(url: str, directory: Path) -> None:
+def _warm(port: int, token: str, directory: Path) -> None:
     """Two small aggregations through a Connect session, one over Arrow and one over a
     Parquet file (the two handoffs): the server's first jobs pay its class loading, the
     Parquet reader's start and code generation (4-5 s, 15 s on a loaded host) here, not in a
     topology's first micro-batch."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from pyspark.sql.connect.client import DefaultChannelBuilder
     from pyspark.sql.connect.session import SparkSession
 
     table = pa.table({"word": ["a", "b", "a"], "count": [1, 2, 3]})
     path = directory / "warm.parquet"
     pq.write_table(table, path)
-    session = SparkSession.builder.remote(url).create()
+    channel = DefaultChannelBuilder(sc.remote_url(port))
+    channel.set("token", token)  # not in the URL: an error quoting it would log the token
+    session = SparkSession.builder.channelBuilder(channel).create()
     try:
         for df in (
             session.createDataFrame(table),

@@ -156,7 +156,8 @@ class SparkHolder:
             self.shared_dir = None
             return None
         self.shared = state
-        return sc.remote_url(state.port, sc.token_file(self.shared_dir).read_text().strip())
+        os.environ[sc.TOKEN_ENV] = sc.token_file(self.shared_dir).read_text().strip()
+        return sc.remote_url(state.port)
 
     def alive(self) -> bool:
         """False once a started SparkSession's SparkContext has stopped (the JVM died or

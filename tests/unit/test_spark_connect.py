@@ -3,6 +3,7 @@ it, how its state is read, how a worker falls back, and what its command line ho
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,7 @@ def test_the_state_round_trips_and_a_missing_or_torn_file_reads_as_none(tmp_path
 
 def test_the_url_names_localhost_so_pyspark_sends_the_token_over_local_credentials():
     assert sc.remote_url(15002, "s3cret") == "sc://localhost:15002/;token=s3cret"
+    assert sc.remote_url(15002) == "sc://localhost:15002/"
 
 
 def test_the_server_listens_on_loopback_and_its_token_is_never_on_the_command_line():
@@ -68,13 +70,15 @@ def _holder(tmp_path: Path, **conf) -> SparkHolder:
     return SparkHolder(full, "t", tmp_path / "handoff", shared_dir=tmp_path / "server")
 
 
-def test_a_worker_takes_the_ready_servers_url_with_its_token(tmp_path):
+def test_a_worker_takes_the_ready_servers_url_and_its_token_apart(tmp_path, monkeypatch):
+    monkeypatch.delenv(sc.TOKEN_ENV, raising=False)
     server = tmp_path / "server"
     server.mkdir()
     sc.token_file(server).write_text("s3cret\n")
     sc.state_file(server).write_text(sc.ServerState(sc.READY, 15002, 1).to_json())
     holder = _holder(tmp_path)
-    assert holder._shared_url() == "sc://localhost:15002/;token=s3cret"
+    assert holder._shared_url() == "sc://localhost:15002/"
+    assert os.environ[sc.TOKEN_ENV] == "s3cret"  # PySpark's client reads it there
     assert holder.handoff_dir is not None  # the server on this host reads Parquet files
 
 
