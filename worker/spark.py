@@ -69,8 +69,10 @@ def session_settings(
             # Spark makes its own secret for a local master, so the driver's RPC and block
             # ports answer only this JVM's own parts, not whoever reaches the worker's address
             settings["spark.authenticate"] = "true"
+    # a Connect session can set SQL settings only (the server's JVM is started already)
+    prefix = "spark.sql." if remote else "spark."
     for key, value in conf.items():
-        if key.startswith("spark.") and key not in _NOT_FORWARDED:
+        if key.startswith(prefix) and key not in _NOT_FORWARDED:
             settings[key] = str(value)
     return settings
 

@@ -58,7 +58,11 @@ def test_the_server_listens_on_loopback_and_its_token_is_never_on_the_command_li
 
 
 def test_a_connect_session_gets_only_the_conf_keys_not_driver_bindings():
-    conf = {"spark.master": "local[*]", "spark.sql.shuffle.partitions": 2}
+    conf = {
+        "spark.master": "local[*]",
+        "spark.sql.shuffle.partitions": 2,
+        "spark.driver.memory": "512m",  # the server's JVM runs already: it would only warn
+    }
     assert session_settings(conf, "node1", "10.1.2.3", remote=True) == {
         "spark.sql.shuffle.partitions": "2"
     }
