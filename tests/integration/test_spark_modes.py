@@ -69,7 +69,8 @@ def ready_state(cluster: LocalCluster) -> sc.ServerState:
         assert state is None or state.state != sc.FAILED, state
         return state if state and state.state == sc.READY else None
 
-    return wait_for(ready, 180, "the supervisor's Spark Connect server")
+    # 3.5 min on a 2-core host at load 25 (an idle one: 10 s, its warm-up jobs included)
+    return wait_for(ready, 480, "the supervisor's Spark Connect server")
 
 
 def worker_pids(cluster: LocalCluster) -> list[int]:
