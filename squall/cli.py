@@ -313,8 +313,7 @@ def local(ctx, file: str, output_dir: str | None, supervisors: int, timeout: int
     with tempfile.TemporaryDirectory(prefix="squall-local-") as tmp:
         started = time.monotonic()
         err.print(f"starting ZooKeeper, nimbus and {supervisors} supervisors")
-        warm_spark = {"supervisor.spark.connect.enable": True}  # a warm Spark per supervisor
-        with LocalCluster(Path(tmp), supervisors=supervisors, conf=warm_spark) as cluster:
+        with LocalCluster(Path(tmp), supervisors=supervisors) as cluster:
             conf = cluster.client_conf()
             with cluster.client() as client:
                 name = submit_file(client, file, conf, overrides={"topology.output.dir": str(out)})

@@ -84,8 +84,8 @@ class LocalCluster:
             "nimbus.monitor.freq.secs": 2,
             "supervisor.monitor.frequency.secs": 1,
             "security.dir": str(self.credentials_dir),
-            # a warm Spark Connect JVM per supervisor only where asked (squall local, the
-            # tests of it): most test clusters run no SparkBolt and would pay for one each
+            # a warm Spark Connect JVM per supervisor only where asked: a throw-away cluster
+            # (squall local, most tests) would start and warm one per supervisor for nothing
             "supervisor.spark.connect.enable": False,
             **self.conf,
         }
