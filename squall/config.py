@@ -64,6 +64,8 @@ MINIMUM = {
     "supervisor.code.max.bytes": 1,
     "supervisor.code.max.entries": 1,
     "supervisor.worker.max.memory.mb": 64,
+    "supervisor.spark.connect.port": 0,
+    "supervisor.spark.connect.start.timeout.secs": 1,
     "worker.log.max.bytes": 4096,
     "worker.log.backups": 0,
     "topology.worker.max.memory.mb": 64,

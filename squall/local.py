@@ -26,6 +26,7 @@ from squall.client import nimbus_address, nimbus_client
 from squall.credentials import ensure_cluster_credentials
 from squall.processes import kill_pid_file, terminate
 from squall.records import Assignment, WorkerBeat
+from squall.supervisor.spark_server import end_stale
 from squall.zk_identity import load_identity, role_identities
 from squall.zkensemble import ZooKeeperEnsemble
 from squall.zkserver import ZooKeeperServer, free_port
@@ -100,6 +101,9 @@ class LocalCluster:
             "nimbus.monitor.freq.secs": 2,
             "supervisor.monitor.frequency.secs": 1,
             "security.dir": str(self.credentials_dir),
+            # a warm Spark Connect JVM per supervisor only where asked: a throw-away cluster
+            # (squall local, most tests) would start and warm one per supervisor for nothing
+            "supervisor.spark.connect.enable": False,
             **self.conf,
         }
 
@@ -268,6 +272,8 @@ class LocalCluster:
             self.stop_process(name)
         for pid_file in self.directory.glob("supervisor*/supervisor/workers/*.pid"):
             kill_pid_file(pid_file)
+        for server in self.directory.glob("supervisor*/supervisor/spark-connect"):
+            end_stale(server)  # a supervisor killed before it could end its own
         if self.zookeeper:
             self.zookeeper.stop()
 

@@ -28,13 +28,15 @@ from kazoo.protocol.states import KazooState
 from squall import __version__
 from squall import zk as zk_mod
 from squall.records import Assignment, SupervisorInfo, encode
+from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.tls import SUPERVISOR, CredentialsError, client_context
 from squall.zk_identity import HOST_KEY, ZkIdentityError, ensure_host_identity, role_identities
 
 from .backoff import Retry, after_failure, next_wake
 from .code_fetcher import CodeFetcher, fetch_code, fetch_conf
 from .error_reports import report_error
-from .launcher import Launcher, check_run_as_user
+from .launcher import RUN_AS_USER, Launcher, check_run_as_user
+from .spark_server import SparkConnectServer
 from .sync import (
     BeatTracker,
     WorkerKey,
@@ -72,6 +74,10 @@ class Supervisor:
         self.id = supervisor_id(conf, self.local_dir)
         if role_identities(conf):  # this host's own login, beside the role's
             conf = {**conf, HOST_KEY: ensure_host_identity(self.local_dir, self.id)}
+        if conf.get(RUN_AS_USER):
+            # a shared server runs every topology's Spark code as the supervisor's user:
+            # with workers run as their submitters, each keeps its own JVM instead
+            conf = {**conf, SPARK_CONNECT: False}
         self.conf = conf
         self.host = conf["storm.local.hostname"] or socket.gethostname()
         self.ports = sorted(conf["supervisor.slots.ports"])
@@ -90,6 +96,7 @@ class Supervisor:
         self.beats = BeatTracker({})
         self.watched: set[str] = set()
         self.started = int(time.time())
+        self.spark_server: SparkConnectServer | None = None
         self.zk = zk_mod.connect(conf, "supervisor")
         self.worker_auth = zk_mod.worker_auth_conf(conf)
 
@@ -138,8 +145,13 @@ class Supervisor:
 
     def run(self) -> None:
         self.launcher.kill_strays()
+        if self.conf.get(SPARK_CONNECT):
+            self.spark_server = SparkConnectServer(self.conf, f"squall-{self.id}")
+            self.spark_server.start()
         layout_dirs = [self.layout.assignments, self.layout.supervisors]
         if not zk_mod.await_paths(self.zk, layout_dirs, self.stopping):  # nimbus makes them
+            if self.spark_server:
+                self.spark_server.stop()
             self.zk.stop()
             self.zk.close()
             return
@@ -163,6 +175,8 @@ class Supervisor:
         finally:
             self.fetcher.close()
             self.launcher.stop_all()
+            if self.spark_server:
+                self.spark_server.stop()
             self.zk.stop()
             self.zk.close()
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
 
+from squall import spark_connect as sc
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
@@ -140,6 +141,7 @@ class Worker:
             handoff_dir / f"{self.tid}-{self.slot[1]}",
             self.host,
             address,
+            sc.server_dir(self.conf) if sc.uses_shared_server(self.conf) else None,
         )
         for task in self.my_tasks:
             context = self._context(task, task_components)

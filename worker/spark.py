@@ -11,16 +11,24 @@ picks it for a local master only.
 The driver listens only on the worker's own address (spark.driver.host and
 spark.driver.bindAddress, and SPARK_LOCAL_IP for the servers that read only that), as the
 worker's ZeroMQ port does, unless the topology conf names its own.
+
+Under a supervisor that runs a shared Spark Connect server (squall/spark_connect.py), a
+topology that names no Spark of its own gets a Connect session there instead: the worker
+waits for the server to be ready (supervisor.spark.connect.start.timeout.secs) and starts a
+SparkSession of its own if it never is. The server is on this host, so `auto` hands batches
+over as Parquet files there too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import shutil
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +36,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from squall import spark_connect as sc
 from squall.components import Batch, Tuple, tuples_of
 from squall.security import security_on
 
@@ -36,15 +45,22 @@ from .stderr_tail import StderrTail
 from .tables import TableError, concat, rows_table
 
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
+log = logging.getLogger("squall.worker")
+STALL = "topology.executor.stall.secs"
 
 
-def session_settings(conf: dict[str, Any], host: str, address: str) -> dict[str, str]:
+def session_settings(
+    conf: dict[str, Any], host: str, address: str, remote: bool | None = None
+) -> dict[str, str]:
     """What the SparkSession builder is given besides the master/remote and app name: the
-    conf's `spark.` keys, and for a driver in this process (not Spark Connect) no UI, the
-    driver bound to the worker's host and address unless the conf sets them, and (security
-    on, a local master) Spark's RPC authentication."""
+    conf's `spark.` keys, and for a driver in this process (not Spark Connect: `remote`,
+    by default whether the conf names a spark.remote) no UI, the driver bound to the
+    worker's host and address unless the conf sets them, and (security on, a local master)
+    Spark's RPC authentication. A Connect session applies the SQL keys and skips the rest."""
     settings: dict[str, str] = {}
-    if not conf.get("spark.remote"):
+    if remote is None:
+        remote = bool(conf.get("spark.remote"))
+    if not remote:
         settings["spark.ui.enabled"] = "false"
         settings["spark.ui.showConsoleProgress"] = "false"
         settings["spark.driver.host"] = host
@@ -53,8 +69,10 @@ def session_settings(conf: dict[str, Any], host: str, address: str) -> dict[str,
             # Spark makes its own secret for a local master, so the driver's RPC and block
             # ports answer only this JVM's own parts, not whoever reaches the worker's address
             settings["spark.authenticate"] = "true"
+    # a Connect session can set SQL settings only (the server's JVM is started already)
+    prefix = "spark.sql." if remote else "spark."
     for key, value in conf.items():
-        if key.startswith("spark.") and key not in _NOT_FORWARDED:
+        if key.startswith(prefix) and key not in _NOT_FORWARDED:
             settings[key] = str(value)
     return settings
 
@@ -67,10 +85,14 @@ class SparkHolder:
         handoff_dir: Path,
         host: str = "127.0.0.1",
         address: str = "127.0.0.1",
+        shared_dir: Path | None = None,
     ) -> None:
         """`host` and `address`: the worker's host name and the IP it binds (loopback for
-        the in-process runner)."""
+        the in-process runner); `shared_dir`: the supervisor's Spark Connect server to use
+        (its state and token files), None for a Spark of this worker's own."""
         self.conf = conf
+        self.shared_dir = shared_dir
+        self.shared: sc.ServerState | None = None  # the server this session is on
         self.app_name = app_name
         self.host = host
         self.address = address
@@ -78,6 +100,7 @@ class SparkHolder:
         self._lock = threading.Lock()
         handoff = conf.get("topology.spark.handoff", "auto")
         local = not conf.get("spark.remote") and conf.get("spark.master", "").startswith("local")
+        local = local or shared_dir is not None  # the shared server reads this host's disk
         self.handoff_dir: Path | None = None
         if handoff == "parquet" or (handoff == "auto" and local):
             self.handoff_dir = handoff_dir
@@ -93,11 +116,14 @@ class SparkHolder:
                 from pyspark.sql import SparkSession
 
                 builder = SparkSession.builder.appName(self.app_name)
-                if self.conf.get("spark.remote"):
-                    builder = builder.remote(self.conf["spark.remote"])
+                shared_url = self._shared_url()
+                remote = shared_url or self.conf.get("spark.remote")
+                if remote:
+                    builder = builder.remote(remote)
                 else:
                     builder = builder.master(self.conf.get("spark.master", "local[*]"))
-                for key, value in session_settings(self.conf, self.host, self.address).items():
+                settings = session_settings(self.conf, self.host, self.address, bool(remote))
+                for key, value in settings.items():
                     builder = builder.config(key, value)
                 session = _started(builder)
                 # The first job pays for class loading and code generation; pay it here,
@@ -107,11 +133,43 @@ class SparkHolder:
                 self._session = session
             return self._session
 
+    def _shared_url(self) -> str | None:
+        """The supervisor's server's URL once it is ready; None (this worker starts a Spark
+        of its own) when there is none, it failed, or it is not ready in time."""
+        if self.shared_dir is None:
+            return None
+        # at most half the stall limit: a task waiting here counts as busy, and its own
+        # SparkSession must still fit in the rest
+        wait = min(self.conf.get(sc.START_TIMEOUT, 120), self.conf.get(STALL, 120) / 2)
+        deadline = time.monotonic() + wait
+        state = sc.read_state(self.shared_dir)
+        while state is None or state.state == sc.STARTING:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+            state = sc.read_state(self.shared_dir)
+        if state is None or state.state != sc.READY:
+            why = state.reason if state and state.reason else "not ready in time"
+            log.warning(
+                "the supervisor's Spark Connect server is unusable (%s): "
+                "starting a Spark of this worker's own",
+                why,
+            )
+            self.shared_dir = None
+            return None
+        self.shared = state
+        os.environ[sc.TOKEN_ENV] = sc.token_file(self.shared_dir).read_text().strip()
+        return sc.remote_url(state.port)
+
     def alive(self) -> bool:
         """False once a started SparkSession's SparkContext has stopped (the JVM died or
-        Spark shut it down): no later job can run. True before the start, and for Spark
-        Connect, whose server side this process cannot see."""
+        Spark shut it down), or the supervisor's server it uses has gone or been replaced:
+        no later job can run. True before the start, and for a Spark Connect server of the
+        topology's own, whose side this process cannot see."""
         session = self._session
+        if session is not None and self.shared is not None and self.shared_dir is not None:
+            now = sc.read_state(self.shared_dir)
+            return now == self.shared and sc.pid_alive(self.shared.pid)
         if session is None or self.conf.get("spark.remote"):
             return True
         try:
@@ -154,8 +212,12 @@ class SparkHolder:
             return None
         self.handoff_dir.mkdir(parents=True, exist_ok=True)
         path = self.handoff_dir / f"batch-{next(self._files)}.parquet"
-        # row groups a core each: Spark splits a Parquet scan by row group, no finer
-        cores = session.sparkContext.defaultParallelism
+        # row groups a core each: Spark splits a Parquet scan by row group, no finer (the
+        # shared server runs local[*] on this host: its cores are this host's)
+        if self.shared is not None:
+            cores = os.cpu_count() or 1
+        else:
+            cores = session.sparkContext.defaultParallelism
         groups = max(-(-table.num_rows // cores), 1)
         try:
             pq.write_table(table, path, compression="none", row_group_size=groups)
