@@ -1,0 +1,1 @@
+"""The `squall` command's subcommands, one module per command group."""

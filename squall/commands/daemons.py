@@ -1,0 +1,45 @@
+"""`squall nimbus|supervisor|ui`: the long-running daemons; each imports its package only when
+run, so a client command does not pay for them."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from squall.commands.group import err, main
+
+
+@main.command()
+@click.pass_context
+def nimbus(ctx: click.Context) -> None:
+    """Run the nimbus daemon."""
+    from squall.nimbus.daemon import run_nimbus
+
+    run_nimbus(ctx.obj)
+
+
+@main.command()
+@click.pass_context
+def supervisor(ctx: click.Context) -> None:
+    """Run a supervisor daemon on this host."""
+    from squall.supervisor.daemon import DuplicateSupervisorError, run_supervisor
+
+    try:
+        run_supervisor(ctx.obj)
+    except DuplicateSupervisorError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        sys.exit(1)
+
+
+@main.command()
+@click.pass_context
+def ui(ctx: click.Context) -> None:
+    """Run the UI daemon: web page, Storm's UI REST API and /metrics on ui.host:ui.port."""
+    from squall.ui.server import run_ui
+
+    try:
+        run_ui(ctx.obj)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        sys.exit(1)

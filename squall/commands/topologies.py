@@ -1,0 +1,189 @@
+"""The topology commands: submit, list, kill, (de)activate, rebalance and `config set`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+from rich.table import Table
+
+from squall import thrift_api as T
+from squall.commands.group import console, err, main, nimbus_client_for
+
+
+def _parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
+    out = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-c")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def _upload_progress() -> Progress:
+    return Progress(
+        TextColumn("uploading code"), BarColumn(), DownloadColumn(), console=err, transient=True
+    )
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--name", help="topology name (default: the Topology's name or the file name)")
+@click.option("-c", "settings", multiple=True, help="topology conf KEY=VALUE (JSON value)")
+@click.option("--inactive", is_flag=True, help="submit without activating the spouts")
+@click.pass_context
+def submit(ctx, file: str, name: str | None, settings: tuple[str, ...], inactive: bool) -> None:
+    """Submit the topology defined in FILE."""
+    from squall.submit import submit_file
+
+    with nimbus_client_for(ctx) as client, _upload_progress() as progress:
+        task = progress.add_task("upload", total=None)
+
+        def advance(sent: int, total: int) -> None:
+            progress.update(task, completed=sent, total=total)
+
+        submitted = submit_file(
+            client, file, ctx.obj, name, _parse_settings(settings), inactive, advance
+        )
+    console.print(f"submitted topology [bold]{submitted}[/bold]")
+
+
+@main.command("list")
+@click.pass_context
+def list_topologies(ctx: click.Context) -> None:
+    """List topologies and supervisors."""
+    with nimbus_client_for(ctx) as client:
+        info = client.getClusterInfo()
+    table = Table("name", "id", "status", "tasks", "workers", "uptime (s)")
+    for t in info.topologies:
+        table.add_row(
+            t.name, t.id, t.status, str(t.num_tasks), str(t.num_workers), str(t.uptime_secs)
+        )
+    console.print(table if info.topologies else "no topologies")
+    for t in info.topologies:  # the scheduler's word on each topology it could not fully place
+        if t.sched_status and t.sched_status != "Fully Scheduled":
+            line = f"{t.name} ({t.id}): {t.sched_status}"
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    sups = Table("supervisor", "host", "slots", "used", "uptime (s)")
+    for s in info.supervisors:
+        sups.add_row(
+            s.supervisor_id, s.host, str(s.num_workers), str(s.num_used_workers), str(s.uptime_secs)
+        )
+    console.print(sups if info.supervisors else "no supervisors")
+
+
+@main.command()
+@click.argument("name")
+@click.option("-w", "--wait", "wait_secs", type=int, help="seconds before removal")
+@click.pass_context
+def kill(ctx: click.Context, name: str, wait_secs: int | None) -> None:
+    """Kill topology NAME: spouts stop at once, removal after the wait."""
+    with nimbus_client_for(ctx) as client:
+        client.killTopologyWithOpts(name, T.KillOptions(wait_secs=wait_secs))
+    console.print(f"killed topology [bold]{name}[/bold]")
+
+
+@main.command()
+@click.argument("name")
+@click.pass_context
+def activate(ctx: click.Context, name: str) -> None:
+    """Activate topology NAME's spouts."""
+    with nimbus_client_for(ctx) as client:
+        client.activate(name)
+    console.print(f"activated topology [bold]{name}[/bold]")
+
+
+@main.command()
+@click.argument("name")
+@click.pass_context
+def deactivate(ctx: click.Context, name: str) -> None:
+    """Deactivate topology NAME's spouts."""
+    with nimbus_client_for(ctx) as client:
+        client.deactivate(name)
+    console.print(f"deactivated topology [bold]{name}[/bold]")
+
+
+@main.command()
+@click.argument("name")
+@click.option("-w", "--wait", "wait_secs", type=int, help="seconds before reassigning")
+@click.option("-n", "--num-workers", type=int, help="new number of workers")
+@click.option("-e", "executors", multiple=True, help="COMPONENT=N new parallelism")
+@click.option("--no-wait", is_flag=True, help="return once nimbus accepted the rebalance")
+@click.option("--timeout", default=300, show_default=True, help="seconds to wait for it to run")
+@click.pass_context
+def rebalance(ctx, name, wait_secs, num_workers, executors, no_wait: bool, timeout: int) -> None:
+    """Reassign topology NAME's tasks from scratch, optionally resized, and wait until the
+    new assignment is running."""
+    counts = {}
+    for item in executors:
+        component, sep, count = item.partition("=")
+        if not sep or not count.isdigit():
+            raise click.BadParameter(f"{item!r} is not COMPONENT=N", param_hint="-e")
+        counts[component] = int(count)
+    options = T.RebalanceOptions(
+        wait_secs=wait_secs, num_workers=num_workers, num_executors=counts or None
+    )
+    with nimbus_client_for(ctx) as client:
+        client.rebalance(name, options)
+        console.print(f"rebalancing topology [bold]{name}[/bold]")
+        if not no_wait:
+            _wait_until_running(client, name, timeout)
+
+
+def _wait_until_running(client: Any, name: str, timeout: int) -> None:
+    """Progress until the status is no longer REBALANCING and every task of the new
+    assignment is heartbeating from a worker started for it."""
+    deadline = time.monotonic() + timeout
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        console=err,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("waiting for the rebalance", total=None)
+        while time.monotonic() < deadline:
+            info = client.getTopologyInfo(name)
+            running = sum(1 for e in info.executors if e.stats is not None)
+            if info.status == "REBALANCING":
+                progress.update(bar, description=f"waiting: {info.status.lower()}")
+            else:
+                progress.update(
+                    bar, description="tasks running", total=len(info.executors), completed=running
+                )
+                if running == len(info.executors):
+                    workers = len({(e.host, e.port) for e in info.executors})
+                    console.print(
+                        f"[bold]{name}[/bold] runs {len(info.executors)} tasks on "
+                        f"{workers} workers ({info.status})"
+                    )
+                    return
+            time.sleep(0.5)
+    err.print(f"[red]error:[/red] {name} was not fully running after {timeout}s")
+    sys.exit(1)
+
+
+@main.group()
+def config() -> None:
+    """Change settings of a running topology."""
+
+
+@config.command("set")
+@click.argument("name")
+@click.argument("key")
+@click.argument("value")
+@click.pass_context
+def config_set(ctx: click.Context, name: str, key: str, value: str) -> None:
+    """Set KEY to VALUE (JSON, or a plain string) for topology NAME. topology.workers
+    rebalances at once; other settings reach workers as they restart."""
+    with nimbus_client_for(ctx) as client:
+        client.setTopologyConf(name, key, value)
+    console.print(f"set {key} = {value} for topology [bold]{name}[/bold]")
