@@ -1,6 +1,8 @@
 """A whole squall cluster on this machine: a real ZooKeeper server, a nimbus process and
 supervisor processes, each with its own conf file and local dir. Used by `squall local` and
 by the integration tests. Every process is ended by its PID on stop, also after a failure.
+The waits on a running cluster live in squall.cluster_waits; they are re-exported here because
+tests, benches and `squall local` know them as squall.local's.
 
 Secure like any cluster unless its conf says `security: false`: the credentials (CA, nimbus,
 admin and supervisor certificates) are made in <directory>/credentials before any process
@@ -12,8 +14,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,34 +22,20 @@ from typing import Any
 import yaml
 from kazoo.client import KazooClient
 
-from squall import zk as zk_mod
 from squall.client import nimbus_address, nimbus_client
-from squall.credentials import ensure_cluster_credentials
+from squall.cluster_waits import (  # noqa: F401
+    ClusterError,
+    topology_id,
+    topology_progress,
+    wait_for,
+    wait_until_quiet,
+)
+from squall.local_conf import credentials_dir, daemon_conf, ensure_local_credentials
 from squall.processes import kill_pid_file, terminate
-from squall.records import Assignment, WorkerBeat
 from squall.supervisor.spark_server import end_stale
 from squall.zk_identity import load_identity, role_identities
 from squall.zkensemble import ZooKeeperEnsemble
 from squall.zkserver import ZooKeeperServer, free_port
-
-
-class ClusterError(RuntimeError):
-    """The local cluster did not come up, or a wait ran past its deadline."""
-
-
-def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
-    """Poll `condition` until it returns something truthy; raise ClusterError at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            result = condition()
-        except Exception:  # noqa: BLE001 - not ready yet (connection refused, no node...)
-            result = None
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
 
 
 @dataclass
@@ -89,41 +76,16 @@ class LocalCluster:
 
     def base_conf(self) -> dict[str, Any]:
         assert self.zookeeper is not None
-        return {
-            "storm.zookeeper.servers": self.zookeeper.servers,
-            "storm.zookeeper.port": self.zookeeper.port,
-            "storm.zookeeper.session.timeout": 6000,
-            "storm.local.hostname": self.nimbus_host,
-            "nimbus.seeds": [f"{self.nimbus_host}:{p}" for p in self.nimbus_ports],
-            "nimbus.host": self.nimbus_host,
-            "nimbus.thrift.port": self.nimbus_ports[0],
-            "nimbus.store.url": f"sqlite:///{self.directory / 'store.db'}",
-            "nimbus.monitor.freq.secs": 2,
-            "supervisor.monitor.frequency.secs": 1,
-            "security.dir": str(self.credentials_dir),
-            # a warm Spark Connect JVM per supervisor only where asked: a throw-away cluster
-            # (squall local, most tests) would start and warm one per supervisor for nothing
-            "supervisor.spark.connect.enable": False,
-            **self.conf,
-        }
+        return daemon_conf(
+            self.zookeeper, self.nimbus_host, self.nimbus_ports, self.directory, self.conf
+        )
 
     @property
     def credentials_dir(self) -> Path:
-        return self.directory / "credentials"
+        return credentials_dir(self.directory)
 
     def _ensure_credentials(self) -> None:
-        from squall.config import cluster_conf
-
-        conf = cluster_conf(
-            **{
-                "storm.local.dir": str(self.directory),
-                "nimbus.host": self.nimbus_host,  # in the server certificate's names
-                "nimbus.seeds": [self.nimbus_host],
-                "security.dir": str(self.credentials_dir),
-                **self.conf,
-            }
-        )
-        ensure_cluster_credentials(conf)
+        ensure_local_credentials(self.directory, self.nimbus_host, self.conf)
 
     def _write_conf(self, name: str, extra: dict[str, Any]) -> Path:
         path = self.directory / f"{name}.yaml"
@@ -282,64 +244,3 @@ class LocalCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def topology_id(client: Any, name: str) -> str | None:
-    for summary in client.getClusterInfo().topologies:
-        if summary.name == name:
-            return summary.id
-    return None
-
-
-def topology_progress(conf: dict[str, Any], tid: str) -> dict[str, Any] | None:
-    """Sum the tasks' counters from their worker beats; None until every task has beaten."""
-    zk = zk_mod.connect(conf, "nimbus")
-    try:
-        lay = zk_mod.layout(conf)
-        assignment = zk_mod.read_record(zk, Assignment, lay.assignment(tid))
-        beats = zk_mod.read_records(zk, WorkerBeat, lay.taskbeats(tid))
-    finally:
-        zk.stop()
-        zk.close()
-    if assignment is None:
-        return None
-    stats = {t: s for beat in beats.values() for t, s in beat.tasks.items()}
-    if set(assignment.task_slots) - set(stats):
-        return None
-    return {
-        "transferred": sum(sum(s["transferred"].values()) for s in stats.values()),
-        "executed": sum(s["executed"] for s in stats.values()),
-        "emitted": sum(sum(s["emitted"].values()) for s in stats.values()),
-        "errors": sum(s["errors"] for s in stats.values()),
-        "pending": sum(s.get("pending", 0) for s in stats.values()),
-        "failed": sum(s.get("failed", 0) for s in stats.values()),
-        "spouts_idle": all(s["idle"] for s in stats.values() if s["idle"] is not None),
-        "seqs": tuple(sorted(b.seq for b in beats.values())),
-    }
-
-
-def wait_until_quiet(conf: dict[str, Any], tid: str, timeout: float) -> dict[str, Any]:
-    """Wait until the spouts are idle and every transferred tuple was executed, twice in a
-    row across fresh heartbeats: a topology whose spouts ran dry has finished its work."""
-    previous: dict[str, Any] = {}
-
-    def quiet() -> dict[str, Any] | None:
-        nonlocal previous
-        now = topology_progress(conf, tid)
-        if now is None:
-            return None
-        done = (
-            now["spouts_idle"]
-            and now["pending"] == 0
-            and now["transferred"] == now["executed"]
-            and now["emitted"]
-        )
-        stable = (
-            previous
-            and previous["seqs"] != now["seqs"]
-            and all(previous[k] == now[k] for k in ("transferred", "executed", "emitted"))
-        )
-        previous = now
-        return now if done and stable else None
-
-    return wait_for(quiet, timeout, f"topology {tid} to finish its input", interval=1.0)
