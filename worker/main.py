@@ -37,6 +37,7 @@ from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
 
 from .acking import ACKER
+from .bind_address import bind_address, loopback_surprise
 from .error_reports import ErrorReports
 from .executor_factory import load_executor
 from .executors import Executor
@@ -46,7 +47,7 @@ from .readiness import ready_tasks, summary, waiting_for
 from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
-from .transport import Transport, bind_address, loopback_surprise
+from .transport import Transport
 from .watchdog import Watchdog
 from .zk_agent import ZooKeeperAgent
 

@@ -1,17 +1,15 @@
-"""Tuples between worker processes over ZeroMQ.
+"""Tuples between worker processes over ZeroMQ: the receive side, and where each delivery goes.
 
 Each worker binds a PULL socket on its slot port, on the address of the host its supervisor
-registered with (storm.local.hostname), never on every interface: peers reach it through
-that host name, which is what the assignment's node_host holds. A frame larger than
+registered with (storm.local.hostname; bind_address.py), never on every interface: peers reach
+it through that host name, which is what the assignment's node_host holds. A frame larger than
 worker.max.message.bytes is refused by ZeroMQ before it is read (the peer that sent it is
 disconnected; the others are not), so one hostile frame cannot grow the worker; the sender
 splits its frames to stay under the same bound. Tuples for tasks in the same worker skip
-the network; the rest go to a sender thread that owns one PUSH socket per remote worker
-(ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
-message of frames, each an Arrow record batch (codec.py). ZeroMQ reconnects by itself when a
-peer worker restarts. With the topology's keys (security on) every socket speaks CURVE and
-only the topology's own workers get in (curve.py). A message is read a part at a time and one
-with more parts or bytes than any worker sends is dropped unkept (framing.py).
+the network; the rest go to the sender thread (sender.py). With the topology's keys (security
+on) every socket speaks CURVE and only the topology's own workers get in (curve.py). A message
+is read a part at a time and one with more parts or bytes than any worker sends is dropped
+unkept (framing.py).
 
 Backpressure (backpressure.py): the receive thread never blocks on a task's queue. Data for
 a task whose queue is full is parked, in order, and retried (parking.py); while any task is
@@ -22,13 +20,9 @@ stop flag) until the task has room; protocol messages never wait.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-import queue
-import socket
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -39,55 +33,17 @@ from squall.topology_keys import TopologyKeys
 from . import curve
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, message_delivery
 from .backpressure import BackpressureStatus, RemoteCongestion
-from .codec import CodecError, FieldsOf, decode, encode_bounded, encode_status
+from .bind_address import endpoint
+from .codec import CodecError, FieldsOf, decode
 from .delivery import Delivery
-from .framing import MAX_PARTS, Throttle, frame_limit, over_bound, pack
+from .framing import MAX_PARTS, Throttle, frame_limit, over_bound
 from .parking import Parking
+from .sender import Address, Sender
 
 log = logging.getLogger("squall.worker.transport")
 
-Address = tuple[str, int]
-MAX_DELIVERIES_PER_SEND = MAX_PARTS
 MALFORMED_LOG_SECS = 10.0
-Resolver = Callable[..., list[tuple[Any, ...]]]
 PROTOCOL = frozenset(PROTOCOL_TYPES)
-
-
-class BindError(ValueError):
-    """The worker's host has no address this machine can bind."""
-
-
-def bind_address(host: str, resolve: Resolver = socket.getaddrinfo) -> str:
-    """The IP address to bind for `host` (ZeroMQ binds an address or an interface, never a
-    name): its first IPv4 address, else its first IPv6 one."""
-    if not host:
-        raise BindError("a worker needs its supervisor's host to bind to")
-    try:
-        infos = resolve(host, None, 0, socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise BindError(f"cannot resolve the worker's host {host!r}: {exc}") from exc
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for info in infos:
-            if info[0] == family:
-                return str(info[4][0])
-    raise BindError(f"the worker's host {host!r} has no IPv4 or IPv6 address")
-
-
-def loopback_surprise(host: str, address: str) -> bool:
-    """Whether a host *name* other than localhost resolved to a loopback address (Debian's
-    /etc/hosts maps the machine's name to 127.0.1.1): workers on other machines then cannot
-    reach this one, and storm.local.hostname should name a reachable address."""
-    try:
-        ipaddress.ip_address(host)
-        return False  # an address given literally is meant as given
-    except ValueError:
-        pass
-    return host != "localhost" and ipaddress.ip_address(address).is_loopback
-
-
-def endpoint(address: str, port: int) -> str:
-    """The ZeroMQ TCP endpoint of an IP address (IPv6 ones in brackets)."""
-    return f"tcp://[{address}]:{port}" if ":" in address else f"tcp://{address}:{port}"
 
 
 class Transport:
@@ -134,15 +90,25 @@ class Transport:
         )
         self.remote = RemoteCongestion(check_secs)
         self.fields_of = fields_of
-        self.outbox: queue.Queue[list[tuple[Address, Delivery]] | None] = queue.Queue()
         self.addresses: dict[int, Address] = {}
         self.local: set[int] = set()
         self.stopping = threading.Event()
+        self.sender = Sender(
+            self.ctx,
+            keys,
+            fields_of,
+            max_message_bytes,
+            self.frame_bytes,
+            gather_secs,
+            self.stopping,
+            self._peers,
+        )
+        self.outbox = self.sender.outbox
         self.malformed = Throttle(MALFORMED_LOG_SECS)
         self.oversized = Throttle(MALFORMED_LOG_SECS)
         self.threads = [
             threading.Thread(target=self._receive, name="transport-recv", daemon=True),
-            threading.Thread(target=self._send, name="transport-send", daemon=True),
+            threading.Thread(target=self.sender.run, name="transport-send", daemon=True),
         ]
 
     def start(self) -> None:
@@ -269,72 +235,8 @@ class Transport:
         if count:
             log.warning("dropped %d malformed frame(s); the latest, %d bytes: %s", count, size, exc)
 
-    def _send(self) -> None:
-        sockets: dict[Address, zmq.Socket] = {}
-        while True:
-            item = self.outbox.get()
-            if item is None:
-                break
-            if isinstance(item, BackpressureStatus):
-                self._send_status(item, sockets)
-                continue
-            queued: dict[Address, list[Delivery]] = defaultdict(list)
-            for address, delivery in item:
-                queued[address].append(delivery)
-            count = len(item)
-            # gather for up to the flush interval: an Arrow frame has a fixed cost of a few
-            # hundred microseconds, so frames of a few tuples made two workers slower than one
-            deadline = time.monotonic() + self.gather_secs
-            while count < MAX_DELIVERIES_PER_SEND:
-                try:
-                    item = self.outbox.get(timeout=max(deadline - time.monotonic(), 0))
-                except queue.Empty:
-                    break
-                if item is None:
-                    self.stopping.set()
-                    break
-                if isinstance(item, BackpressureStatus):
-                    self._send_status(item, sockets)
-                    continue
-                for address, delivery in item:
-                    queued[address].append(delivery)
-                count += len(item)
-            for address, deliveries in queued.items():
-                sock = self._socket(address, sockets)
-                frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
-                for d in too_large:
-                    log.error(
-                        "a tuple from %s to task %d is larger than worker.max.message.bytes "
-                        "(%d) and cannot be sent; it is dropped (its tree fails on timeout)",
-                        d.component,
-                        d.target,
-                        self.max_message_bytes,
-                    )
-                for message in pack(frames, self.frame_bytes):
-                    sock.send_multipart(message)
-            if self.stopping.is_set():
-                break
-        for sock in sockets.values():
-            sock.close()
-
-    def _socket(self, address: Address, sockets: dict[Address, zmq.Socket]) -> zmq.Socket:
-        sock = sockets.get(address)
-        if sock is None:
-            sock = self.ctx.socket(zmq.PUSH)
-            sock.setsockopt(zmq.SNDHWM, 100_000)
-            sock.setsockopt(zmq.LINGER, 2000)
-            if self.keys:
-                curve.connect_as_peer(sock, self.keys)
-            sock.connect(f"tcp://{address[0]}:{address[1]}")
-            sockets[address] = sock
-        return sock
-
-    def _send_status(self, status: BackpressureStatus, sockets: dict[Address, zmq.Socket]) -> None:
-        """This worker's congested tasks, to every other worker of the topology."""
-        frame = encode_status(status)
-        peers = {a for t, a in self.addresses.items() if t not in self.local}
-        for address in peers:
-            self._socket(address, sockets).send_multipart([frame])
+    def _peers(self) -> set[Address]:
+        return {a for t, a in self.addresses.items() if t not in self.local}
 
     def close(self) -> None:
         self.outbox.put(None)

@@ -6,8 +6,8 @@ import pytest
 import zmq
 
 from squall.config import ConfigError, load_defaults, validate
+from squall.worker.bind_address import BindError, bind_address, endpoint, loopback_surprise
 from squall.worker.spark import session_settings
-from squall.worker.transport import BindError, bind_address, endpoint, loopback_surprise
 
 V4 = (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.1.2.3", 0))
 V4_OTHER = (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.9.9.9", 0))

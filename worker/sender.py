@@ -1,0 +1,121 @@
+"""The sending side of the transport: one thread owns one PUSH socket per remote worker
+(ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
+message of frames, each an Arrow record batch (codec.py), split to stay under
+worker.max.message.bytes. ZeroMQ reconnects by itself when a peer worker restarts."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from squall.topology_keys import TopologyKeys
+
+from . import curve
+from .backpressure import BackpressureStatus
+from .codec import FieldsOf, encode_bounded, encode_status
+from .delivery import Delivery
+from .framing import MAX_PARTS, pack
+
+log = logging.getLogger("squall.worker.transport")
+
+Address = tuple[str, int]
+MAX_DELIVERIES_PER_SEND = MAX_PARTS
+
+
+class Sender:
+    def __init__(
+        self,
+        ctx: zmq.Context,
+        keys: TopologyKeys | None,
+        fields_of: FieldsOf,
+        max_message_bytes: int,
+        frame_bytes: int,
+        gather_secs: float,
+        stopping: threading.Event,
+        peers: Callable[[], set[Address]],
+    ):
+        """`peers`: the addresses of the topology's other workers now (for status frames)."""
+        self.ctx = ctx
+        self.keys = keys
+        self.fields_of = fields_of
+        self.max_message_bytes = max_message_bytes
+        self.frame_bytes = frame_bytes
+        self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
+        self.stopping = stopping
+        self.peers = peers
+        self.outbox: queue.Queue[Any] = queue.Queue()
+
+    def run(self) -> None:
+        """The sender thread: until the outbox yields None (close), send what queued up."""
+        sockets: dict[Address, zmq.Socket] = {}
+        while True:
+            item = self.outbox.get()
+            if item is None:
+                break
+            if isinstance(item, BackpressureStatus):
+                self.send_status(item, sockets)
+                continue
+            queued: dict[Address, list[Delivery]] = defaultdict(list)
+            for address, delivery in item:
+                queued[address].append(delivery)
+            count = len(item)
+            # gather for up to the flush interval: an Arrow frame has a fixed cost of a few
+            # hundred microseconds, so frames of a few tuples made two workers slower than one
+            deadline = time.monotonic() + self.gather_secs
+            while count < MAX_DELIVERIES_PER_SEND:
+                try:
+                    item = self.outbox.get(timeout=max(deadline - time.monotonic(), 0))
+                except queue.Empty:
+                    break
+                if item is None:
+                    self.stopping.set()
+                    break
+                if isinstance(item, BackpressureStatus):
+                    self.send_status(item, sockets)
+                    continue
+                for address, delivery in item:
+                    queued[address].append(delivery)
+                count += len(item)
+            for address, deliveries in queued.items():
+                sock = self.socket(address, sockets)
+                frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
+                for d in too_large:
+                    log.error(
+                        "a tuple from %s to task %d is larger than worker.max.message.bytes "
+                        "(%d) and cannot be sent; it is dropped (its tree fails on timeout)",
+                        d.component,
+                        d.target,
+                        self.max_message_bytes,
+                    )
+                for message in pack(frames, self.frame_bytes):
+                    sock.send_multipart(message)
+            if self.stopping.is_set():
+                break
+        for sock in sockets.values():
+            sock.close()
+
+    def socket(self, address: Address, sockets: dict[Address, zmq.Socket]) -> zmq.Socket:
+        sock = sockets.get(address)
+        if sock is None:
+            sock = self.ctx.socket(zmq.PUSH)
+            sock.setsockopt(zmq.SNDHWM, 100_000)
+            sock.setsockopt(zmq.LINGER, 2000)
+            if self.keys:
+                curve.connect_as_peer(sock, self.keys)
+            sock.connect(f"tcp://{address[0]}:{address[1]}")
+            sockets[address] = sock
+        return sock
+
+    def send_status(self, status: BackpressureStatus, sockets: dict[Address, zmq.Socket]) -> None:
+        """This worker's congested tasks, to every other worker of the topology."""
+        frame = encode_status(status)
+        peers = self.peers()
+        for address in peers:
+            self.socket(address, sockets).send_multipart([frame])
