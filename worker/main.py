@@ -6,10 +6,8 @@ it exits, never falling back to plain ZeroMQ; Transport + WorkerTaskIO for sendi
 for what arrives, executor_factory for the tasks), starts them, beats every
 worker.heartbeat.frequency.secs (and asks the Watchdog whether every task is live) and stops
 them. Error reports are throttled per task (ErrorReports) before they reach ZooKeeper. A
-task that stalled or ended as fatal makes the worker report it and exit non-zero. Spouts run
-only while the topology is active, and not before every task of it is ready (readiness.py);
-routing follows moves of other tasks; if its own tasks change or the topology goes away, the
-worker exits and the supervisor starts what is wanted now.
+task that stalled or ended as fatal makes the worker report it and exit non-zero. What it
+does on what ZooKeeper tells (activation, readiness, moves) is in zk_reactions.py.
 """
 
 from __future__ import annotations
@@ -30,8 +28,6 @@ from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
-from squall.event_sampling import percentage_for
-from squall.records import Assignment, StormBase
 from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
@@ -43,20 +39,20 @@ from .executor_factory import load_executor
 from .executors import Executor
 from .inbound import Inbound
 from .log_levels import LogLevels
-from .readiness import ready_tasks, summary, waiting_for
 from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
 from .transport import Transport
 from .watchdog import Watchdog
 from .zk_agent import ZooKeeperAgent
+from .zk_reactions import ZooKeeperReactions
 
 ZOOKEEPER_AWAY = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
 log = logging.getLogger("squall.worker")
 EXIT_UNHEALTHY = 3  # a task stalled or failed for good; the supervisor restarts the worker
 
 
-class Worker:
+class Worker(ZooKeeperReactions):
     def __init__(
         self, conf: dict[str, Any], tid: str, node: str, port: int, code_dir: Path, host: str
     ):
@@ -170,59 +166,6 @@ class Worker:
             coordination=ZkCoordination(self.zk, self.layout, task),
             task_components=dict(task_components),
         )
-
-    # --- what ZooKeeper tells ---
-
-    def _status_changed(self, base: StormBase | None) -> None:
-        if base is None:
-            self.stopping.set()
-            return
-        with self.activation:
-            self.status_active = base.status == "active"
-        for executor in self.executors.values():
-            component = executor.context.component_id
-            executor.sampler.percentage = percentage_for(base.component_debug, self.tid, component)
-        self._apply_activation()
-
-    def _apply_activation(self) -> None:
-        with self.activation:
-            emit = self.status_active and self.topology_ready
-            for executor in self.executors.values():
-                if emit:
-                    executor.active.set()
-                else:
-                    executor.active.clear()
-
-    def _check_ready(self) -> None:
-        """Latch `topology_ready` once every task's heartbeat says it is ready (readiness.py
-        says why spouts wait for it)."""
-        waiting = waiting_for(self.topology_tasks, ready_tasks(self.agent.beats()))
-        if not waiting:
-            log.info("every task of the topology is ready; spouts may emit")
-            self.topology_ready = True
-            self._apply_activation()
-        elif time.monotonic() - self.waiting_logged > 10:
-            self.waiting_logged = time.monotonic()
-            log.info("spouts wait for %s to be ready", summary(waiting, self.components))
-
-    def _route(self, assignment: Assignment) -> None:
-        addresses = {
-            task: (assignment.node_host.get(slot[0], slot[0]), slot[1])
-            for task, slot in assignment.task_slots.items()
-        }
-        self.transport.route(addresses, set(self.my_tasks))
-
-    def _assignment_changed(self, assignment: Assignment | None) -> bool:
-        if assignment is None:
-            self.stopping.set()
-            return False
-        if tuple(assignment.tasks_on(self.slot)) != self.my_tasks:
-            log.info("this worker's tasks changed; exiting so the supervisor restarts it")
-            self.stopping.set()
-            return False
-        self.topology_tasks = tuple(assignment.task_slots)
-        self._route(assignment)
-        return True
 
     # --- heartbeats and errors ---
 

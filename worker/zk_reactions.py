@@ -1,0 +1,87 @@
+"""A worker's reactions to what ZooKeeper tells it. Spouts run only while the topology is active,
+and not before every task of it is ready (readiness.py); routing follows moves of other tasks;
+if its own tasks change or the topology goes away, the worker stops so that the supervisor
+starts what is wanted now. A mixin of Worker (main.py), which owns the state named below."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from squall.event_sampling import percentage_for
+from squall.records import Assignment, StormBase
+
+from .executors import Executor
+from .readiness import ready_tasks, summary, waiting_for
+from .transport import Transport
+from .zk_agent import ZooKeeperAgent
+
+log = logging.getLogger("squall.worker")
+
+
+class ZooKeeperReactions:
+    tid: str
+    slot: tuple[str, int]
+    stopping: threading.Event
+    agent: ZooKeeperAgent
+    executors: dict[int, Executor]
+    activation: threading.Lock
+    status_active: bool
+    topology_ready: bool
+    topology_tasks: tuple[int, ...]
+    my_tasks: tuple[int, ...]
+    components: dict[int, str]
+    waiting_logged: float
+    transport: Transport
+
+    def _status_changed(self, base: StormBase | None) -> None:
+        if base is None:
+            self.stopping.set()
+            return
+        with self.activation:
+            self.status_active = base.status == "active"
+        for executor in self.executors.values():
+            component = executor.context.component_id
+            executor.sampler.percentage = percentage_for(base.component_debug, self.tid, component)
+        self._apply_activation()
+
+    def _apply_activation(self) -> None:
+        with self.activation:
+            emit = self.status_active and self.topology_ready
+            for executor in self.executors.values():
+                if emit:
+                    executor.active.set()
+                else:
+                    executor.active.clear()
+
+    def _check_ready(self) -> None:
+        """Latch `topology_ready` once every task's heartbeat says it is ready (readiness.py
+        says why spouts wait for it)."""
+        waiting = waiting_for(self.topology_tasks, ready_tasks(self.agent.beats()))
+        if not waiting:
+            log.info("every task of the topology is ready; spouts may emit")
+            self.topology_ready = True
+            self._apply_activation()
+        elif time.monotonic() - self.waiting_logged > 10:
+            self.waiting_logged = time.monotonic()
+            log.info("spouts wait for %s to be ready", summary(waiting, self.components))
+
+    def _route(self, assignment: Assignment) -> None:
+        addresses = {
+            task: (assignment.node_host.get(slot[0], slot[0]), slot[1])
+            for task, slot in assignment.task_slots.items()
+        }
+        self.transport.route(addresses, set(self.my_tasks))
+
+    def _assignment_changed(self, assignment: Assignment | None) -> bool:
+        if assignment is None:
+            self.stopping.set()
+            return False
+        if tuple(assignment.tasks_on(self.slot)) != self.my_tasks:
+            log.info("this worker's tasks changed; exiting so the supervisor restarts it")
+            self.stopping.set()
+            return False
+        self.topology_tasks = tuple(assignment.task_slots)
+        self._route(assignment)
+        return True
