@@ -1,6 +1,6 @@
 """Every credential a new secure cluster needs, made where missing at first start (nimbus,
 `squall local`, the test clusters, `squall credentials init`): the TLS CA and certificates
-(squall/tls.py) and the ZooKeeper role identities (squall/zk_identity.py), side by side in
+(squall/certificates.py) and the ZooKeeper role identities (squall/zk_identity.py), side by side in
 security.dir. Nothing in open mode (`security: false`)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from squall.certificates import ensure_credentials
 from squall.security import security_on
-from squall.tls import ensure_credentials
 from squall.zk_identity import ensure_zk_identities
 
 

@@ -18,9 +18,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from squall.certificates import SUPERVISOR
 from squall.client import download, nimbus_address, nimbus_client
 from squall.code_package import CODE_FILE, CONF_FILE, STRUCTURE_FILE, unpack
-from squall.tls import SUPERVISOR
 
 from .backoff import Retry, after_failure, due
 

@@ -29,7 +29,7 @@ def credentials_init(ctx: click.Context) -> None:
 def credentials_issue(ctx: click.Context, name: str) -> None:
     """Issue a client certificate for user NAME (run where the CA key is); NAME is the
     principal nimbus.users, nimbus.admins and topology.users name."""
-    from squall.tls import issue
+    from squall.certificates import issue
 
     pem = issue(ctx.obj, name)
     console.print(f"{pem} and {pem.with_suffix('.key')}: give them, with ca.pem, to {name}")

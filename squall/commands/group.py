@@ -12,9 +12,9 @@ from rich.console import Console
 from thriftpy2.thrift import TApplicationException, TException
 
 from squall import thrift_api as T
+from squall.certificates import CredentialsError
 from squall.client import nimbus_address, nimbus_client
 from squall.config import ConfigError, cluster_conf
-from squall.tls import CredentialsError
 from squall.topology import TopologyFileError
 
 console = Console()

@@ -12,8 +12,9 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from squall.certificates import ui_server_files
 from squall.security import security_on
-from squall.tls import client_context, peer_principal, ui_server_files
+from squall.tls import client_context, peer_principal
 
 from .access import is_loopback
 from .app import build_app
