@@ -1,0 +1,74 @@
+"""How `squall.testing.run` knows a run is done, or is stuck: it polls its executors' stats
+to a deadline, and a task whose thread ended stops the run with its cause."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+
+from squall.components import Spout
+from squall.run_recording import RunResult
+from squall.worker.executors import Executor
+
+
+class RunTimeout(TimeoutError):
+    """The topology was still working when `run`'s timeout passed."""
+
+
+class RunFailed(RuntimeError):
+    """A task could not start (its initialize raised, or its SparkSession failed)."""
+
+
+def wait_while(
+    executors: Mapping[int, Executor], waiting: Callable[[], bool], deadline: float, what: str
+) -> None:
+    """Poll until `waiting()` is false; a task that stopped, or the deadline, ends the run."""
+    while waiting():
+        check_alive(executors)
+        if time.monotonic() > deadline:
+            raise RunTimeout(f"{what} at the deadline")
+        time.sleep(0.01)
+
+
+def wait_until_done(executors: Mapping[int, Executor], deadline: float, result: RunResult) -> None:
+    """Done: every spout ran dry with nothing pending, every inbox is empty, and every
+    tuple sent was executed, in two looks in a row."""
+    previous = None
+    while True:
+        now = progress(executors, result)
+        if now is not None and now == previous:
+            return
+        previous = now
+        if time.monotonic() > deadline:
+            raise RunTimeout("the topology was still working at the deadline")
+        time.sleep(0.05)
+
+
+def check_alive(executors: Mapping[int, Executor]) -> None:
+    stopped = sorted(
+        {e.context.component_id for e in executors.values() if not e.thread.is_alive()}
+    )
+    if stopped:
+        causes = [
+            e.fatal.splitlines()[0]
+            for e in executors.values()
+            if e.fatal and not e.thread.is_alive()
+        ]
+        raise RunFailed(f"{', '.join(stopped)} could not start: {'; '.join(causes) or '?'}")
+
+
+def progress(executors: Mapping[int, Executor], result: RunResult) -> tuple[int, int] | None:
+    check_alive(executors)
+    stats = [e.stats for e in executors.values()]
+    if not all(s.ready for s in stats):
+        return None
+    spouts = [e for e in executors.values() if isinstance(e.component, Spout)]
+    if not all(e.stats.idle for e in spouts):
+        return None
+    if any(not e.inbox.empty() for e in executors.values()):
+        return None
+    sent = sum(sum(s.transferred.values()) for s in stats)
+    executed = sum(s.executed for s in stats)
+    if sent != executed:
+        return None
+    return sent, executed
