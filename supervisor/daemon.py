@@ -5,7 +5,9 @@ ZooKeeper watches only wake the sync loop; one thread does every sync, so launch
 never race. The loop also runs every supervisor.monitor.frequency.secs to restart workers that
 exited (after a back-off when they keep dying) and to stop workers past their memory limit.
 Downloading and unpacking code never runs on the loop (code_fetcher.py): one topology's bad
-package shows as that topology's error and delays no other topology.
+package shows as that topology's error and delays no other topology. A failed worker's
+report and back-off are in worker_failures.py; the supervisor's id and start checks in
+identity.py.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import signal
 import socket
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,46 +30,28 @@ from squall import __version__
 from squall import zk as zk_mod
 from squall.records import Assignment, SupervisorInfo, encode
 from squall.spark_connect import ENABLE as SPARK_CONNECT
-from squall.tls import SUPERVISOR, CredentialsError, client_context
-from squall.zk_identity import HOST_KEY, ZkIdentityError, ensure_host_identity, role_identities
+from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
 
-from .backoff import Retry, after_failure, next_wake
-from .code_fetcher import CodeFetcher, fetch_code, fetch_conf
-from .error_reports import report_error
+from .backoff import Retry, next_wake
+from .code_fetcher import CodeFetcher, fetch_code
+from .identity import DuplicateSupervisorError, check_credentials, supervisor_id
 from .launcher import RUN_AS_USER, Launcher, check_run_as_user
 from .spark_server import SparkConnectServer
 from .sync import (
     BeatTracker,
     WorkerKey,
-    WorkerSpec,
     accept_epochs,
     desired_workers,
     plan,
     startable,
 )
 from .worker_checks import hung_workers, over_memory
+from .worker_failures import WorkerFailures
 
 log = logging.getLogger("squall.supervisor")
 
 
-class DuplicateSupervisorError(RuntimeError):
-    """Another live supervisor is registered under the same id."""
-
-
-def supervisor_id(conf: dict[str, Any], local_dir: Path) -> str:
-    """The configured id, or one generated on first start and kept in the local dir."""
-    if conf["supervisor.id"]:
-        return conf["supervisor.id"]
-    id_file = local_dir / "id"
-    if id_file.exists():
-        return id_file.read_text().strip()
-    new_id = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
-    local_dir.mkdir(parents=True, exist_ok=True)
-    id_file.write_text(new_id)
-    return new_id
-
-
-class Supervisor:
+class Supervisor(WorkerFailures):
     def __init__(self, conf: dict[str, Any]) -> None:
         self.local_dir = Path(conf["storm.local.dir"]).resolve() / "supervisor"
         self.id = supervisor_id(conf, self.local_dir)
@@ -233,45 +216,6 @@ class Supervisor:
             busy = self.fetcher.busy(tid) or any(k[0] == tid for k in self.launcher.running())
             if not busy:
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
-
-    def _failed(self, key: WorkerKey, now: float, text: str, ran_for: float = 0.0) -> None:
-        """A worker failed: report it as its topology's error and back its restart off."""
-        self.restarts[key] = after_failure(self.restarts.get(key), now, ran_for)
-        delay = self.restarts[key].not_before - now
-        self._report(key[0], key[1], f"{text}\n(restarting in {delay:.0f}s)")
-
-    def _report(self, tid: str, port: int | None, text: str) -> None:
-        """Record `text` as the topology's error, unless the topology is gone: its /errors
-        subtree was removed with it and must not be recreated as an orphan."""
-        if tid not in self.accepted:
-            return
-        report_error(self.zk, self.layout.errors(tid), text, self.host, port)
-
-    def _start_worker(self, spec: WorkerSpec, now: float) -> None:
-        """One worker's start; its failure (nimbus unreachable, a user it cannot run as) is
-        its topology's error, retried with back-off, and never keeps the other topologies'
-        workers from starting."""
-        key = (spec.topology_id, spec.port)
-        try:
-            code_dir = self.fetcher.code_dir(spec.topology_id)
-            topology_conf = fetch_conf(self.conf, spec.topology_id, code_dir)
-            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf, **self.worker_auth})
-        except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
-            log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
-            self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")
-
-
-def check_credentials(conf: dict[str, Any]) -> None:
-    """Every file the supervisor identity needs (its certificate for nimbus, its ZooKeeper
-    login), checked at start: one error that names all that are missing, not one per sync."""
-    problems = []
-    for check in (client_context, zk_mod.role_identity):
-        try:
-            check(conf, SUPERVISOR)
-        except (CredentialsError, ZkIdentityError) as exc:
-            problems.append(str(exc))
-    if problems:
-        raise CredentialsError("\n".join(problems))
 
 
 def run_supervisor(conf: dict[str, Any]) -> None:

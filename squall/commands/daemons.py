@@ -23,7 +23,8 @@ def nimbus(ctx: click.Context) -> None:
 @click.pass_context
 def supervisor(ctx: click.Context) -> None:
     """Run a supervisor daemon on this host."""
-    from squall.supervisor.daemon import DuplicateSupervisorError, run_supervisor
+    from squall.supervisor.daemon import run_supervisor
+    from squall.supervisor.identity import DuplicateSupervisorError
 
     try:
         run_supervisor(ctx.obj)
