@@ -21,8 +21,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
-
 from squall import spark_connect as sc
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
@@ -47,7 +45,6 @@ from .watchdog import Watchdog
 from .zk_agent import ZooKeeperAgent
 from .zk_reactions import ZooKeeperReactions
 
-ZOOKEEPER_AWAY = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
 log = logging.getLogger("squall.worker")
 EXIT_UNHEALTHY = 3  # a task stalled or failed for good; the supervisor restarts the worker
 
@@ -189,20 +186,6 @@ class Worker(ZooKeeperReactions):
                 log.error("exiting so the supervisor restarts this worker: %s", reason)
                 self.exit_code = EXIT_UNHEALTHY
                 self.stopping.set()
-
-    def _zookeeper_round(self) -> None:
-        """Beat, check readiness, report held-back errors. Without ZooKeeper (no quorum, or
-        a reconnect after its server went) the round is skipped and the tasks go on: the next
-        beat carries the same cumulative counters, and nimbus counts a worker dead only after
-        nimbus.task.timeout.secs without beats. Exiting would restart every task of the worker
-        for an outage of the coordination service alone."""
-        try:
-            self.beat()
-            if not self.topology_ready:
-                self._check_ready()
-            self.errors.report_held_back()
-        except ZOOKEEPER_AWAY as exc:
-            log.warning("ZooKeeper unavailable (%s): heartbeat skipped", type(exc).__name__)
 
     def shutdown(self) -> None:
         for executor in self.executors.values():

@@ -1,22 +1,28 @@
 """A worker's reactions to what ZooKeeper tells it. Spouts run only while the topology is active,
 and not before every task of it is ready (readiness.py); routing follows moves of other tasks;
 if its own tasks change or the topology goes away, the worker stops so that the supervisor
-starts what is wanted now. A mixin of Worker (main.py), which owns the state named below."""
+starts what is wanted now; a heartbeat round without ZooKeeper is skipped, not fatal.
+A mixin of Worker (main.py), which owns the state named below."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable
+
+from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
 
 from squall.event_sampling import percentage_for
 from squall.records import Assignment, StormBase
 
+from .error_reports import ErrorReports
 from .executors import Executor
 from .readiness import ready_tasks, summary, waiting_for
 from .transport import Transport
 from .zk_agent import ZooKeeperAgent
 
+ZOOKEEPER_AWAY = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
 log = logging.getLogger("squall.worker")
 
 
@@ -34,6 +40,9 @@ class ZooKeeperReactions:
     components: dict[int, str]
     waiting_logged: float
     transport: Transport
+    errors: ErrorReports
+
+    beat: Callable[[], None]  # Worker's
 
     def _status_changed(self, base: StormBase | None) -> None:
         if base is None:
@@ -85,3 +94,17 @@ class ZooKeeperReactions:
         self.topology_tasks = tuple(assignment.task_slots)
         self._route(assignment)
         return True
+
+    def _zookeeper_round(self) -> None:
+        """Beat, check readiness, report held-back errors. Without ZooKeeper (no quorum, or
+        a reconnect after its server went) the round is skipped and the tasks go on: the next
+        beat carries the same cumulative counters, and nimbus counts a worker dead only after
+        nimbus.task.timeout.secs without beats. Exiting would restart every task of the worker
+        for an outage of the coordination service alone."""
+        try:
+            self.beat()
+            if not self.topology_ready:
+                self._check_ready()
+            self.errors.report_held_back()
+        except ZOOKEEPER_AWAY as exc:
+            log.warning("ZooKeeper unavailable (%s): heartbeat skipped", type(exc).__name__)
