@@ -26,7 +26,8 @@ def local(
 ) -> None:
     """Run FILE on a throw-away local cluster (ZooKeeper, nimbus, supervisors and the web
     UI) until its spouts run dry, print what it did, and stop everything."""
-    from squall.local import LocalCluster, topology_id, wait_until_quiet
+    from squall.cluster_waits import topology_id, wait_until_quiet
+    from squall.local import LocalCluster
     from squall.submit import submit_file
 
     out = Path(output_dir or tempfile.mkdtemp(prefix="squall-output-")).resolve()
