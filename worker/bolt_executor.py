@@ -54,6 +54,7 @@ class BoltExecutor(Executor):
         """Process a wake-up's inputs one by one, each anchoring what it emits; the emits and
         acks of all of them leave in one flush at the end (or when the interval passes)."""
         left = total = sum(rows(item) for item in items)
+        failed = 0
         last = len(items) - 1
         started = time.monotonic()  # one clock read per batch for the task's latencies
         for n, item in enumerate(items):
@@ -64,10 +65,11 @@ class BoltExecutor(Executor):
                 self._drained()  # before the ack: a sink flushes before its input counts
             self.finish(ok)
             left -= rows(item)
+            failed += 0 if ok else rows(item)
             self.flush_due(self.progress_at)
         self.mark()
         executing = self.progress_at - started
-        self.stats.executed_batch(total, executing)
+        self.stats.executed_batch(total, executing, failed)
         self.flush()
         self.stats.processed_batch(total, executing, time.monotonic() - started)
 
@@ -137,7 +139,7 @@ class SparkBoltExecutor(BoltExecutor):
             log.debug("task %d: micro-batch of %d in %.3fs", self.context.task_id, job.rows, took)
             self._drained()
             self.finish(ok)
-            self.stats.spark_job(job.rows, took)
+            self.stats.spark_job(job.rows, took, ok)
             self.flush()
             done = time.perf_counter() - started
             self.stats.processed_batch(job.rows, 0.0, done)

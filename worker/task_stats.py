@@ -118,11 +118,14 @@ class TaskStats:
         if self.rolling is None:
             self.rolling = RollingWindows(self.started)
 
-    def executed_batch(self, rows: int, execute_secs: float) -> None:
-        """`rows` inputs executed in `execute_secs` together (counted before their acks
-        leave, so whoever sees an ack sees it executed)."""
+    def executed_batch(self, rows: int, execute_secs: float, failed: int = 0) -> None:
+        """`rows` inputs executed in `execute_secs` together, `failed` of them failed and
+        the others acked (a BasicBolt's); counted before their acks leave, so whoever sees
+        an ack sees it counted."""
         self.executed += rows
         self.execute_ms += execute_secs * 1000
+        self.acked += rows - failed
+        self.failed += failed
 
     def processed_batch(self, rows: int, execute_secs: float, done_secs: float) -> None:
         """The acks of a batch of `rows` inputs that took `execute_secs` left `done_secs`
@@ -131,7 +134,7 @@ class TaskStats:
             spread = execute_secs * (rows - 1) / (2 * rows)  # mean start after the first
             self.process_ms += rows * max(done_secs - spread, execute_secs / rows) * 1000
 
-    def spark_job(self, rows: int, job_secs: float) -> None:
+    def spark_job(self, rows: int, job_secs: float, ok: bool = True) -> None:
         """One micro-batch of `rows` took `job_secs` in Spark (its process latency comes
         with `processed_batch(rows, 0.0, done)`: all its rows start together)."""
         if self.spark is None:
@@ -139,7 +142,7 @@ class TaskStats:
         self.spark.jobs += 1
         self.spark.rows += rows
         self.spark.job_ms += job_secs * 1000
-        self.executed_batch(rows, job_secs)
+        self.executed_batch(rows, job_secs, 0 if ok else rows)
 
     def figures(self) -> Figures:
         """The cumulative counters windows are made of."""
