@@ -3,14 +3,15 @@
 kept between scrapes. Names follow Prometheus conventions: squall_ prefix, counters end in
 _total, latency in seconds.
 
-nimbus reports all-time counters per component and, where workers measure it, the average
-complete latency of spout tuples; that average is a gauge (no buckets exist to make a
-histogram from). A latency nimbus did not measure is left out, not reported as 0.
+nimbus reports all-time counters per component and, where workers measure them, the
+average complete latency of spout tuples and bolts' execute latency and capacity; averages
+and capacity are gauges (no buckets exist to make a histogram from). A latency nimbus did
+not measure is left out, not reported as 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -32,8 +33,10 @@ def cluster_metrics(cluster: Any) -> list[Metric]:
     return [supervisors, slots, used, topologies]
 
 
-def topology_metrics(pages: list[Any]) -> list[Metric]:
-    """Per topology and per component figures from TopologyPageInfo answers."""
+def topology_metrics(pages: list[Any], capacities: Mapping[str, Any] | None = None) -> list[Metric]:
+    """Per topology and per component figures from TopologyPageInfo answers (all-time);
+    `capacities`: each topology's page for the 600 s window, by id."""
+    capacities = capacities or {}
     info = GaugeMetricFamily(
         "squall_topology_info",
         "A topology alive (1), with its status",
@@ -65,6 +68,16 @@ def topology_metrics(pages: list[Any]) -> list[Metric]:
         "Average time from a spout's emit to its tuple tree's ack, all time",
         labels=COMPONENT_LABELS,
     )
+    execute = GaugeMetricFamily(
+        "squall_bolt_execute_latency_seconds",
+        "Average time a bolt spends executing one input, all time",
+        labels=COMPONENT_LABELS,
+    )
+    capacity = GaugeMetricFamily(
+        "squall_bolt_capacity",
+        "Share of the last 10 minutes the busiest task of a bolt spent executing (Storm's)",
+        labels=COMPONENT_LABELS,
+    )
     errors = GaugeMetricFamily(
         "squall_component_last_error_timestamp_seconds",
         "When the component last reported an error",
@@ -87,13 +100,38 @@ def topology_metrics(pages: list[Any]) -> list[Metric]:
                     family.add_metric(labels, getattr(common, key) or 0)
                 specific = agg.specific_stats
                 if kind == "bolt" and specific and specific.bolt:
-                    executed.add_metric(labels, specific.bolt.executed or 0)
+                    bolt = specific.bolt
+                    executed.add_metric(labels, bolt.executed or 0)
+                    if bolt.execute_latency_ms is not None:
+                        execute.add_metric(labels, bolt.execute_latency_ms / 1000.0)
+                    ten = _ten_minutes(page.id, component, capacities)
+                    if ten is not None:
+                        capacity.add_metric(labels, ten)
                 spout = specific.spout if specific else None
                 if spout is not None and spout.complete_latency_ms is not None:
                     complete.add_metric(labels, spout.complete_latency_ms / 1000.0)
                 if agg.last_error is not None:
                     errors.add_metric(labels, agg.last_error.error_time_secs)
-    return [info, uptime, workers, executors, *counters.values(), executed, complete, errors]
+    return [
+        info,
+        uptime,
+        workers,
+        executors,
+        *counters.values(),
+        executed,
+        execute,
+        capacity,
+        complete,
+        errors,
+    ]
+
+
+def _ten_minutes(tid: str, component: str, capacities: Mapping[str, Any]) -> float | None:
+    """A bolt's capacity over Storm's 600 s window (the figure Storm's UI shows)."""
+    page = capacities.get(tid)
+    stats = (page.id_to_bolt_agg_stats or {}).get(component) if page is not None else None
+    bolt = stats.specific_stats.bolt if stats is not None and stats.specific_stats else None
+    return bolt.capacity if bolt is not None else None
 
 
 class NimbusCollector:
@@ -105,17 +143,18 @@ class NimbusCollector:
     def collect(self) -> Iterator[Metric]:
         def read(client: Any) -> tuple[Any, list[Any]]:
             cluster = client.getClusterInfo()
-            pages = []
+            pages, recent = [], {}
             for summary in cluster.topologies:
                 try:
                     pages.append(client.getTopologyPageInfo(summary.id, ":all-time", False))
+                    recent[summary.id] = client.getTopologyPageInfo(summary.id, "600", False)
                 except Exception:  # noqa: BLE001 - killed since, or not ours to read: skip it
                     continue
-            return cluster, pages
+            return cluster, pages, recent
 
-        cluster, pages = self.link.call(read)
+        cluster, pages, recent = self.link.call(read)
         yield from cluster_metrics(cluster)
-        yield from topology_metrics(pages)
+        yield from topology_metrics(pages, recent)
 
 
 def render_metrics(link: Any) -> bytes:
