@@ -28,6 +28,7 @@ from .task_figures import (
     complete_latency,
     complete_ms,
     count,
+    spark,
     stream_counts,
     window_of,
 )
@@ -98,6 +99,9 @@ class Totals:
     execute_ms_sum: float = 0.0  # bolts: time in execute over `executed`
     process_ms_sum: float = 0.0
     capacity: float | None = None  # the busiest task's; None when none executed
+    spark_jobs: int = 0  # SparkBolts: micro-batch jobs, their rows and time
+    spark_rows: int = 0
+    spark_job_ms_sum: float = 0.0
 
     @property
     def complete_ms(self) -> float | None:
@@ -133,6 +137,7 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool, window: str = ALL_TIM
 
     latencies = [complete_latency(s.get("complete_ms")) for s in stats]
     capacities = [c for c in map(capacity, stats) if c is not None]
+    sparks = [spark(s) for s in stats]
     return Totals(
         complete_count=_sum(n for n, _ in latencies),
         complete_ms_sum=sum(total for _, total in latencies),
@@ -145,6 +150,9 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool, window: str = ALL_TIM
         execute_ms_sum=sum(busy_ms(s, "execute_ms") for s in stats),
         process_ms_sum=sum(busy_ms(s, "process_ms") for s in stats),
         capacity=max(capacities) if capacities else None,
+        spark_jobs=_sum(jobs for jobs, _, _ in sparks),
+        spark_rows=_sum(rows for _, rows, _ in sparks),
+        spark_job_ms_sum=sum(ms for _, _, ms in sparks),
     )
 
 
@@ -202,6 +210,7 @@ def aggregate_stats(
                 execute_latency_ms=t.execute_ms,
                 process_latency_ms=t.process_ms,
                 capacity=t.capacity,
+                **_spark_fields(t),
             )
         )
     return T.ComponentAggregateStats(
@@ -217,3 +226,15 @@ def aggregate_stats(
         specific_stats=specific,
         last_error=error,
     )
+
+
+def _spark_fields(t: Totals) -> dict[str, Any]:
+    """squall's micro-batch fields of BoltAggregateStats: only for a SparkBolt."""
+    if not t.spark_jobs:
+        return {}
+    jobs = t.spark_jobs
+    return {
+        "spark_jobs": jobs,
+        "spark_rows": t.spark_rows,
+        "spark_job_ms": t.spark_job_ms_sum / jobs,
+    }

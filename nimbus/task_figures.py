@@ -105,3 +105,12 @@ def capacity(figures: Mapping[str, Any]) -> float | None:
 
 def average(total: float, n: int) -> float | None:
     return total / n if n > 0 else None
+
+
+def spark(figures: Mapping[str, Any]) -> tuple[int, int, float]:
+    """A SparkBolt task's (jobs, rows, job ms) from its figures' "spark"; zeros when absent
+    or junk."""
+    raw = figures.get("spark")
+    if not isinstance(raw, Mapping) or count(raw.get("jobs")) <= 0:
+        return 0, 0, 0.0
+    return count(raw["jobs"]), count(raw.get("rows")), millis(raw.get("job_ms")) or 0.0

@@ -116,6 +116,19 @@ def bolt_json(name: str, stats: Any, now: float) -> dict[str, Any]:
         "capacity": latency(bolt.capacity if bolt else None),
         **_error_fields(stats.last_error, now),
         **no_resources(),
+        **spark_fields(bolt),
+    }
+
+
+def spark_fields(bolt: Any) -> dict[str, Any]:
+    """squall's own fields, a SparkBolt's only: its micro-batches (Spark jobs) in the
+    window, the rows they took and the average time of one."""
+    if bolt is None or not bolt.spark_jobs:
+        return {}
+    return {
+        "sparkJobs": bolt.spark_jobs,
+        "sparkRows": bolt.spark_rows or 0,
+        "sparkJobLatency": latency(bolt.spark_job_ms),
     }
 
 

@@ -149,3 +149,21 @@ def test_executor_stats_per_window_with_storms_keys():
     assert bolt.specific.bolt.execute_ms_avg["600"] == {key: 4.0}
     assert bolt.specific.bolt.process_ms_avg[":all-time"] == {key: 3.0}
     assert bolt.specific.bolt.execute_ms_avg["10800"] == {}  # nothing executed: unmeasured
+
+
+def test_a_sparkbolts_micro_batches_are_summed_and_junk_left_out():
+    from squall.ui.topology_json import bolt_json
+
+    rows = [
+        row(1, task(300, 900.0, 1000.0, 60.0, spark={"jobs": 2, "rows": 300, "job_ms": 900.0})),
+        row(2, task(100, 100.0, 100.0, 60.0, spark={"jobs": 1, "rows": 100, "job_ms": 100.0})),
+        row(3, task(5, 1.0, 1.0, 60.0, spark={"jobs": "x", "rows": 5, "job_ms": 1.0})),
+    ]
+    bolt = aggregate_stats("bolt", totals(rows, False)).specific_stats.bolt
+    assert (bolt.spark_jobs, bolt.spark_rows) == (3, 400)
+    assert math.isclose(bolt.spark_job_ms, 1000.0 / 3)
+    shown = bolt_json("b", aggregate_stats("bolt", totals(rows, False)), NOW)
+    assert (shown["sparkJobs"], shown["sparkRows"], shown["sparkJobLatency"]) == (3, 400, "333.333")
+    plain = aggregate_stats("bolt", totals([row(1, task(3, 1.0, 1.0, 9.0))], False))
+    assert plain.specific_stats.bolt.spark_jobs is None  # not a SparkBolt: no such fields
+    assert "sparkJobs" not in bolt_json("b", plain, NOW)
