@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from squall.components import Bolt, TaskContext, Tuple
+from worker.bolt_executor import BoltExecutor
 from worker.latency import CompleteLatency
 from worker.task_stats import BUCKETS, RollingWindows, TaskStats, difference
 
@@ -110,3 +112,40 @@ def test_windowed_complete_latency_counts_only_the_window():
     later = stats.snapshot(now=750.0)  # the mark at 100 s is the 600 s window's base
     assert later["windows"]["600"]["complete_ms"] == {"count": 1, "avg": 10.0}
     assert later["windows"]["10800"]["complete_ms"] == {"count": 2, "avg": 505.0}
+
+
+class Picky(Bolt):
+    outputs = ["w"]
+
+    def process(self, tup):
+        if tup.values[0] == "bad":
+            raise ValueError("bad input")
+
+
+class IO:
+    ackers = (99,)
+
+    def __init__(self):
+        self.sent = []
+
+    def send(self, delivery):
+        self.sent.append(delivery)
+
+    def report_error(self, component, task, text):
+        pass
+
+
+def test_a_bolts_batch_is_counted_executed_acked_failed_and_timed():
+    conf = {"topology.message.timeout.secs": 30}
+    ex = BoltExecutor(
+        Picky(), TaskContext("t", "b", 4, (4,), "/tmp"), {"default": ("w",)}, conf, IO()
+    )
+    inputs = [
+        Tuple("a", 1, "default", ("x",), (v,), {100: n}) for n, v in enumerate(["ok", "bad", "ok"])
+    ]
+    ex.execute_all(inputs)
+    stats = ex.stats
+    assert (stats.executed, stats.acked, stats.failed, stats.errors) == (3, 2, 1, 1)
+    assert 0 < stats.execute_ms <= stats.process_ms
+    window = stats.snapshot()["windows"]["600"]
+    assert (window["executed"], window["acked"], window["failed"]) == (3, 2, 1)
