@@ -4,7 +4,8 @@ assignment and its workers' beats, as pure functions (time is passed in).
 Every figure is for one of Storm's windows ("600", "10800", "86400", ":all-time"), read from
 the tasks' beats by task_figures (junk counts as nothing). A component's execute and process
 latency are executed-weighted averages over its tasks, its capacity the largest of its
-tasks' (as in Storm), a spout's complete latency the count-weighted average. Latencies
+tasks' over the last 10 minutes whatever the window (as in Storm), a spout's complete
+latency the count-weighted average. Latencies
 nobody measured stay unset, never a made-up 0.0.
 """
 
@@ -34,6 +35,7 @@ from .task_figures import (
 )
 
 SPOUT, BOLT = "spout", "bolt"
+CAPACITY_WINDOW = "600"  # Storm's capacity is the last 10 minutes', whatever the window
 __all__ = ["ALL_TIME", "WINDOWS", "complete_latency", "complete_ms", "count", "stream_counts"]
 
 
@@ -98,7 +100,7 @@ class Totals:
     complete_ms_sum: float = 0.0
     execute_ms_sum: float = 0.0  # bolts: time in execute over `executed`
     process_ms_sum: float = 0.0
-    capacity: float | None = None  # the busiest task's; None when none executed
+    capacity: float | None = None  # the busiest task's, last 10 min; None: none executed
     spark_jobs: int = 0  # SparkBolts: micro-batch jobs, their rows and time
     spark_rows: int = 0
     spark_job_ms_sum: float = 0.0
@@ -136,7 +138,8 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool, window: str = ALL_TIM
         )
 
     latencies = [complete_latency(s.get("complete_ms")) for s in stats]
-    capacities = [c for c in map(capacity, stats) if c is not None]
+    recent = [window_of(r.stats, CAPACITY_WINDOW) for r in rows]
+    capacities = [c for c in map(capacity, recent) if c is not None]
     sparks = [spark(s) for s in stats]
     return Totals(
         complete_count=_sum(n for n, _ in latencies),

@@ -19,7 +19,8 @@ What the figures mean (Storm's names; squall's bolts are BasicBolts, acked as th
   time an input's ack waited for the rest of its batch. A SparkBolt's is from the start of
   its micro-batch's job (the wait for the micro-batch to close is not in it).
 - capacity: time in execute / the window's length (Storm's executed * execute latency /
-  window), 1.0 meaning the task was busy the whole window.
+  window), 1.0 meaning the task was busy the whole window; nimbus serves the 600 s one, as
+  Storm does.
 
 Pure apart from `TaskStats.snapshot`'s default clock; time is passed in everywhere else.
 """

@@ -11,7 +11,7 @@ not measure is left out, not reported as 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -33,10 +33,8 @@ def cluster_metrics(cluster: Any) -> list[Metric]:
     return [supervisors, slots, used, topologies]
 
 
-def topology_metrics(pages: list[Any], capacities: Mapping[str, Any] | None = None) -> list[Metric]:
-    """Per topology and per component figures from TopologyPageInfo answers (all-time);
-    `capacities`: each topology's page for the 600 s window, by id."""
-    capacities = capacities or {}
+def topology_metrics(pages: list[Any]) -> list[Metric]:
+    """Per topology and per component figures from TopologyPageInfo answers."""
     info = GaugeMetricFamily(
         "squall_topology_info",
         "A topology alive (1), with its status",
@@ -104,9 +102,8 @@ def topology_metrics(pages: list[Any], capacities: Mapping[str, Any] | None = No
                     executed.add_metric(labels, bolt.executed or 0)
                     if bolt.execute_latency_ms is not None:
                         execute.add_metric(labels, bolt.execute_latency_ms / 1000.0)
-                    ten = _ten_minutes(page.id, component, capacities)
-                    if ten is not None:
-                        capacity.add_metric(labels, ten)
+                    if bolt.capacity is not None:  # Storm's: over the last 10 minutes
+                        capacity.add_metric(labels, bolt.capacity)
                 spout = specific.spout if specific else None
                 if spout is not None and spout.complete_latency_ms is not None:
                     complete.add_metric(labels, spout.complete_latency_ms / 1000.0)
@@ -126,14 +123,6 @@ def topology_metrics(pages: list[Any], capacities: Mapping[str, Any] | None = No
     ]
 
 
-def _ten_minutes(tid: str, component: str, capacities: Mapping[str, Any]) -> float | None:
-    """A bolt's capacity over Storm's 600 s window (the figure Storm's UI shows)."""
-    page = capacities.get(tid)
-    stats = (page.id_to_bolt_agg_stats or {}).get(component) if page is not None else None
-    bolt = stats.specific_stats.bolt if stats is not None and stats.specific_stats else None
-    return bolt.capacity if bolt is not None else None
-
-
 class NimbusCollector:
     """prometheus_client's custom collector protocol: collect() is called per scrape."""
 
@@ -143,18 +132,17 @@ class NimbusCollector:
     def collect(self) -> Iterator[Metric]:
         def read(client: Any) -> tuple[Any, list[Any]]:
             cluster = client.getClusterInfo()
-            pages, recent = [], {}
+            pages = []
             for summary in cluster.topologies:
                 try:
                     pages.append(client.getTopologyPageInfo(summary.id, ":all-time", False))
-                    recent[summary.id] = client.getTopologyPageInfo(summary.id, "600", False)
                 except Exception:  # noqa: BLE001 - killed since, or not ours to read: skip it
                     continue
-            return cluster, pages, recent
+            return cluster, pages
 
-        cluster, pages, recent = self.link.call(read)
+        cluster, pages = self.link.call(read)
         yield from cluster_metrics(cluster)
-        yield from topology_metrics(pages, recent)
+        yield from topology_metrics(pages)
 
 
 def render_metrics(link: Any) -> bytes:

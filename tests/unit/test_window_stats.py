@@ -39,8 +39,8 @@ def row(n, stats):
 
 def test_latencies_are_weighted_by_executions_and_capacity_is_the_busiest_tasks():
     rows = [
-        row(1, task(100, 100.0, 300.0, 10.0)),  # 1 ms an input, busy 1 % of 10 s
-        row(2, task(300, 900.0, 1200.0, 10.0)),  # 3 ms an input, busy 9 %
+        row(1, task(100, 100.0, 300.0, 10.0, window=task(100, 100.0, 300.0, 10.0))),  # 1 %
+        row(2, task(300, 900.0, 1200.0, 10.0, window=task(300, 900.0, 1200.0, 10.0))),  # 9 %
     ]
     t = totals(rows, include_sys=False)
     assert t.executed == 400
@@ -61,6 +61,9 @@ def test_a_window_is_read_from_its_entry_and_its_own_span():
     t = totals([row(1, stats)], False, "600")
     assert (t.executed, t.acked, t.emitted) == (10, 10, 10)
     assert math.isclose(t.execute_ms, 5.0) and math.isclose(t.capacity, 50.0 / 600_000)
+    # capacity is Storm's: the last 10 minutes', whatever window the figures are for
+    assert totals([row(1, stats)], False).capacity == t.capacity
+    assert totals([row(1, task(9, 9.0, 9.0, 10.0))], False).capacity is None  # no 600 entry
 
 
 @pytest.mark.parametrize(
