@@ -1,13 +1,12 @@
 """Per-executor rows and per-component totals for Storm's UI pages, from a topology's
 assignment and its workers' beats, as pure functions (time is passed in).
 
-squall's workers count emitted, transferred, executed, acked and failed since they started,
-and nothing per time window: every figure here is Storm's ":all-time" window. A spout task's
-beat may carry its complete latency ("complete_ms": count, avg, p50, p99); the component's
-is the count-weighted average. Latencies not measured (execute, process, a spout's without
-complete_ms) and capacity stay unset, never a made-up 0.0. Counters come from heartbeats
-that anyone able to write ZooKeeper could write, so a value that is not an integer counts
-as 0 and sums are kept inside i64.
+Every figure is for one of Storm's windows ("600", "10800", "86400", ":all-time"), read from
+the tasks' beats by task_figures (junk counts as nothing). A component's execute and process
+latency are executed-weighted averages over its tasks, its capacity the largest of its
+tasks' over the last 10 minutes whatever the window (as in Storm), a spout's complete
+latency the count-weighted average. Latencies
+nobody measured stay unset, never a made-up 0.0.
 """
 
 from __future__ import annotations
@@ -20,52 +19,29 @@ from squall import thrift_api as T
 from squall.liveness import ROUNDING_SLACK_SECS, beat_is_current
 from squall.records import Assignment, Slot, WorkerBeat
 
-ALL_TIME = ":all-time"
+from .task_figures import (
+    ALL_TIME,
+    I64_MAX,
+    WINDOWS,
+    average,
+    busy_ms,
+    capacity,
+    complete_latency,
+    complete_ms,
+    count,
+    spark,
+    stream_counts,
+    window_of,
+)
+
 SPOUT, BOLT = "spout", "bolt"
-_I64_MAX = 2**63 - 1
+CAPACITY_WINDOW = "600"  # Storm's capacity is the last 10 minutes', whatever the window
+__all__ = ["ALL_TIME", "WINDOWS", "complete_latency", "complete_ms", "count", "stream_counts"]
 
 
 def is_system_id(name: str) -> bool:
     """Storm's Utils.isSystemId: system components and streams start with two underscores."""
     return name.startswith("__")
-
-
-def count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return 0
-    return max(0, min(value, _I64_MAX))
-
-
-def complete_ms(raw: Any) -> dict[str, float] | None:
-    """A spout task's complete latency from its heartbeat (`{"count", "avg", "p50",
-    "p99"}`, ms), or None when absent or junk: a count that is not a positive integer or a
-    figure that is not a finite, non-negative number leaves the whole entry out."""
-    if not isinstance(raw, Mapping) or count(raw.get("count")) <= 0:
-        return None
-    out: dict[str, float] = {"count": float(count(raw["count"]))}
-    for key in ("avg", "p50", "p99"):
-        value = raw.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return None
-        if not 0 <= value < float("inf"):  # NaN fails this too
-            return None
-        out[key] = float(value)
-    return out
-
-
-def stream_counts(raw: Any) -> dict[str, int]:
-    """A heartbeat's stream -> count map; anything but a stream name and a count that fits
-    Thrift's i64 is left out (heartbeats are written by anyone who can write ZooKeeper)."""
-    if not isinstance(raw, Mapping):
-        return {}
-    return {
-        k: v
-        for k, v in raw.items()
-        if isinstance(k, str)
-        and isinstance(v, int)
-        and not isinstance(v, bool)
-        and 0 <= v <= _I64_MAX
-    }
 
 
 @dataclass(frozen=True)
@@ -122,31 +98,36 @@ class Totals:
     executed: int = 0
     complete_count: int = 0  # spout tuple trees with a measured complete latency
     complete_ms_sum: float = 0.0
+    execute_ms_sum: float = 0.0  # bolts: time in execute over `executed`
+    process_ms_sum: float = 0.0
+    capacity: float | None = None  # the busiest task's, last 10 min; None: none executed
+    spark_jobs: int = 0  # SparkBolts: micro-batch jobs, their rows and time
+    spark_rows: int = 0
+    spark_job_ms_sum: float = 0.0
 
     @property
     def complete_ms(self) -> float | None:
         """Average complete latency over the measured trees; None when none was measured."""
-        return self.complete_ms_sum / self.complete_count if self.complete_count else None
+        return average(self.complete_ms_sum, self.complete_count)
 
+    @property
+    def execute_ms(self) -> float | None:
+        return average(self.execute_ms_sum, self.executed) if self.execute_ms_sum else None
 
-def complete_latency(raw: Any) -> tuple[int, float]:
-    """A beat's "complete_ms" as (count, count * avg); (0, 0.0) for what `complete_ms`
-    leaves out and for an average past any real latency."""
-    figures = complete_ms(raw)
-    if figures is None or figures["avg"] > 1e12:
-        return 0, 0.0
-    return int(figures["count"]), figures["count"] * figures["avg"]
+    @property
+    def process_ms(self) -> float | None:
+        return average(self.process_ms_sum, self.executed) if self.process_ms_sum else None
 
 
 def _sum(values: Iterable[int]) -> int:
-    return min(sum(values), _I64_MAX)
+    return min(sum(values), I64_MAX)
 
 
-def totals(rows: Iterable[ExecutorRow], include_sys: bool) -> Totals:
-    """Summed counters of `rows`; system streams (__ack_init, ...) count only when
-    `include_sys`, as on Storm's pages."""
+def totals(rows: Iterable[ExecutorRow], include_sys: bool, window: str = ALL_TIME) -> Totals:
+    """Summed figures of `rows` for `window`; system streams (__ack_init, ...) count only
+    when `include_sys`, as on Storm's pages."""
     rows = list(rows)
-    stats = [r.stats or {} for r in rows]
+    stats = [window_of(r.stats, window) for r in rows]
 
     def streams(key: str) -> int:
         return _sum(
@@ -157,6 +138,9 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool) -> Totals:
         )
 
     latencies = [complete_latency(s.get("complete_ms")) for s in stats]
+    recent = [window_of(r.stats, CAPACITY_WINDOW) for r in rows]
+    capacities = [c for c in map(capacity, recent) if c is not None]
+    sparks = [spark(s) for s in stats]
     return Totals(
         complete_count=_sum(n for n, _ in latencies),
         complete_ms_sum=sum(total for _, total in latencies),
@@ -166,18 +150,26 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool) -> Totals:
         acked=_sum(count(s.get("acked")) for s in stats),
         failed=_sum(count(s.get("failed")) for s in stats),
         executed=_sum(count(s.get("executed")) for s in stats),
+        execute_ms_sum=sum(busy_ms(s, "execute_ms") for s in stats),
+        process_ms_sum=sum(busy_ms(s, "process_ms") for s in stats),
+        capacity=max(capacities) if capacities else None,
+        spark_jobs=_sum(jobs for jobs, _, _ in sparks),
+        spark_rows=_sum(rows for _, rows, _ in sparks),
+        spark_job_ms_sum=sum(ms for _, _, ms in sparks),
     )
 
 
-def per_stream(rows: Iterable[ExecutorRow], include_sys: bool) -> dict[str, Totals]:
+def per_stream(
+    rows: Iterable[ExecutorRow], include_sys: bool, window: str = ALL_TIME
+) -> dict[str, Totals]:
     """Emitted and transferred per output stream."""
     emitted: dict[str, int] = {}
     transferred: dict[str, int] = {}
     for row in rows:
         for key, into in (("emitted", emitted), ("transferred", transferred)):
-            for stream, n in stream_counts((row.stats or {}).get(key)).items():
+            for stream, n in stream_counts(window_of(row.stats, window).get(key)).items():
                 if include_sys or not is_system_id(stream):
-                    into[stream] = min(into.get(stream, 0) + n, _I64_MAX)
+                    into[stream] = min(into.get(stream, 0) + n, I64_MAX)
     return {
         s: Totals(emitted=emitted.get(s, 0), transferred=transferred.get(s, 0))
         for s in sorted(emitted.keys() | transferred.keys())
@@ -216,7 +208,13 @@ def aggregate_stats(
         )
     else:
         specific = T.SpecificAggregateStats(
-            bolt=T.BoltAggregateStats(executed=t.executed)  # latencies, capacity: unmeasured
+            bolt=T.BoltAggregateStats(
+                executed=t.executed,
+                execute_latency_ms=t.execute_ms,
+                process_latency_ms=t.process_ms,
+                capacity=t.capacity,
+                **_spark_fields(t),
+            )
         )
     return T.ComponentAggregateStats(
         type=component_type(kind),
@@ -231,3 +229,15 @@ def aggregate_stats(
         specific_stats=specific,
         last_error=error,
     )
+
+
+def _spark_fields(t: Totals) -> dict[str, Any]:
+    """squall's micro-batch fields of BoltAggregateStats: only for a SparkBolt."""
+    if not t.spark_jobs:
+        return {}
+    jobs = t.spark_jobs
+    return {
+        "spark_jobs": jobs,
+        "spark_rows": t.spark_rows,
+        "spark_job_ms": t.spark_job_ms_sum / jobs,
+    }

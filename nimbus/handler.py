@@ -178,7 +178,18 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls):
             self.c.wall(),
             spouts=self._spouts(topology.id),
             sched_status=topology.sched_status,
+            sole_inputs=self._sole_inputs(topology.id),
         )
+
+    def _sole_inputs(self, tid: str) -> dict[str, tuple[str, str]]:
+        """Each bolt with one input stream: its (component, stream), which its per-stream
+        figures are reported under."""
+        components = self.c.code.structure(tid).components
+        return {
+            name: (c.inputs[0].component, c.inputs[0].stream)
+            for name, c in components.items()
+            if len({(i.component, i.stream) for i in c.inputs}) == 1
+        }
 
     def _spouts(self, tid: str) -> frozenset[str]:
         components = self.c.code.structure(tid).components

@@ -1,10 +1,11 @@
 """The pages of Storm's UI (getTopologyPageInfo, getComponentPageInfo, getSupervisorPageInfo)
 as pure functions of what nimbus knows about a topology (TopologyFacts) and the time.
 
-Figures are all-time counters (see component_stats), and spouts' complete latency where
-workers measure it; what squall does not measure or have (other latencies, capacity,
-resources, scheduler status, blob replication, event logger) keeps Storm's defaults or
-stays unset, as the fields are optional.
+Figures are per Storm window (see component_stats): a page's components and executors for
+the window asked for (unknown windows read as all-time, as Storm's do), its topology and
+component totals for every window. What squall does not measure or have (resources,
+scheduler status, blob replication, event logger) keeps Storm's defaults or stays unset,
+as the fields are optional.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .component_stats import (
     ALL_TIME,
     BOLT,
     SPOUT,
+    WINDOWS,
     ExecutorRow,
     aggregate_stats,
     component_type,
@@ -101,7 +103,15 @@ def worker_summaries(
     return out
 
 
-def topology_page(facts: TopologyFacts, include_sys: bool, now: float) -> Any:
+def served_window(window: str | None) -> str:
+    """The window a page is for: Storm's keys, anything else is all-time (as in Storm)."""
+    return window if window in WINDOWS else ALL_TIME
+
+
+def topology_page(
+    facts: TopologyFacts, include_sys: bool, now: float, window: str | None = ALL_TIME
+) -> Any:
+    window = served_window(window)
     rows = executor_rows(facts.assignment, facts.tasks, facts.beats, now)
     spouts, bolts = {}, {}
     for component, mine in sorted(_by_component(rows).items()):
@@ -109,11 +119,14 @@ def topology_page(facts: TopologyFacts, include_sys: bool, now: float) -> Any:
             continue
         kind = facts.kind(component)
         stats = aggregate_stats(
-            kind, totals(mine, include_sys), error=last_error(facts.errors.get(component, []))
+            kind,
+            totals(mine, include_sys, window),
+            error=last_error(facts.errors.get(component, [])),
         )
         (spouts if kind == SPOUT else bolts)[component] = stats
-    everything = totals(rows, include_sys)
-    spout_totals = totals((r for r in rows if facts.kind(r.component) == SPOUT), include_sys)
+    everything = {w: totals(rows, include_sys, w) for w in WINDOWS}
+    spout_rows = [r for r in rows if facts.kind(r.component) == SPOUT]
+    spout_totals = {w: totals(spout_rows, include_sys, w) for w in WINDOWS}
     return T.TopologyPageInfo(
         id=facts.id,
         name=facts.base.name,
@@ -128,13 +141,13 @@ def topology_page(facts: TopologyFacts, include_sys: bool, now: float) -> Any:
         # Storm's topology totals: emitted and transferred over every executor, acks,
         # failures and latency over the spouts (a tuple tree completes at its spout)
         topology_stats=T.TopologyStats(
-            window_to_emitted={ALL_TIME: everything.emitted},
-            window_to_transferred={ALL_TIME: everything.transferred},
-            window_to_complete_latencies_ms=(
-                {} if spout_totals.complete_ms is None else {ALL_TIME: spout_totals.complete_ms}
-            ),
-            window_to_acked={ALL_TIME: spout_totals.acked},
-            window_to_failed={ALL_TIME: spout_totals.failed},
+            window_to_emitted={w: t.emitted for w, t in everything.items()},
+            window_to_transferred={w: t.transferred for w, t in everything.items()},
+            window_to_complete_latencies_ms={
+                w: t.complete_ms for w, t in spout_totals.items() if t.complete_ms is not None
+            },
+            window_to_acked={w: t.acked for w, t in spout_totals.items()},
+            window_to_failed={w: t.failed for w, t in spout_totals.items()},
         ),
         owner=facts.base.owner,
         workers=worker_summaries(facts, include_sys),
@@ -142,8 +155,16 @@ def topology_page(facts: TopologyFacts, include_sys: bool, now: float) -> Any:
     )
 
 
-def component_page(facts: TopologyFacts, component: str, include_sys: bool, now: float) -> Any:
-    """NotAliveException when the topology has no such component."""
+def component_page(
+    facts: TopologyFacts,
+    component: str,
+    include_sys: bool,
+    now: float,
+    window: str | None = ALL_TIME,
+) -> Any:
+    """NotAliveException when the topology has no such component. Output streams and
+    executors are for `window`; the component's totals for every window."""
+    window = served_window(window)
     if component not in set(facts.tasks.values()):
         raise T.NotAliveException(
             msg=f"topology {facts.base.name!r} has no component {component!r}"
@@ -160,20 +181,22 @@ def component_page(facts: TopologyFacts, component: str, include_sys: bool, now:
         num_executors=len(mine),
         num_tasks=len(mine),
         window_to_stats={
-            ALL_TIME: aggregate_stats(kind, totals(mine, include_sys), error=last_error(errors))
+            w: aggregate_stats(kind, totals(mine, include_sys, w), error=last_error(errors))
+            for w in WINDOWS
         },
         gsid_to_input_stats={},  # squall does not count executions per input stream
         sid_to_output_stats={
-            stream: aggregate_stats(kind, t) for stream, t in per_stream(mine, include_sys).items()
+            stream: aggregate_stats(kind, t)
+            for stream, t in per_stream(mine, include_sys, window).items()
         },
-        exec_stats=[_executor_aggregate(kind, row) for row in mine],
+        exec_stats=[_executor_aggregate(kind, row, window) for row in mine],
         errors=error_infos(errors),
         topology_status=facts.base.status.upper(),
         debug_options=debug_options(facts.base.component_debug.get(component)),
     )
 
 
-def _executor_aggregate(kind: str, row: ExecutorRow) -> Any:
+def _executor_aggregate(kind: str, row: ExecutorRow, window: str) -> Any:
     return T.ExecutorAggregateStats(
         exec_summary=T.ExecutorSummary(
             executor_info=T.ExecutorInfo(task_start=row.task, task_end=row.task),
@@ -182,7 +205,7 @@ def _executor_aggregate(kind: str, row: ExecutorRow) -> Any:
             port=row.slot[1] if row.slot else 0,
             uptime_secs=row.uptime_secs,
         ),
-        stats=aggregate_stats(kind, totals([row], include_sys=True)),
+        stats=aggregate_stats(kind, totals([row], True, window)),
     )
 
 

@@ -3,7 +3,7 @@ from the controller's model as pure functions: time is passed in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from squall import thrift_api as T
@@ -11,7 +11,8 @@ from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBe
 from squall.storm_version import storm_compatible
 from squall.thrift_api import DEFAULT_STREAM
 
-from .component_stats import ALL_TIME, complete_ms, error_infos, executor_rows, stream_counts
+from .component_stats import error_infos, executor_rows
+from .task_figures import WINDOWS, average, busy_ms, complete_ms, count, stream_counts, window_of
 
 
 def cluster_summary(
@@ -69,10 +70,13 @@ def topology_info(
     now: float,
     spouts: frozenset[str] = frozenset(),
     sched_status: str = "",
+    sole_inputs: Mapping[str, tuple[str, str]] | None = None,
 ) -> Any:
     """`spouts` names the spout components; every other component (the acker included) is a
-    bolt, which decides whether an executor's stats carry SpoutStats or BoltStats."""
+    bolt, which decides whether an executor's stats carry SpoutStats or BoltStats.
+    `sole_inputs`: the (component, stream) of each bolt with exactly one input stream."""
     now_secs = int(now)
+    sole = sole_inputs or {}
     executors = [
         T.ExecutorSummary(
             executor_info=T.ExecutorInfo(task_start=row.task, task_end=row.task),
@@ -80,7 +84,11 @@ def topology_info(
             host=row.host,
             port=row.slot[1] if row.slot else 0,
             uptime_secs=row.uptime_secs,
-            stats=_executor_stats(row.stats, row.component in spouts) if row.stats else None,
+            stats=(
+                _executor_stats(row.stats, row.component in spouts, sole.get(row.component))
+                if row.stats
+                else None
+            ),
         )
         for row in executor_rows(assignment, tasks, beats, now)
     ]
@@ -103,35 +111,53 @@ def debug_options(percentage: float | None) -> Any:
     return T.DebugOptions(enable=True, samplingpct=percentage)
 
 
-def _executor_stats(stats: Mapping[str, Any], spout: bool) -> Any:
-    """Storm's ExecutorStats, whose `specific` is required: a Storm Java client refuses the
-    whole TopologyInfo without it. squall counts acks, fails and executes per task, not per
-    stream, so Storm's per-stream maps stay empty rather than invent a split. A spout's
-    complete latency is measured per task, over all its streams: it is reported under the
-    default stream."""
+def _executor_stats(
+    stats: Mapping[str, Any], spout: bool, sole_input: tuple[str, str] | None = None
+) -> Any:
+    """Storm's ExecutorStats for every window, whose `specific` is required: a Storm Java
+    client refuses the whole TopologyInfo without it. squall counts acks, fails, executes and
+    latencies per task, not per stream: a spout's are reported under the default stream (as
+    its complete latency, measured over all its streams), a bolt's under its input stream
+    when it has only one; a bolt with several leaves those maps empty rather than invent a
+    split."""
+    figures = {w: window_of(stats, w) for w in WINDOWS}
     if spout:
-        latency = complete_ms(stats.get("complete_ms"))
-        avg = {ALL_TIME: {DEFAULT_STREAM: latency["avg"]}} if latency else _none()
+
+        def by_stream(value: Callable[[Mapping[str, Any]], Any]) -> dict[str, dict[Any, Any]]:
+            out = {w: value(f) for w, f in figures.items()}
+            return {w: {} if v is None else {DEFAULT_STREAM: v} for w, v in out.items()}
+
         specific = T.ExecutorSpecificStats(
-            spout=T.SpoutStats(acked=_none(), failed=_none(), complete_ms_avg=avg)
+            spout=T.SpoutStats(
+                acked=by_stream(lambda f: count(f.get("acked"))),
+                failed=by_stream(lambda f: count(f.get("failed"))),
+                complete_ms_avg=by_stream(
+                    lambda f: (complete_ms(f.get("complete_ms")) or {}).get("avg")
+                ),
+            )
         )
     else:
+        key = T.GlobalStreamId(*sole_input) if sole_input else None
+
+        def by_input(value: Callable[[Mapping[str, Any]], Any]) -> dict[str, dict[Any, Any]]:
+            out = {w: value(f) if key else None for w, f in figures.items()}
+            return {w: {} if v is None else {key: v} for w, v in out.items()}
+
+        def latency(name: str) -> Callable[[Mapping[str, Any]], Any]:
+            return lambda f: average(busy_ms(f, name), count(f.get("executed"))) or None
+
         specific = T.ExecutorSpecificStats(
             bolt=T.BoltStats(
-                acked=_none(),
-                failed=_none(),
-                process_ms_avg=_none(),
-                executed=_none(),
-                execute_ms_avg=_none(),
+                acked=by_input(lambda f: count(f.get("acked"))),
+                failed=by_input(lambda f: count(f.get("failed"))),
+                process_ms_avg=by_input(latency("process_ms")),
+                executed=by_input(lambda f: count(f.get("executed"))),
+                execute_ms_avg=by_input(latency("execute_ms")),
             )
         )
     return T.ExecutorStats(
-        emitted={ALL_TIME: stream_counts(stats.get("emitted"))},
-        transferred={ALL_TIME: stream_counts(stats.get("transferred"))},
+        emitted={w: stream_counts(f.get("emitted")) for w, f in figures.items()},
+        transferred={w: stream_counts(f.get("transferred")) for w, f in figures.items()},
         specific=specific,
         rate=0.0,
     )
-
-
-def _none() -> dict[str, dict[Any, Any]]:
-    return {ALL_TIME: {}}

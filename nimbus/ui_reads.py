@@ -131,12 +131,12 @@ class UiReads:
     @op("getTopologyPageInfo", topology=True)
     def getTopologyPageInfo(self, id, window, is_include_sys):  # noqa: A002
         facts = self._facts(self.c.read_model().find(id))
-        return topology_page(facts, bool(is_include_sys), self.c.wall())
+        return topology_page(facts, bool(is_include_sys), self.c.wall(), window)
 
     @op("getComponentPageInfo", topology=True)
     def getComponentPageInfo(self, topology_id, component_id, window, is_include_sys):
         facts = self._facts(self.c.read_model().find(topology_id))
-        return component_page(facts, component_id, bool(is_include_sys), self.c.wall())
+        return component_page(facts, component_id, bool(is_include_sys), self.c.wall(), window)
 
     @op("getSupervisorPageInfo")
     def getSupervisorPageInfo(self, id, host, is_include_sys):  # noqa: A002

@@ -1,7 +1,8 @@
 // The Nimbus service. Names, field ids and exception field names follow Apache Storm's
 // storm.thrift, so a client generated from it (or streamparse's `sparse`) talks to squall.
 // squall adds one member to ComponentObject (python_object, id 100) for Python components
-// and squall_version (id 100) to the summaries; ids Storm uses are never reused for other
+// and squall_version (id 100) to the summaries, a SparkBolt's micro-batch figures (ids
+// 100-102) to BoltAggregateStats; ids Storm uses are never reused for other
 // meanings.
 //
 // Every method Storm has declares exactly Storm 2's exceptions (tests/unit/test_storm_idl.py
@@ -193,7 +194,7 @@ union ExecutorSpecificStats {
 }
 
 // Each map goes from a time window (":all-time", or seconds such as "600") to per-stream
-// figures. squall keeps all-time counts only.
+// figures. squall keeps "600", "10800", "86400" and ":all-time" (worker/task_stats.py).
 struct ExecutorStats {
   1: required map<string, map<string, i64>> emitted;
   2: required map<string, map<string, i64>> transferred;
@@ -266,6 +267,10 @@ struct BoltAggregateStats {
   2: optional double process_latency_ms;
   3: optional i64 executed;
   4: optional double capacity;
+  // squall's: a SparkBolt's micro-batches in the window (a Storm client skips them)
+  100: optional i64 spark_jobs;
+  101: optional i64 spark_rows;
+  102: optional double spark_job_ms;  // the average time of one Spark job
 }
 
 union SpecificAggregateStats {

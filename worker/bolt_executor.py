@@ -53,8 +53,10 @@ class BoltExecutor(Executor):
     def execute_all(self, items: Sequence[Input]) -> None:
         """Process a wake-up's inputs one by one, each anchoring what it emits; the emits and
         acks of all of them leave in one flush at the end (or when the interval passes)."""
-        left = sum(rows(item) for item in items)
+        left = total = sum(rows(item) for item in items)
+        failed = 0
         last = len(items) - 1
+        started = time.monotonic()  # one clock read per batch for the task's latencies
         for n, item in enumerate(items):
             self.mark(busy=True, holding=left)
             self.take([item])
@@ -62,12 +64,14 @@ class BoltExecutor(Executor):
             if n == last:
                 self._drained()  # before the ack: a sink flushes before its input counts
             self.finish(ok)
-            size = rows(item)
-            self.stats.executed += size
-            left -= size
+            left -= rows(item)
+            failed += 0 if ok else rows(item)
             self.flush_due(self.progress_at)
         self.mark()
+        executing = self.progress_at - started
+        self.stats.executed_batch(total, executing, failed)
         self.flush()
+        self.stats.processed_batch(total, executing, time.monotonic() - started)
 
     def loop(self) -> None:
         while not self.stopping.is_set():
@@ -131,16 +135,14 @@ class SparkBoltExecutor(BoltExecutor):
                 self.fatal = "SparkSession stopped: its SparkContext is no longer running"
                 self.finish(False)
                 return False
-            log.debug(
-                "task %d: micro-batch of %d in %.3fs",
-                self.context.task_id,
-                job.rows,
-                time.perf_counter() - started,
-            )
+            took = time.perf_counter() - started
+            log.debug("task %d: micro-batch of %d in %.3fs", self.context.task_id, job.rows, took)
             self._drained()
             self.finish(ok)
-            self.stats.executed += job.rows
+            self.stats.spark_job(job.rows, took, ok)
             self.flush()
+            done = time.perf_counter() - started
+            self.stats.processed_batch(job.rows, 0.0, done)
         return True
 
     def _run_job(self, fields: tuple[str, ...], items: Sequence[Input]) -> None:

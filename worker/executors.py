@@ -26,9 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -52,12 +50,12 @@ from .acking import (
     stream_message,
 )
 from .delivery import Delivery, TableDelivery, TupleDelivery
-from .latency import CompleteLatency
 from .micro_batches import rows
 from .receive_queue import ReceiveQueue
 from .root_cause import root_cause
 from .stall import Progress
 from .tables import as_table
+from .task_stats import TaskStats
 
 log = logging.getLogger("squall.worker")
 eventlog = logging.getLogger(EVENT_LOGGER)
@@ -120,38 +118,6 @@ def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
         return stream_message(delivery.target, delivery.stream, delivery.values)
     head = (delivery.component, delivery.task, delivery.stream, fields)
     return Tuple(*head, delivery.values, delivery.anchors)
-
-
-@dataclass
-class TaskStats:
-    emitted: Counter = field(default_factory=Counter)
-    transferred: Counter = field(default_factory=Counter)
-    executed: int = 0
-    acked: int = 0
-    failed: int = 0
-    errors: int = 0
-    pending: int = 0
-    idle: bool | None = None  # spouts only: the last next_tuple emitted nothing
-    ready: bool = False  # initialized (and, for a SparkBolt, its SparkSession is up)
-    latency: CompleteLatency | None = None  # spouts: their complete latency
-
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "emitted": dict(self.emitted),
-            "transferred": dict(self.transferred),
-            "executed": self.executed,
-            "acked": self.acked,
-            "failed": self.failed,
-            "errors": self.errors,
-            "pending": self.pending,
-            "idle": self.idle,
-            "ready": self.ready,
-            **self._complete_ms(),
-        }
-
-    def _complete_ms(self) -> dict[str, Any]:
-        summary = self.latency.summary() if self.latency is not None else None
-        return {} if summary is None else {"complete_ms": summary}
 
 
 class _Collector:

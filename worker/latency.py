@@ -18,10 +18,12 @@ WINDOW = 4096
 class CompleteLatency:
     def __init__(self, window: int = WINDOW) -> None:
         self.count = 0
+        self.total_ms = 0.0  # every ack's, for windowed averages (task_stats)
         self.recent: deque[float] = deque(maxlen=window)
 
     def add(self, ms: float) -> None:
         self.count += 1
+        self.total_ms += max(ms, 0.0)
         self.recent.append(max(ms, 0.0))
 
     def summary(self) -> dict[str, Any] | None:

@@ -35,6 +35,9 @@ def _window_row(kind: int, window: str, stats: Any) -> dict[str, Any]:
             "capacity",
             "acked",
             "failed",
+            "sparkJobs",
+            "sparkRows",
+            "sparkJobLatency",
         )
     return {k: v for k, v in row.items() if k in keep or k in ("windowPretty", "window")}
 

@@ -3,9 +3,10 @@
 kept between scrapes. Names follow Prometheus conventions: squall_ prefix, counters end in
 _total, latency in seconds.
 
-nimbus reports all-time counters per component and, where workers measure it, the average
-complete latency of spout tuples; that average is a gauge (no buckets exist to make a
-histogram from). A latency nimbus did not measure is left out, not reported as 0.
+nimbus reports all-time counters per component and, where workers measure them, the
+average complete latency of spout tuples and bolts' execute latency and capacity; averages
+and capacity are gauges (no buckets exist to make a histogram from). A latency nimbus did
+not measure is left out, not reported as 0.
 """
 
 from __future__ import annotations
@@ -65,6 +66,16 @@ def topology_metrics(pages: list[Any]) -> list[Metric]:
         "Average time from a spout's emit to its tuple tree's ack, all time",
         labels=COMPONENT_LABELS,
     )
+    execute = GaugeMetricFamily(
+        "squall_bolt_execute_latency_seconds",
+        "Average time a bolt spends executing one input, all time",
+        labels=COMPONENT_LABELS,
+    )
+    capacity = GaugeMetricFamily(
+        "squall_bolt_capacity",
+        "Share of the last 10 minutes the busiest task of a bolt spent executing (Storm's)",
+        labels=COMPONENT_LABELS,
+    )
     errors = GaugeMetricFamily(
         "squall_component_last_error_timestamp_seconds",
         "When the component last reported an error",
@@ -87,13 +98,29 @@ def topology_metrics(pages: list[Any]) -> list[Metric]:
                     family.add_metric(labels, getattr(common, key) or 0)
                 specific = agg.specific_stats
                 if kind == "bolt" and specific and specific.bolt:
-                    executed.add_metric(labels, specific.bolt.executed or 0)
+                    bolt = specific.bolt
+                    executed.add_metric(labels, bolt.executed or 0)
+                    if bolt.execute_latency_ms is not None:
+                        execute.add_metric(labels, bolt.execute_latency_ms / 1000.0)
+                    if bolt.capacity is not None:  # Storm's: over the last 10 minutes
+                        capacity.add_metric(labels, bolt.capacity)
                 spout = specific.spout if specific else None
                 if spout is not None and spout.complete_latency_ms is not None:
                     complete.add_metric(labels, spout.complete_latency_ms / 1000.0)
                 if agg.last_error is not None:
                     errors.add_metric(labels, agg.last_error.error_time_secs)
-    return [info, uptime, workers, executors, *counters.values(), executed, complete, errors]
+    return [
+        info,
+        uptime,
+        workers,
+        executors,
+        *counters.values(),
+        executed,
+        execute,
+        capacity,
+        complete,
+        errors,
+    ]
 
 
 class NimbusCollector:

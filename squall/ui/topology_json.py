@@ -1,10 +1,11 @@
 """Storm UI REST API v1 bodies for one topology (/topology/:id, .../component/:c,
 .../visualization), as pure functions of nimbus's page infos; `now` is passed in.
 
-Windows: Storm's UI offers 600, 10800, 86400 s and all-time. squall's nimbus keeps all-time
-counters only, so a window nimbus has no figures for is answered with the all-time ones and
-says so in windowHint; never with numbers made up for it. Latencies and capacity nimbus did
-not measure (unset in Thrift) are null, not Storm's "0.000", which would claim an idle bolt.
+Windows: Storm's UI offers 600, 10800, 86400 s and all-time, and nimbus serves all four
+(from the workers' rolling windows). Should a nimbus answer without a window (an older one),
+the all-time figures are served and windowHint says so; never numbers made up for it.
+Latencies and capacity nimbus did not measure (unset in Thrift) are null, not Storm's
+"0.000", which would claim an idle bolt.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .cluster_json import pretty_uptime, worker_json
 ALL_TIME = ":all-time"
 WINDOWS = {"600": "10m 0s", "10800": "3h 0m 0s", "86400": "1d 0h 0m 0s", ALL_TIME: "All time"}
 SPOUT_TYPE, BOLT_TYPE = 2, 1  # Thrift ComponentType
-ALL_TIME_ONLY = "All time (squall counts all-time only; no {} window)"
+ALL_TIME_ONLY = "All time (nimbus served no {} window)"
 
 
 _TIMEOUT = "topology.message.timeout.secs"
@@ -115,6 +116,19 @@ def bolt_json(name: str, stats: Any, now: float) -> dict[str, Any]:
         "capacity": latency(bolt.capacity if bolt else None),
         **_error_fields(stats.last_error, now),
         **no_resources(),
+        **spark_fields(bolt),
+    }
+
+
+def spark_fields(bolt: Any) -> dict[str, Any]:
+    """squall's own fields, a SparkBolt's only: its micro-batches (Spark jobs) in the
+    window, the rows they took and the average time of one."""
+    if bolt is None or not bolt.spark_jobs:
+        return {}
+    return {
+        "sparkJobs": bolt.spark_jobs,
+        "sparkRows": bolt.spark_rows or 0,
+        "sparkJobLatency": latency(bolt.spark_job_ms),
     }
 
 

@@ -53,6 +53,11 @@ def test_wordcount_runs_counts_exactly_and_is_removed_on_kill(cluster, tmp_path)
             "sink",
         }
         assert all(e.host == "127.0.0.1" and e.port > 0 for e in info.executors)
+        # the SparkBolt's micro-batches, as its workers measured them
+        page = client.getComponentPageInfo(tid, "count", ":all-time", False)
+        count = page.window_to_stats[":all-time"].specific_stats.bolt
+        assert count.spark_jobs > 0 and count.spark_rows == count.executed > 0
+        assert count.spark_job_ms > 0 and count.execute_latency_ms > 0
         client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
 
     zk = cluster.zk_client("nimbus")

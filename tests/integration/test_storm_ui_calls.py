@@ -131,6 +131,22 @@ def test_component_page_lists_its_executors(cluster, tiny):
     executed = [s.stats.specific_stats.bolt.executed for s in page.exec_stats]
     assert sum(executed) == EMITTED
     assert page.window_to_stats[":all-time"].specific_stats.bolt.executed == EMITTED
+    # Storm's windows, measured by the workers: tiny ran for less than 10 minutes
+    assert set(page.window_to_stats) == {"600", "10800", "86400", ":all-time"}
+    ten = page.window_to_stats["600"].specific_stats.bolt
+    assert ten.executed == EMITTED and ten.execute_latency_ms > 0 and 0 <= ten.capacity <= 1
+    key = T.GlobalStreamId("numbers", "default")  # the sink's one input stream
+    for e in info.executors:
+        if e.component_id == "sink":
+            bolt = e.stats.specific.bolt
+            assert set(bolt.executed) == set(page.window_to_stats)
+            assert set(bolt.execute_ms_avg["600"]) == {key}
+    executed = sum(
+        e.stats.specific.bolt.executed[":all-time"][key]
+        for e in info.executors
+        if e.component_id == "sink"
+    )
+    assert executed == EMITTED
 
 
 def test_supervisor_page_shows_its_workers(cluster, tiny):

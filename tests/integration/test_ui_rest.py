@@ -122,10 +122,15 @@ def test_topology_page(cluster, words):
         | {"spouts": list, "bolts": list, "configuration": dict, "assignedMemOnHeap": FLOAT},
     )
     assert (page["name"], page["status"], page["msgTimeout"]) == ("words", "ACTIVE", 30)
-    [stats] = page["topologyStats"]
-    check(stats, {"windowPretty": STR, "window": STR, "emitted": INT, "transferred": INT})
-    check(stats, {"completeLatency": OPT_STR, "acked": INT, "failed": INT})
-    assert stats["window"] == ":all-time" and stats["emitted"] > 0 and stats["acked"] > 0
+    windows = {stats["window"]: stats for stats in page["topologyStats"]}
+    assert list(windows) == ["600", "10800", "86400", ":all-time"]
+    for stats in windows.values():
+        check(stats, {"windowPretty": STR, "window": STR, "emitted": INT, "transferred": INT})
+        check(stats, {"completeLatency": OPT_STR, "acked": INT, "failed": INT})
+    stats = windows[":all-time"]
+    assert stats["emitted"] > 0 and stats["acked"] > 0
+    for key in ("emitted", "transferred", "acked", "failed"):  # one read: the same beats
+        assert 0 <= windows["600"][key] <= windows["10800"][key] <= stats[key], key
 
     [spout] = page["spouts"]
     check(
@@ -146,6 +151,10 @@ def test_topology_page(cluster, words):
             | {"failed": INT, "lastError": STR, "emitted": INT, "executed": INT},
         )
         assert bolt["executors"] == 2 and bolt["executed"] > 0
+        # measured by the workers: time in execute, its share of the time, ack latency
+        assert float(bolt["executeLatency"]) > 0 and 0 <= float(bolt["capacity"]) <= 1
+        assert float(bolt["processLatency"]) >= float(bolt["executeLatency"])
+        assert bolt["acked"] == bolt["executed"] and bolt["failed"] == 0
     assert bolts["count"]["emitted"] == 0 and bolts["split"]["emitted"] > 0
     [worker] = page["workers"]
     check(worker, {"supervisorId": STR, "host": STR, "port": INT, "topologyId": STR})
@@ -155,9 +164,17 @@ def test_topology_page(cluster, words):
     with_sys = get(cluster, f"/topology/{words}", params={"sys": "1"}).json()
     assert "__acker" in {b["boltId"] for b in with_sys["bolts"]}
 
-    # windows nimbus keeps no figures for are answered with all-time ones, and say so
+    # the last 10 minutes: never more than all-time, read after it (counters only grow)
     ten = get(cluster, f"/topology/{words}", params={"window": "600"}).json()
-    assert ten["window"] == ":all-time" and "no 10m 0s window" in ten["windowHint"]
+    assert (ten["window"], ten["windowHint"]) == ("600", "10m 0s")
+    later = get(cluster, f"/topology/{words}").json()
+    for kind, key in (("spouts", "spoutId"), ("bolts", "boltId")):
+        recent = {c[key]: c for c in ten[kind]}
+        for c in later[kind]:
+            assert recent[c[key]]["emitted" if kind == "spouts" else "executed"] > 0
+            assert (
+                recent[c[key]]["acked"] <= c["acked"] and recent[c[key]]["emitted"] <= c["emitted"]
+            )
 
 
 def test_component_pages(cluster, words):
@@ -174,8 +191,9 @@ def test_component_pages(cluster, words):
         "spout",
         words,
     )
-    [summary] = spout["spoutSummary"]
-    check(summary, {"windowPretty": STR, "window": STR, "emitted": INT, "acked": INT})
+    assert [w["window"] for w in spout["spoutSummary"]] == ["600", "10800", "86400", ":all-time"]
+    for summary in spout["spoutSummary"]:
+        check(summary, {"windowPretty": STR, "window": STR, "emitted": INT, "acked": INT})
     [out] = spout["outputStats"]
     check(out, {"stream": STR, "emitted": INT, "transferred": INT})
     assert out["stream"] == "default"
@@ -185,6 +203,9 @@ def test_component_pages(cluster, words):
     bolt = get(cluster, f"/topology/{words}/component/count").json()
     assert bolt["componentType"] == "bolt" and "boltStats" in bolt and "spoutSummary" not in bolt
     check(bolt["boltStats"][0], {"executed": INT, "acked": INT, "processLatency": OPT_STR})
+    ten, *_, ever = bolt["boltStats"]
+    assert (ten["window"], ever["window"]) == ("600", ":all-time")
+    assert 0 < ten["executed"] <= ever["executed"] and float(ever["capacity"]) >= 0
     assert bolt["inputStats"] == [] and len(bolt["executorStats"]) == 2
 
 
@@ -255,6 +276,8 @@ def test_metrics(cluster, words):
     assert emitted.value > 0
     assert samples[("squall_component_acked_total", "sentences")].value > 0
     assert samples[("squall_bolt_executed_total", "count")].value > 0
+    assert samples[("squall_bolt_execute_latency_seconds", "count")].value > 0
+    assert 0 <= samples[("squall_bolt_capacity", "count")].value <= 1
     assert samples[("squall_supervisors", None)].value == 1
     assert samples[("squall_slots_used", None)].value == 1
     assert families["squall_topology_info"].samples[0].labels["status"] in ("ACTIVE", "INACTIVE")

@@ -113,11 +113,18 @@ def test_junk_stats_in_a_heartbeat_are_left_out_of_topology_info():
     base = decode(StormBase, raw(**BASE), "/x")
     placed = decode(Assignment, raw(**ASSIGNMENT), "/x")
     stats = {"emitted": {"default": 3, "bad": "x", "flag": True, "huge": 2**70}, "transferred": [1]}
+    stats["windows"] = {"600": "x", "10800": {"emitted": {"d": -1}, "execute_ms": "x"}, "7": {}}
     beat = WorkerBeat(seq=1, time_secs=1, uptime_secs=2, tasks={1: stats})
     info = topology_info("t", base, placed, {1: "a"}, {("s", 6700): beat}, {}, now=5)
     (executor,) = info.executors
-    assert executor.stats.emitted == {":all-time": {"default": 3}}
-    assert executor.stats.transferred == {":all-time": {}}
+    assert executor.stats.emitted == {
+        ":all-time": {"default": 3},
+        "600": {},
+        "10800": {},
+        "86400": {},
+    }
+    assert executor.stats.transferred[":all-time"] == {}
+    assert executor.stats.specific.bolt.execute_ms_avg == {w: {} for w in executor.stats.emitted}
 
 
 def test_junk_in_the_epoch_node_counts_from_zero_for_a_new_leader():

@@ -164,6 +164,10 @@ def test_a_spark_bolt_runs_one_job_per_input_stream_with_its_fields_and_acks_eac
         ("__ack_ack", (102, 3)),
     ]
     assert len(io.errors) == 1 and ex.stats.executed == 4
+    # the heartbeat's micro-batch figures: three jobs, the failed one's row failed
+    assert (ex.stats.spark.jobs, ex.stats.spark.rows) == (3, 4)
+    assert (ex.stats.acked, ex.stats.failed) == (3, 1) and ex.stats.spark.job_ms >= 0
+    assert ex.stats.process_ms >= ex.stats.execute_ms == ex.stats.spark.job_ms
     assert io.errors[0].startswith("ValueError: bad micro-batch\n") and ex.fatal is None
 
 

@@ -23,7 +23,8 @@ def test_stats_only_from_a_worker_started_for_the_assignment():
     stale = topology_info("t", BASE, assignment(1090), TASKS, {("s1", 6700): beat}, {}, 1100)
     assert stale.executors[0].stats is None
     fresh = topology_info("t", BASE, assignment(1050), TASKS, {("s1", 6700): beat}, {}, 1100)
-    assert fresh.executors[0].stats.emitted == {":all-time": {"default": 3}}
+    assert fresh.executors[0].stats.emitted[":all-time"] == {"default": 3}
+    assert fresh.executors[0].stats.emitted["600"] == {}  # a beat without windows
     assert fresh.executors[1].stats is None  # no stats for task 2 in the beat
     assert (fresh.executors[0].host, fresh.executors[0].port) == ("h1", 6700)
     assert fresh.status == "ACTIVE" and fresh.uptime_secs == 100
@@ -64,9 +65,10 @@ def test_stats_carry_storms_required_specific_part_spout_or_bolt():
     info = topology_info("t", BASE, a, tasks, {("s1", 6700): beat}, {}, 1100, spouts={"a"})
     spout, bolt = (e.stats.specific for e in info.executors)
     assert spout.spout is not None and spout.bolt is None
-    assert spout.spout.acked == {":all-time": {}}
+    assert spout.spout.acked[":all-time"] == {"default": 0}
     assert bolt.bolt is not None and bolt.spout is None
-    assert bolt.bolt.executed == {":all-time": {}}
+    windows = {"600", "10800", "86400", ":all-time"}
+    assert bolt.bolt.executed == {w: {} for w in windows}  # no sole input stream to key by
 
 
 def test_summaries_report_a_storm_2_version_and_squalls_own():
@@ -84,8 +86,8 @@ def test_a_spouts_complete_latency_is_served_and_junk_is_left_out():
     beat = WorkerBeat(seq=5, time_secs=0, uptime_secs=30, tasks=stats)
     info = topology_info("t", BASE, a, tasks, {("s1", 6700): beat}, {}, 1100, spouts={"a"})
     first, junk = (e.stats.specific.spout for e in info.executors)
-    assert first.complete_ms_avg == {":all-time": {"default": 4.5}}
-    assert junk.complete_ms_avg == {":all-time": {}}
+    assert first.complete_ms_avg[":all-time"] == {"default": 4.5}
+    assert junk.complete_ms_avg[":all-time"] == {}
     for bad in (
         None,
         [],
