@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -142,7 +143,13 @@ def read_records(zk: KazooClient, cls: type[R], parent: str) -> dict[str, R]:
     for all children, not one each, which made nimbus's monitor round (every worker's beat)
     and each supervisor's sync (every assignment) grow with the round-trip time times the
     node count (bench/controlplane.py)."""
-    pending = [(child, zk.get_async(f"{parent}/{child}")) for child in children(zk, parent)]
+    return read_named(zk, cls, parent, children(zk, parent))
+
+
+def read_named(zk: KazooClient, cls: type[R], parent: str, names: Iterable[str]) -> dict[str, R]:
+    """The children `names` of `parent` decoded as `cls`, pipelined as read_records reads;
+    one missing or unreadable is left out."""
+    pending = [(child, zk.get_async(f"{parent}/{child}")) for child in sorted(names)]
     out = {}
     for child, answer in pending:
         path = f"{parent}/{child}"
