@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from squall.nimbus import events as ev
 from squall.nimbus import reassign
+from squall.nimbus.decide import handle
 from squall.records import SupervisorInfo
 from tests.unit.test_nimbus_decide import TWO_HOSTS, beat, submitted, tick
 
@@ -72,3 +74,14 @@ def test_a_new_supervisor_is_an_input_change(calls):
     assert len(calls) == before + 1 and out == []
     model, out = tick(model, 30, beats(3), supervisors=more)
     assert len(calls) == before + 1  # and remembered again
+
+
+def test_a_supervisor_change_reads_no_beats_and_moves_only_the_lost_tasks(calls):
+    """nimbus/controller.py decides a supervisor change with no beats at all: the cache
+    from the last round keeps the others alive."""
+    model = steady(calls)  # beats seen at 10
+    lost = ev.SupervisorsChanged(35.0, 2000.0, {"s1": TWO_HOSTS["s1"]}, {})
+    model, out = handle(model, lost)
+    [write, log] = out
+    assert log.values["moved"] == [2]  # 1 and 3 (beat seen 25 s ago, timeout 30) stay
+    assert write.assignment.task_slots[2][0] == "s1"
