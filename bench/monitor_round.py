@@ -23,6 +23,7 @@ from squall.config import load_defaults
 from squall.nimbus import events as ev
 from squall.nimbus.cluster_state import ClusterState
 from squall.nimbus.decide import handle
+from squall.nimbus.instructions import WriteAssignment
 from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
 from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat, encode
 from squall.structure import assign_task_ids
@@ -86,6 +87,13 @@ def run(n: int, profile: bool) -> None:
                 model = one_round(state, model, 101.0 + r)
             cpu, wall = (time.process_time() - cpu) / rounds, (time.perf_counter() - wall) / rounds
             print(f"N={n}: monitor round {cpu:.3f} s CPU, {wall:.3f} s wall", flush=True)
+            lost = dict(model.supervisors)
+            lost.pop(min(lost))
+            cpu = time.process_time()
+            _, out = handle(model, ev.SupervisorsChanged(120.0, time.time(), lost, {}))
+            cpu = time.process_time() - cpu
+            moved = sum(isinstance(i, WriteAssignment) for i in out)
+            print(f"N={n}: a lost supervisor decided in {cpu:.3f} s CPU ({moved} moved)")
             if profile:
                 prof = cProfile.Profile()
                 prof.enable()
