@@ -2,7 +2,7 @@
 simulated workers on N/SLOTS simulated supervisors that do what the real ones do in
 ZooKeeper, without Spark or worker processes: each supervisor registers its ephemeral
 /supervisors node on a session of its own, watches /assignments and re-reads the assignments
-whose watch fired, and all of them every 10 supervisor.monitor.frequency.secs (as
+whose watch fired, and all of them every supervisor.assignments.full.read.secs (as
 supervisor/assignment_watch.py does), and each worker of an assignment writes one WorkerBeat
 per worker.heartbeat.frequency.secs with its tasks' counters (worker/zk_agent.py's beat).
 Measured in the steady state: ZooKeeper write transactions/s (from the server's zxid), beat
@@ -32,7 +32,6 @@ from squall import __version__
 from squall.local import LocalCluster, wait_for
 from squall.records import Assignment, SupervisorInfo, WorkerBeat, decode, encode
 from squall.submit import submit_file
-from squall.supervisor.assignment_watch import FULL_READ_PERIODS
 from squall.supervisor.sync import desired_workers
 from squall.zk import read_records
 from squall.zk_layout import ZkLayout
@@ -48,6 +47,7 @@ CONF = {
     "security": False,
     "nimbus.monitor.freq.secs": 10,
     "supervisor.monitor.frequency.secs": 3,
+    "supervisor.assignments.full.read.secs": 30,
     "worker.heartbeat.frequency.secs": 1,
     "storm.zookeeper.session.timeout": 20000,
 }
@@ -226,7 +226,7 @@ def run(n: int) -> dict:
         def loop() -> None:
             next_full = 0.0
             known: set[str] = set()
-            period = CONF["supervisor.monitor.frequency.secs"] * FULL_READ_PERIODS
+            period = CONF["supervisor.assignments.full.read.secs"]
             while not stop.wait(CONF["worker.heartbeat.frequency.secs"] - (time.monotonic() % 1)):
                 with lock:
                     names, now_present = set(fired), set(present)

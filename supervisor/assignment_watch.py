@@ -3,8 +3,8 @@ sync.assignment_reads).
 
 A watch on /assignments (its children) and one on each assignment note what changed and wake
 the sync loop; the loop then re-reads only those nodes. Every
-supervisor.monitor.frequency.secs x FULL_READ_PERIODS (and after a lost session) it re-reads
-them all, in case a watch was missed. Watches run on kazoo's thread: they only record names
+supervisor.assignments.full.read.secs (and after a lost session) it re-reads them all, in
+case a watch was missed. Watches run on kazoo's thread: they only record names
 under the lock; every read happens on the sync loop's thread.
 """
 
@@ -22,15 +22,13 @@ from squall.zk_layout import ZkLayout
 
 from .sync import assignment_reads
 
-FULL_READ_PERIODS = 10  # a full re-read every this many supervisor.monitor.frequency.secs
-
 
 class AssignmentWatch:
     def __init__(
-        self, zk: KazooClient, layout: ZkLayout, period_secs: float, wake: threading.Event
+        self, zk: KazooClient, layout: ZkLayout, full_every: float, wake: threading.Event
     ) -> None:
         self.zk, self.layout, self.wake = zk, layout, wake
-        self.full_every = period_secs * FULL_READ_PERIODS
+        self.full_every = full_every  # supervisor.assignments.full.read.secs
         self.lock = threading.Lock()
         self.children: set[str] | None = None  # None until the children watch first fires
         self.fired: set[str] = set()

@@ -99,8 +99,8 @@ class Supervisor:
         self.spark_server: SparkConnectServer | None = None
         self.zk = zk_mod.connect(conf, "supervisor")
         self.worker_auth = zk_mod.worker_auth_conf(conf)
-        period = conf["supervisor.monitor.frequency.secs"]
-        self.assignment_watch = AssignmentWatch(self.zk, self.layout, period, self.wake)
+        full_every = conf["supervisor.assignments.full.read.secs"]
+        self.assignment_watch = AssignmentWatch(self.zk, self.layout, full_every, self.wake)
 
     # --- registration ---
 

@@ -39,7 +39,7 @@ def test_only_changed_assignments_are_read(zk):
     for i in range(5):
         zk.create(LAYOUT.assignment(f"t{i}"), assignment(f"t{i}", 6700), makepath=True)
     wake = threading.Event()
-    watch = AssignmentWatch(zk, LAYOUT, period_secs=3, wake=wake)
+    watch = AssignmentWatch(zk, LAYOUT, full_every=30, wake=wake)
     watch.start()
     assert watch.refresh(0.0)  # the first refresh reads everything
     assert sorted(watch.assignments) == [f"t{i}" for i in range(5)]
@@ -67,12 +67,12 @@ def test_only_changed_assignments_are_read(zk):
     assert watch.reads <= reads + 1 + 2  # t9, and t0 if its deletion fired first
 
     before = watch.reads
-    assert watch.refresh(3 * 10 + 1.0)  # the safety net: every assignment again
+    assert watch.refresh(30 + 1.0)  # the safety net: every assignment again
     assert watch.reads == before + 5
 
 
 def test_a_lost_session_reads_everything_next(zk):
-    watch = AssignmentWatch(zk, LAYOUT, period_secs=3, wake=threading.Event())
+    watch = AssignmentWatch(zk, LAYOUT, full_every=30, wake=threading.Event())
     watch.start()
     watch.refresh(0.0)
     watch.refresh(0.5)
