@@ -1,13 +1,16 @@
-"""Control-plane scale (issue #15 item 4): a real ZooKeeper and a real nimbus process, with
-N simulated workers on N/SLOTS simulated supervisors that do what the real ones do in
+"""Control-plane scale (issue #15 item 4): a real ZooKeeper and a real nimbus process, with N
+simulated workers on N/SLOTS simulated supervisors that do what the real ones do in
 ZooKeeper, without Spark or worker processes: each supervisor registers its ephemeral
-/supervisors node on a session of its own, watches /assignments and re-reads every
-assignment each supervisor.monitor.frequency.secs (as supervisor/daemon.py's sync does), and
-each worker of an assignment writes one WorkerBeat per worker.heartbeat.frequency.secs with
-its tasks' counters (worker/zk_agent.py's beat). Measured in the steady state: ZooKeeper
-write transactions/s (from the server's zxid), beat bytes/s, nimbus CPU per monitor round and
-resident memory; then one supervisor is lost (its session closed) and the time until all
-its workers beat from slots elsewhere. Security off: the ACLs change no counts.
+/supervisors node on a session of its own, watches /assignments and re-reads the assignments
+whose watch fired, and all of them every supervisor.assignments.full.read.secs (as
+supervisor/assignment_watch.py does), and each worker of an assignment writes one WorkerBeat
+per worker.heartbeat.frequency.secs with its tasks' counters (worker/zk_agent.py's beat).
+Measured in the steady state: ZooKeeper write transactions/s (from the server's zxid), beat
+bytes/s, nimbus CPU per monitor round and resident memory, supervisors' assignment reads/s;
+then one supervisor is lost (its session closed) and two times are taken: until nimbus has
+written every affected assignment (the nodes' mtime, ZooKeeper's own clock on this host:
+nimbus's reaction, free of the simulator's lag) and until simulated supervisors elsewhere
+hold all its tasks. Security off: the ACLs change no counts.
 
     .venv/bin/python bench/controlplane.py 100 1000 5000
 """
@@ -44,6 +47,7 @@ CONF = {
     "security": False,
     "nimbus.monitor.freq.secs": 10,
     "supervisor.monitor.frequency.secs": 3,
+    "supervisor.assignments.full.read.secs": 30,
     "worker.heartbeat.frequency.secs": 1,
     "storm.zookeeper.session.timeout": 20000,
 }
@@ -86,19 +90,29 @@ class SimSupervisor:
         info = SupervisorInfo("127.0.0.1", self.ports, int(time.time()), __version__)
         self.session.create(LAYOUT.supervisor(sid), encode(info), ephemeral=True, makepath=True)
         self.workers: dict = {}
+        self.assignments: dict[str, Assignment] = {}
         self.seq = 0
         self.started = time.monotonic()
         self.lost = False
 
-    def sync(self) -> None:
-        """What the real sync reads: every assignment, and the epoch. The same reads reach
-        ZooKeeper; each distinct assignment is decoded once for all simulated supervisors,
-        or their decoding alone would be the bottleneck of this one process."""
-        children = self.io.get_children(LAYOUT.assignments)
-        pending = [(t, self.io.get_async(LAYOUT.assignment(t))) for t in children]
-        assignments = {t: decoded(t, answer.get()[0]) for t, answer in pending}
-        self.io.get(LAYOUT.nimbus_epoch)
-        self.workers = desired_workers(self.id, assignments, self.ports)
+    def sync(self, names: set[str], present: set[str], reads: Counter) -> None:
+        """What the real sync reads: the assignments `names` (those whose watch fired, or all
+        of them), and the epoch when any was read. The same reads reach ZooKeeper; each
+        distinct assignment is decoded once for all simulated supervisors, or their decoding
+        alone would be the bottleneck of this one process."""
+        pending = [(t, self.io.get_async(LAYOUT.assignment(t))) for t in sorted(names)]
+        kept = {t: a for t, a in self.assignments.items() if t in present and t not in names}
+        for t, answer in pending:
+            reads.add(0)
+            try:
+                kept[t] = decoded(t, answer.get()[0])
+            except NoNodeError:
+                continue
+        self.assignments = kept
+        if names:
+            self.io.get(LAYOUT.nimbus_epoch)
+            reads.add(0)
+        self.workers = desired_workers(self.id, self.assignments, self.ports)
 
     def beat(self) -> None:
         self.seq += 1
@@ -189,23 +203,45 @@ def run(n: int) -> dict:
         ]
         stop, wake = threading.Event(), threading.Event()
         watched: set[str] = set()
+        lock = threading.Lock()
+        fired: set[str] = set()
+        present: set[str] = set()
+        reads = Counter()
+
+        def _fired(tid: str, *_: object) -> None:
+            with lock:
+                fired.add(tid)
+            wake.set()
 
         @ios[0].ChildrenWatch(LAYOUT.assignments)
         def _assignments(children: list[str]) -> None:  # as the real supervisors watch
+            with lock:
+                present.clear()
+                present.update(children)
             for tid in set(children) - watched:
                 watched.add(tid)
-                ios[0].DataWatch(LAYOUT.assignment(tid))(lambda *_: wake.set())
+                ios[0].DataWatch(LAYOUT.assignment(tid))(functools.partial(_fired, tid))
             wake.set()
 
         def loop() -> None:
-            next_sync = 0.0
+            next_full = 0.0
+            known: set[str] = set()
+            period = CONF["supervisor.assignments.full.read.secs"]
             while not stop.wait(CONF["worker.heartbeat.frequency.secs"] - (time.monotonic() % 1)):
-                if wake.is_set() or time.monotonic() >= next_sync:
-                    wake.clear()
-                    next_sync = time.monotonic() + CONF["supervisor.monitor.frequency.secs"]
+                with lock:
+                    names, now_present = set(fired), set(present)
+                    fired.clear()
+                wake.clear()
+                if time.monotonic() >= next_full:
+                    next_full = time.monotonic() + period
+                    names = now_present
+                else:  # fired, and new ones (supervisor/sync.py assignment_reads)
+                    names = (names | (now_present - known)) & now_present
+                known = now_present
+                if names or any(set(s.assignments) - now_present for s in sims):
                     for sim in sims:
                         if not sim.lost:
-                            sim.sync()
+                            sim.sync(names, now_present, reads)
                 for sim in sims:
                     sim.beat()
 
@@ -229,19 +265,21 @@ def run(n: int) -> dict:
         say(f"{len(tids)} topologies submitted")
         wait_for(lambda: beating(ios[0], tids) == n, 600, f"{n} workers beating", interval=1)
         pid = cluster.processes["nimbus"].pid
-        z0, c0, b0, w0, t0 = (
+        z0, c0, b0, w0, r0, t0 = (
             zxid(cluster),
             cpu_secs(pid),
             beats.bytes,
             beats.writes,
+            reads.writes,
             time.monotonic(),
         )
         time.sleep(WINDOW_SECS)  # the measurement window: steady state, nothing waited on
-        z1, c1, b1, w1, t1 = (
+        z1, c1, b1, w1, r1, t1 = (
             zxid(cluster),
             cpu_secs(pid),
             beats.bytes,
             beats.writes,
+            reads.writes,
             time.monotonic(),
         )
         rounds = (t1 - t0) / CONF["nimbus.monitor.freq.secs"]
@@ -252,6 +290,7 @@ def run(n: int) -> dict:
             "zk_writes_per_s": (z1 - z0) / (t1 - t0),
             "beats_per_s": (w1 - w0) / (t1 - t0),
             "beat_bytes_per_s": (b1 - b0) / (t1 - t0),
+            "supervisor_reads_per_s": (r1 - r0) / (t1 - t0),
             "nimbus_cpu_per_round_s": (c1 - c0) / rounds,
             "nimbus_rss_mb": rss_mb(pid),
             "monitor_reads_s": monitor_reads(ios[-1], tids),
@@ -259,8 +298,23 @@ def run(n: int) -> dict:
         say(f"measured: {result}")
         victim = sims[0]
         moved = {(tid, t) for (tid, _), spec in victim.workers.items() for t in spec.tasks}
-        lost_at = time.monotonic()
+        affected = sorted({tid for tid, _ in moved})
+        lost_at, lost_wall = time.monotonic(), time.time()
         victim.lose()
+
+        def rewritten() -> float | None:
+            """When nimbus wrote the last affected assignment away from the victim (mtime)."""
+            times = []
+            for tid in affected:
+                data, stat = ios[-1].get(LAYOUT.assignment(tid))
+                slots = decode(Assignment, data, tid).task_slots.values()
+                if any(node == victim.id for node, _ in slots):
+                    return None
+                times.append(stat.mtime / 1000)
+            return max(times)
+
+        written = wait_for(rewritten, 300, "nimbus to reassign the lost tasks", interval=0.05)
+        result["failover_nimbus_s"] = written - lost_wall
 
         def elsewhere() -> bool:
             held = {

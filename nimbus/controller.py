@@ -253,11 +253,16 @@ class Controller:
             return {}
 
     def monitor(self, supervisors_changed: bool = False) -> None:
-        """A monitor round (timer) or a supervisor change (watch): read, then decide."""
+        """A monitor round (timer) or a supervisor change (watch): read, then decide. A
+        supervisor change reads no beats: a lost supervisor's tasks move at once, judged on
+        the beats the last round saw (at most nimbus.monitor.freq.secs old, well inside
+        nimbus.task.timeout.secs), instead of after reading every worker's beat first, which
+        made failover grow with the cluster (bench/controlplane.py)."""
         if not self.leading:
             return
         kind = ev.SupervisorsChanged if supervisors_changed else ev.MonitorTick
-        beats = {tid: self.state.read_beats(tid) for tid in self.model.topologies}
+        topologies = () if supervisors_changed else self.model.topologies
+        beats = {tid: self.state.read_beats(tid) for tid in topologies}
         now, wall = self.clock(), self.wall()
         self.post(Decide(kind(now, wall, self.state.read_supervisors(), beats)))
 

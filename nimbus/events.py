@@ -100,7 +100,8 @@ class MonitorTick:
 
 @dataclass(frozen=True)
 class SupervisorsChanged(MonitorTick):
-    """A supervisor came or went (a watch fired): decided like a monitor round, at once."""
+    """A supervisor came or went (a watch fired): decided like a monitor round, at once,
+    with no new beats (the heartbeat cache keeps what the last round saw)."""
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,11 @@ class NimbusModel:
     supervisors: Mapping[str, SupervisorInfo] = field(default_factory=dict)
     epoch: int = 0
     leading: bool = False
+    # The scheduler's input (requests, cluster) of the last reassignment round that changed
+    # nothing: the scheduler is a pure function, so the same input again changes nothing
+    # either and need not be scheduled (nimbus/reassign.py). A steady monitor round over
+    # thousands of workers costs its comparison, not a scheduler call.
+    settled: tuple[Any, ...] | None = None
 
     def find(self, name_or_id: str) -> TopologyModel:
         """The topology with this id or name; NotAliveException if there is none."""

@@ -67,7 +67,13 @@ def reassign_round(
         prepared[tid] = (topology, dead, writes)
         alive = None if scratch[tid] else frozenset(set(existing) - dead)
         requests.append(request_of(topology, settings, True, alive, scratch=scratch[tid]))
-    outcomes = schedule_all(requests, cluster_of(model.supervisors, settings))
+    cluster = cluster_of(model.supervisors, settings)
+    settled = (requests, cluster)
+    steady = not any(dead or writes for _, dead, writes in prepared.values())
+    if steady and model.settled == settled:  # nothing to decide: same input, same outcome
+        caches = {tid: topology for tid, (topology, _, _) in prepared.items()}
+        return replace(model, topologies={**model.topologies, **caches}), []
+    outcomes = schedule_all(requests, cluster)
     snapshot = ClusterSnapshot.of(model)
     out: list[Instruction] = []
     for tid in sorted(prepared):
@@ -75,7 +81,7 @@ def reassign_round(
         topology, more = _carry_out(topology, outcomes[tid], dead, snapshot, model.epoch, now, wall)
         model = model.with_topology(topology)
         out += writes + more
-    return model, out
+    return replace(model, settled=None if out else settled), out
 
 
 def _carry_out(

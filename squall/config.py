@@ -61,6 +61,7 @@ MINIMUM = {
     "supervisor.worker.start.timeout.secs": 1,
     "supervisor.heartbeat.frequency.secs": 1,
     "supervisor.monitor.frequency.secs": 1,
+    "supervisor.assignments.full.read.secs": 1,
     "supervisor.code.max.bytes": 1,
     "supervisor.code.max.entries": 1,
     "supervisor.worker.max.memory.mb": 64,

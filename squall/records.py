@@ -6,6 +6,7 @@ the node, instead of a KeyError deep inside a daemon.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import types
@@ -56,15 +57,17 @@ def type_problem(value: Any, hint: Any = None) -> str | None:
     ZooKeeper: a field of the wrong type must fail here, at the read that skips the node,
     not later inside a daemon (a name of 5, a status of [] broke getClusterInfo)."""
     if hint is None:
-        hints = typing.get_type_hints(type(value))
+        hints = _field_hints(type(value))
         for f in fields(value):
             problem = type_problem(getattr(value, f.name), hints[f.name])
             if problem:
                 return f"{f.name}: {problem}"
         return None
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return None
+    if hint in _PLAIN:  # the common leaves first: a beat holds thousands of them
+        return _plain_problem(value, hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         ok = any(type_problem(value, a) is None for a in args)
         return None if ok else f"{value!r:.40} is none of {hint}"
@@ -73,6 +76,8 @@ def type_problem(value: Any, hint: Any = None) -> str | None:
     if origin is dict:
         if not isinstance(value, dict):
             return f"{value!r:.40} is not a map"
+        if args[1] is Any:  # only the keys to check (a task's stats)
+            return next(filter(None, (type_problem(k, args[0]) for k in value)), None)
         for k, v in value.items():
             problem = type_problem(k, args[0]) or type_problem(v, args[1])
             if problem:
@@ -85,11 +90,26 @@ def type_problem(value: Any, hint: Any = None) -> str | None:
         if len(items) != len(value):
             return f"{value!r:.40} has {len(value)} items, not {len(items)}"
         return next(filter(None, map(type_problem, value, items)), None)
+    return _plain_problem(value, hint)
+
+
+_PLAIN = (str, int, float, bool)
+
+
+def _plain_problem(value: Any, hint: type) -> str | None:
     if hint in (int, float) and isinstance(value, bool):
         return f"{value!r} is not a number"
     if hint is float and isinstance(value, int):
         return None
     return None if isinstance(value, hint) else f"{value!r:.40} is not {hint.__name__}"
+
+
+@functools.cache
+def _field_hints(cls: type) -> dict[str, Any]:
+    """A record class's resolved field annotations, once per class: resolving them compiles
+    every string annotation, and doing that per decoded record was most of nimbus's monitor
+    round (bench/monitor_round.py)."""
+    return typing.get_type_hints(cls)
 
 
 def trusted_epoch(assignment_epoch: int, current_epoch: int) -> bool:

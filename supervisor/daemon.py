@@ -32,6 +32,7 @@ from squall.records import Assignment, SupervisorInfo, encode
 from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
 
+from .assignment_watch import AssignmentWatch
 from .backoff import Retry, next_wake
 from .code_fetcher import CodeFetcher, fetch_code
 from .identity import DuplicateSupervisorError, check_credentials, supervisor_id
@@ -77,11 +78,12 @@ class Supervisor(WorkerFailures):
         self.accepted: dict[str, Assignment] = {}
         self.refused: set[str] = set()
         self.beats = BeatTracker({})
-        self.watched: set[str] = set()
         self.started = int(time.time())
         self.spark_server: SparkConnectServer | None = None
         self.zk = zk_mod.connect(conf, "supervisor")
         self.worker_auth = zk_mod.worker_auth_conf(conf)
+        full_every = conf["supervisor.assignments.full.read.secs"]
+        self.assignment_watch = AssignmentWatch(self.zk, self.layout, full_every, self.wake)
 
     # --- registration ---
 
@@ -107,22 +109,9 @@ class Supervisor(WorkerFailures):
     def _on_zk_state(self, state: str) -> None:
         if state == KazooState.LOST:
             self.needs_register.set()
+            self.assignment_watch.read_all_next()  # a watch may have been missed meanwhile
         elif state == KazooState.CONNECTED and self.needs_register.is_set():
             self.wake.set()
-
-    # --- watches ---
-
-    def _watch_assignments(self) -> None:
-        @self.zk.ChildrenWatch(self.layout.assignments)
-        def _children(children: list[str]) -> None:
-            for tid in set(children) - self.watched:
-                self.watched.add(tid)
-                self.zk.DataWatch(self.layout.assignment(tid))(self._data_changed)
-            self.wake.set()
-
-    def _data_changed(self, _data: Any, _stat: Any, _event: Any = None) -> bool | None:
-        self.wake.set()
-        return None
 
     # --- the sync loop ---
 
@@ -140,7 +129,7 @@ class Supervisor(WorkerFailures):
             return
         self.register()
         self.zk.add_listener(self._on_zk_state)
-        self._watch_assignments()
+        self.assignment_watch.start()
         log.info("supervisor %s on %s with slots %s", self.id, self.host, self.ports)
         print(f"supervisor {self.id} registered with slots {self.ports}", flush=True)
         try:
@@ -171,20 +160,10 @@ class Supervisor(WorkerFailures):
         if self.needs_register.is_set():
             self.register()
             self.needs_register.clear()
-        assignments = zk_mod.read_records(self.zk, Assignment, self.layout.assignments)
-        current = zk_mod.read_epoch(self.zk, self.layout)
-        accepted = accept_epochs(assignments, current, self.epochs, self.accepted)
-        for tid in sorted(set(accepted.refused) - self.refused):
-            log.warning(
-                "ignoring the assignment of %s: epoch %d is not one nimbus wrote (current %s, "
-                "newest seen %s)",
-                tid,
-                assignments[tid].epoch,
-                current,
-                self.epochs.get(tid),
-            )
-        self.accepted, self.epochs = accepted.assignments, accepted.seen
-        self.refused = set(accepted.refused)
+        # only what changed is read; a refused assignment is judged again each time (the
+        # epoch it waits for may have come)
+        if self.assignment_watch.refresh(time.monotonic()) or self.refused:
+            self._accept(self.assignment_watch.assignments)
         desired = desired_workers(self.id, self.accepted, self.ports)
         now = time.monotonic()
         for tid, error in self.fetcher.collect(now):
@@ -216,6 +195,22 @@ class Supervisor(WorkerFailures):
             busy = self.fetcher.busy(tid) or any(k[0] == tid for k in self.launcher.running())
             if not busy:
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
+
+    def _accept(self, assignments: dict[str, Assignment]) -> None:
+        """The assignments to act on, checked against the current epoch (sync.accept_epochs)."""
+        current = zk_mod.read_epoch(self.zk, self.layout)
+        accepted = accept_epochs(assignments, current, self.epochs, self.accepted)
+        for tid in sorted(set(accepted.refused) - self.refused):
+            log.warning(
+                "ignoring the assignment of %s: epoch %d is not one nimbus wrote (current %s, "
+                "newest seen %s)",
+                tid,
+                assignments[tid].epoch,
+                current,
+                self.epochs.get(tid),
+            )
+        self.accepted, self.epochs = accepted.assignments, accepted.seen
+        self.refused = set(accepted.refused)
 
 
 def run_supervisor(conf: dict[str, Any]) -> None:

@@ -78,6 +78,39 @@ def accept_epochs(
     return Accepted(kept, newest, tuple(refused))
 
 
+@dataclass(frozen=True)
+class AssignmentReads:
+    """Which /assignments/<id> nodes a sync reads: `read` again, `drop` (gone from
+    ZooKeeper), and whether this is a `full` re-read of them all."""
+
+    read: frozenset[str]
+    drop: frozenset[str]
+    full: bool
+
+    @property
+    def changed(self) -> bool:
+        return self.full or bool(self.read or self.drop)
+
+
+def assignment_reads(
+    cached: Iterable[str],
+    children: Iterable[str] | None,
+    fired: Iterable[str],
+    full_due: bool,
+) -> AssignmentReads:
+    """Re-read only the assignments whose watch fired, the new ones and none that left:
+    re-reading every assignment each supervisor.monitor.frequency.secs made reads grow as
+    supervisors x topologies (1.7 M reads/s for 10,000 hosts and 500 topologies). A full
+    re-read, when due or before the children are known (`children` None), is the safety net
+    for a watch lost with a session."""
+    cached = set(cached)
+    if full_due or children is None:
+        return AssignmentReads(frozenset(), frozenset(), True)
+    present = set(children)
+    read = (set(fired) | (present - cached)) & present
+    return AssignmentReads(frozenset(read), frozenset(cached - present), False)
+
+
 def desired_workers(
     supervisor_id: str, assignments: Mapping[str, Assignment], ports: Iterable[int]
 ) -> dict:

@@ -1,0 +1,70 @@
+"""Reading many nodes at once against a real ZooKeeper (squall.zk.read_named through
+squall.zk_multiread's multiRead): every node, in chunks, under a chroot too; a missing node
+is left out, a corrupt one skipped, and a node the client may not read is an error."""
+
+from __future__ import annotations
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+from kazoo.security import make_digest_acl
+
+from squall import zk_multiread
+from squall.records import WorkerBeat, encode
+from squall.zk import read_named, read_records
+from squall.zkserver import ZooKeeperServer
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zk")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def zk(server):
+    client = KazooClient(hosts=server.hosts)
+    try:
+        client.start()
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+def beat(seq: int) -> bytes:
+    return encode(WorkerBeat(seq, 0, 0, {seq: {"executed": seq}}))
+
+
+def test_every_node_in_chunks_a_missing_one_left_out_a_corrupt_one_skipped(zk):
+    count = zk_multiread.CHUNK * 2 + 7  # three requests
+    for i in range(count):
+        zk.create(f"/many/n{i:04d}", beat(i), makepath=True)
+    zk.create("/many/junk", b"not json")
+    names = [f"n{i:04d}" for i in range(count)] + ["junk", "gone"]
+    read = read_named(zk, WorkerBeat, "/many", names)
+    assert sorted(read) == sorted(names[:count])
+    assert all(read[f"n{i:04d}"].seq == i for i in range(count))
+    assert read_records(zk, WorkerBeat, "/many") == read
+
+
+def test_under_a_chroot(server, zk):
+    zk.create("/rooted/beats/a", beat(7), makepath=True)
+    rooted = KazooClient(hosts=f"{server.hosts}/rooted")
+    try:
+        rooted.start()
+        assert read_named(rooted, WorkerBeat, "/beats", ["a"])["a"].seq == 7
+    finally:
+        rooted.stop()
+        rooted.close()
+
+
+def test_a_node_the_client_may_not_read_is_an_error_not_a_gap(zk):
+    zk.create("/secret/x", beat(1), makepath=True)
+    zk.set_acls("/secret/x", [make_digest_acl("u", "p", all=True)])
+    zk.create("/secret/y", beat(2))
+    with pytest.raises(NoAuthError):
+        read_named(zk, WorkerBeat, "/secret", ["x", "y"])

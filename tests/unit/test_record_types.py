@@ -1,0 +1,43 @@
+"""Record decoding stays strict on its fast paths (squall/records.py caches each class's
+field types and checks a map of Any by its keys only)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from squall.records import RecordError, SupervisorInfo, WorkerBeat, decode, encode
+
+
+def raw(**fields):
+    return json.dumps({"seq": 1, "time_secs": 0, "uptime_secs": 0, **fields}).encode()
+
+
+def test_a_beat_round_trips():
+    beat = WorkerBeat(3, 10, 2, {1: {"executed": 5, "emitted": {"default": 2}}})
+    assert decode(WorkerBeat, encode(beat), "b") == beat
+    assert decode(WorkerBeat, encode(beat), "b") == beat  # the cached types, second time
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"tasks": {"1": [[1, 2]]}},  # read as the map {1: 2}: a stat named by a number
+        {"tasks": {"1": "ab"}},  # a task's stats must be a map
+        {"tasks": {"x": {}}},  # task ids are numbers
+        {"seq": None},
+    ],
+)
+def test_a_malformed_beat_is_refused_with_the_node_named(bad):
+    with pytest.raises(RecordError, match="/b"):
+        decode(WorkerBeat, raw(**bad), "/b")
+
+
+def test_a_supervisor_with_a_port_that_is_not_a_number_is_refused():
+    data = json.dumps({"host": "h", "ports": ["x"], "start_time_secs": 0}).encode()
+    with pytest.raises(RecordError):
+        decode(SupervisorInfo, data, "/s")
+    data = json.dumps({"host": 5, "ports": [1], "start_time_secs": 0}).encode()
+    with pytest.raises(RecordError, match="host"):
+        decode(SupervisorInfo, data, "/s")
