@@ -12,7 +12,7 @@ from typing import Any
 from squall.components import Batch, Bolt, SparkBolt
 from squall.thrift_api import DEFAULT_STREAM
 
-from .acking import BoltEmitted, InputsProcessed, InputsTaken, Tick
+from .acking import Tick
 from .anchoring import Anchoring
 from .executors import Executor, Input, Instruction
 from .micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob, rows
@@ -33,14 +33,14 @@ class BoltExecutor(Executor):
         self.anchoring = Anchoring(self.io.ackers, self.new_id)
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
-        return self.anchoring.handle(BoltEmitted(targets))
+        return self.anchoring.emitted_to(targets)
 
     def take(self, inputs: Sequence[Input]) -> None:
         anchors = (inputs[0].ids,) if len(inputs) == 1 else tuple(item.ids for item in inputs)
-        self.anchoring.handle(InputsTaken(anchors))
+        self.anchoring.taken(anchors)
 
     def finish(self, ok: bool) -> None:
-        for instruction in self.anchoring.handle(InputsProcessed(ok)):
+        for instruction in self.anchoring.processed(ok):
             self.carry_out(instruction)
 
     def _drained(self) -> None:
