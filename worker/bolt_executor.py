@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from squall.components import Batch, Bolt, SparkBolt
+from squall.components import Batch, Bolt, SparkBolt, Tuple
 from squall.thrift_api import DEFAULT_STREAM
 
 from .acking import Tick
@@ -57,12 +57,12 @@ class BoltExecutor(Executor):
         last = len(items) - 1
         for n, item in enumerate(items):
             self.mark(busy=True, holding=left)
-            self.take([item])
+            self.anchoring.taken((item.ids,))  # take([item]), without the list
             ok = self._call("process", self._process, item)
             if n == last:
                 self._drained()  # before the ack: a sink flushes before its input counts
             self.finish(ok)
-            size = rows(item)
+            size = 1 if type(item) is Tuple else rows(item)
             self.stats.executed += size
             left -= size
             self.flush_due(self.progress_at)

@@ -256,7 +256,7 @@ class Executor:
                 buffer(TupleDelivery(target, name, task, stream, payload, roots, ids))
             else:
                 self.carry_out(instruction)
-        if self.sampler():
+        if self.sampler.percentage > 0 and self.sampler():  # no call while debug is off
             self._event(stream, msg_id, values)
         stats = self.stats
         stats.emitted[stream] += 1
