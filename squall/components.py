@@ -7,9 +7,10 @@ fake collector.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from squall.thrift_api import DEFAULT_STREAM
 
@@ -18,21 +19,59 @@ if TYPE_CHECKING:
     from squall.topology import ComponentSpec, InputsArg
 
 
-@dataclass(frozen=True)
-class Tuple:
-    """One tuple as a bolt sees it: where it came from and its values by declared field."""
-
+class _TupleFields(NamedTuple):
     source_component: str
     source_task: int
     stream: str
     fields: tuple[str, ...]
     values: tuple[Any, ...]
-    ids: dict[int, int] = field(default_factory=dict, compare=False, repr=False)  # acking
+    ids: Mapping[int, int] = MappingProxyType({})  # acking: root -> id
 
-    def __getitem__(self, key: int | str) -> Any:
+
+class Tuple(_TupleFields):
+    """One tuple as a bolt sees it: where it came from and its values by declared field.
+
+    Made once per tuple a bolt takes, so it is a NamedTuple underneath (a frozen dataclass's
+    __init__ cost several times as much), but it behaves as the tuple of its `values`:
+    indexing (by position or field name), iteration, len and unpacking see the values, and
+    equality and hashing ignore the acking `ids`, as before."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: int | str) -> Any:  # type: ignore[override]
         if isinstance(key, str):
             return self.values[self.fields.index(key)]
         return self.values[key]
+
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickling sees the six fields, not the values
+        head = _HEAD(self)
+        return (Tuple, (*head, dict(self.ids)))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Tuple and _HEAD(self) == _HEAD(other)  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(_HEAD(self))
+
+    def __repr__(self) -> str:
+        head = ", ".join(f"{n}={getattr(self, n)!r}" for n in _TupleFields._fields[:5])
+        return f"Tuple({head})"
+
+
+def _HEAD(t: tuple) -> tuple:  # noqa: N802 - the compared part: everything but the ids
+    return tuple.__getitem__(t, _COMPARED)
+
+
+_COMPARED = slice(0, 5)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from .acking import AckerReceived, AckerReceivedMany, AckTree, FailTree, InitTre
 from .executors import Executor
 
 EXPIRY_PERIOD = 1.0
+_ACKER_MESSAGES = frozenset((InitTree, AckTree, FailTree))
 
 
 class AckerExecutor(Executor):
@@ -36,7 +37,7 @@ class AckerExecutor(Executor):
 
     def receive_many(self, messages: list[Any], now: float) -> None:
         for message in messages:
-            if not isinstance(message, InitTree | AckTree | FailTree):
+            if type(message) not in _ACKER_MESSAGES:
                 raise TypeError(f"an acker task takes protocol messages, not {message!r}")
         for instruction in self.acker.handle(AckerReceivedMany(messages, now)):
             self.carry_out(instruction)

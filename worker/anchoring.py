@@ -41,23 +41,31 @@ class Anchoring:
     def handle(self, event: AnchoringEvent) -> list[AnchoringInstruction]:
         match event:
             case InputsTaken(anchors):
-                self.inputs = anchors
-                if len(anchors) == 1:  # one input (a plain bolt): its roots, each once
-                    self.roots = tuple(anchors[0])
-                else:
-                    parity = Counter(root for ids in anchors for root in ids)
-                    self.roots = tuple(root for root, n in parity.items() if n % 2)
-                self.emitted = 0
+                self.taken(anchors)
                 return []
             case BoltEmitted(targets):
-                return self._emitted(targets)
+                return self.emitted_to(targets)
             case InputsProcessed(ok):
-                out = self._acks() if ok else self._fails()
-                self.inputs, self.roots = (), ()  # emits outside a processing: untracked
-                return out
+                return self.processed(ok)
         raise TypeError(f"bolt anchoring has no event {event!r}")
 
-    def _emitted(self, targets: tuple[int, ...]) -> list[AnchoringInstruction]:
+    # One method per event, for the executor's per-tuple calls (no event object, no match).
+
+    def taken(self, anchors: tuple[Mapping[int, int], ...]) -> None:
+        self.inputs = anchors
+        if len(anchors) == 1:  # one input (a plain bolt): its roots, each once
+            self.roots = tuple(anchors[0])
+        else:
+            parity = Counter(root for ids in anchors for root in ids)
+            self.roots = tuple(root for root, n in parity.items() if n % 2)
+        self.emitted = 0
+
+    def processed(self, ok: bool) -> list[AnchoringInstruction]:
+        out = self._acks() if ok else self._fails()
+        self.inputs, self.roots = (), ()  # emits outside a processing: untracked
+        return out
+
+    def emitted_to(self, targets: tuple[int, ...]) -> list[AnchoringInstruction]:
         if not any(self.inputs):  # untracked inputs (or none): untracked output
             return [untracked(target) for target in targets]
         out: list[AnchoringInstruction] = []

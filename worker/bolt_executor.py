@@ -9,10 +9,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from squall.components import Batch, Bolt, SparkBolt
+from squall.components import Batch, Bolt, SparkBolt, Tuple
 from squall.thrift_api import DEFAULT_STREAM
 
-from .acking import BoltEmitted, InputsProcessed, InputsTaken, Tick
+from .acking import Tick
 from .anchoring import Anchoring
 from .executors import Executor, Input, Instruction
 from .micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob, rows
@@ -33,14 +33,14 @@ class BoltExecutor(Executor):
         self.anchoring = Anchoring(self.io.ackers, self.new_id)
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
-        return self.anchoring.handle(BoltEmitted(targets))
+        return self.anchoring.emitted_to(targets)
 
     def take(self, inputs: Sequence[Input]) -> None:
         anchors = (inputs[0].ids,) if len(inputs) == 1 else tuple(item.ids for item in inputs)
-        self.anchoring.handle(InputsTaken(anchors))
+        self.anchoring.taken(anchors)
 
     def finish(self, ok: bool) -> None:
-        for instruction in self.anchoring.handle(InputsProcessed(ok)):
+        for instruction in self.anchoring.processed(ok):
             self.carry_out(instruction)
 
     def _drained(self) -> None:
@@ -59,13 +59,14 @@ class BoltExecutor(Executor):
         started = time.monotonic()  # one clock read per batch for the task's latencies
         for n, item in enumerate(items):
             self.mark(busy=True, holding=left)
-            self.take([item])
+            self.anchoring.taken((item.ids,))  # take([item]), without the list
             ok = self._call("process", self._process, item)
             if n == last:
                 self._drained()  # before the ack: a sink flushes before its input counts
             self.finish(ok)
-            left -= rows(item)
-            failed += 0 if ok else rows(item)
+            size = 1 if type(item) is Tuple else rows(item)
+            left -= size
+            failed += 0 if ok else size
             self.flush_due(self.progress_at)
         self.mark()
         executing = self.progress_at - started

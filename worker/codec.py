@@ -8,6 +8,13 @@ typed column (mixed types, nested oddities) travels as JSON text and is marked s
 A TableDelivery (what `emit_batch` sends) is already a table of the stream's fields: it
 travels as it is, one frame each, with its routing in the schema metadata.
 
+A short list (up to COMPACT_MAX_ROWS deliveries of one group) travels as a compact frame
+instead: MAGIC, then one MessagePack array [component, stream, number of fields, rows], each
+row [target, task, roots, ids, values]. Building and reading an Arrow IPC stream costs a
+fixed ~60 us per frame, more than a handful of small tuples cost to pack; MessagePack has no
+code execution on decode (unlike pickle), and every part is checked (CodecError otherwise).
+Values MessagePack cannot hold (ints beyond 64 bits, sets, objects) fall back to Arrow.
+
 A control frame carries a worker's backpressure status: one int32 column `task` (its
 congested tasks) and the worker's host:port in the metadata; `decode` checks it as strictly
 as any frame.
@@ -20,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import msgpack
 import pyarrow as pa
 
 from .backpressure import BackpressureStatus
@@ -40,10 +48,59 @@ class CodecError(ValueError):
     """A frame is not a squall frame."""
 
 
+MAGIC = b"SQK1"  # a compact frame; an Arrow IPC stream starts with 0xFFFFFFFF
+COMPACT_MAX_ROWS = 128  # measured per row, with decode: 1 row 3.6 vs 141 us, 10 rows 1.7 vs
+# 32 us, 100 rows 1.5 vs 5.7 us; Arrow wins from about 250 rows (1.3 us a row at 1000)
+_INT64 = (-(1 << 63), 1 << 63)
+
+
+def _compact_frame(component: str, stream: str, group: list[TupleDelivery], width: int) -> bytes:
+    """MAGIC + MessagePack; TypeError, ValueError or OverflowError when a value cannot go."""
+    rows = [[d.target, d.task, d.roots, d.ids, d.values] for d in group]
+    return MAGIC + msgpack.packb([component, stream, width, rows], use_bin_type=True)
+
+
+def _is_id(n: Any) -> bool:
+    return type(n) is int and _INT64[0] <= n < _INT64[1]
+
+
+def _compact_deliveries(frame: bytes) -> list[Delivery | BackpressureStatus]:
+    try:
+        head = msgpack.unpackb(
+            memoryview(frame)[len(MAGIC) :], raw=False, strict_map_key=False, timestamp=0
+        )
+        component, stream, width, rows = head
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise CodecError(f"not a compact squall frame: {exc}") from exc
+    if type(component) is not str or type(stream) is not str or type(rows) is not list:
+        raise CodecError("a compact frame is [component, stream, width, rows]")
+    out: list[Delivery | BackpressureStatus] = []
+    for row in rows:
+        if type(row) is not list or len(row) != 5:
+            raise CodecError("a compact row is [target, task, roots, ids, values]")
+        target, task, roots, ids, values = row
+        if type(values) is not list or len(values) != width:
+            raise CodecError(f"a compact row's values must be a list of {width}")
+        if type(roots) is not list or type(ids) is not list or len(roots) != len(ids):
+            raise CodecError("a compact row's routing must be one id per root")
+        if not (_is_id(target) and _is_id(task) and all(map(_is_id, roots + ids))):
+            raise CodecError("a compact row's routing must be 64-bit integers")
+        out.append(
+            TupleDelivery(target, component, task, stream, tuple(values), tuple(roots), tuple(ids))
+        )
+    return out
+
+
 def _column(values: list[Any]) -> tuple[pa.Array, bool]:
     try:
         return pa.array(values), False
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowTypeError,
+        pa.ArrowNotImplementedError,
+        OverflowError,
+        UnicodeEncodeError,  # a lone surrogate: JSON escapes it
+    ):
         return pa.array([json.dumps(v) for v in values], type=pa.string()), True
 
 
@@ -117,6 +174,17 @@ def _table_frame(d: TableDelivery) -> bytes:
 def _tuples_frame(
     component: str, stream: str, group: list[TupleDelivery], fields: tuple[str, ...]
 ) -> bytes:
+    if len(group) <= COMPACT_MAX_ROWS:
+        try:
+            return _compact_frame(component, stream, group, len(fields))
+        except (TypeError, ValueError, OverflowError):
+            pass  # a value MessagePack cannot hold: Arrow (with JSON where needed) can
+    return _arrow_tuples_frame(component, stream, group, fields)
+
+
+def _arrow_tuples_frame(
+    component: str, stream: str, group: list[TupleDelivery], fields: tuple[str, ...]
+) -> bytes:
     arrays, names, as_json = [], [], []
     for i, name in enumerate(fields):
         array, is_json = _column([d.values[i] for d in group])
@@ -155,6 +223,8 @@ def _status(meta: dict[str, str], table: pa.Table) -> BackpressureStatus:
 
 def decode(frame: bytes) -> list[Delivery | BackpressureStatus]:
     """The deliveries of a frame, or the one backpressure status of a control frame."""
+    if frame[: len(MAGIC)] == MAGIC:
+        return _compact_deliveries(frame)
     try:
         reader = pa.ipc.open_stream(frame)
         meta = {k.decode(): v.decode() for k, v in (reader.schema.metadata or {}).items()}

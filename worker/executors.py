@@ -35,6 +35,7 @@ from squall.components import Batch, Component, TaskContext, Tuple
 from squall.event_sampling import EVENT_LOGGER, Sampler
 
 from .acking import (
+    PROTOCOL_TYPES,
     SYSTEM_STREAMS,
     AckIds,
     AckTree,
@@ -135,6 +136,8 @@ class _Collector:
         self.executor.emit_batch(columns, stream, direct_task, msg_id)
 
 
+_PROTOCOL = frozenset(PROTOCOL_TYPES)
+
 Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | CallAck | CallFail
 
 
@@ -202,22 +205,37 @@ class Executor:
         return fields
 
     def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> list[int]:
-        """Route and send (buffered); the tasks it went to, as Storm's emit returns them."""
+        """Route and send (buffered); the tasks it went to, as Storm's emit returns them.
+        Every emit of every task passes here: one immutable payload shared by all targets,
+        and each Send of the machine becomes its delivery right here."""
+        fields = self.streams.get(stream)
+        if fields is None or len(values) != len(fields):
+            self._check_emit(values, stream)
+        context = self.context
+        name, task = context.component_id, context.task_id
+        targets = self.io.targets(name, task, stream, values, direct)
+        payload = tuple(values)
+        buffer = self._buffer
+        for instruction in self._emitted(tuple(targets), msg_id):
+            if type(instruction) is Send:
+                target, roots, ids = instruction
+                buffer(TupleDelivery(target, name, task, stream, payload, roots, ids))
+            else:
+                self.carry_out(instruction)
+        if self.sampler.percentage > 0 and self.sampler():  # no call while debug is off
+            self._event(stream, msg_id, values)
+        stats = self.stats
+        stats.emitted[stream] += 1
+        stats.transferred[stream] += len(targets)
+        return targets
+
+    def _check_emit(self, values: list[Any], stream: str) -> None:
         fields = self._fields(stream)
-        name = self.context.component_id
         if len(values) != len(fields):
             raise ValueError(
-                f"{name} emits {len(values)} values on stream {stream!r}, "
-                f"which declares {len(fields)} fields {list(fields)}"
+                f"{self.context.component_id} emits {len(values)} values on stream "
+                f"{stream!r}, which declares {len(fields)} fields {list(fields)}"
             )
-        targets = self.io.targets(name, self.context.task_id, stream, values, direct)
-        payload = tuple(values)  # one immutable copy shared by every local target
-        self._send_parts(stream, [(target, payload) for target in targets], msg_id)
-        if self.sampler():
-            self._event(stream, msg_id, values)
-        self.stats.emitted[stream] += 1
-        self.stats.transferred[stream] += len(targets)
-        return targets
 
     def emit_batch(self, columns: Any, stream: str, direct: int | None, msg_id: Any) -> None:
         name = self.context.component_id
@@ -268,10 +286,11 @@ class Executor:
         if self._send_many is None:
             self.io.send(delivery)
             return
-        if not self._out:
+        out = self._out
+        if not out:
             self._out_since = time.monotonic()
-        self._out.append(delivery)
-        if len(self._out) >= self.batch_size:
+        out.append(delivery)
+        if len(out) >= self.batch_size:
             self.flush()
 
     def flush(self) -> None:
@@ -287,6 +306,9 @@ class Executor:
 
     def carry_out(self, instruction: Instruction) -> None:
         """Do what a machine decided, other than sending an emitted payload."""
+        if type(instruction) in _PROTOCOL and self._send_many is not None:
+            self._buffer(instruction)  # the common case (an ack, an init), without a match
+            return
         match instruction:
             case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
                 if self._send_many is None:

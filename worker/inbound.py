@@ -16,10 +16,11 @@ import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from squall.components import Tuple
 from squall.structure import TopologyStructure
 
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
-from .delivery import Delivery, TableDelivery
+from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
 from .executors import Executor, InboxItem, inbox_item
 
 MAX_CACHED_STREAMS = 10_000
@@ -71,7 +72,17 @@ class Inbound:
         data: dict[int, list[InboxItem]] = defaultdict(list)
         protocol: dict[int, list[InboxItem]] = defaultdict(list)
         sources = set()
+        executors, known = self.executors, self._fields
         for delivery in deliveries:
+            if type(delivery) is TupleDelivery and delivery.target in executors:
+                # the per-tuple case, its checks inlined: a known data stream for a task here
+                target, component, task, stream, values, roots, ids = delivery
+                fields = known.get((component, stream))
+                if fields is not None and stream not in SYSTEM_STREAMS:
+                    anchors = dict(zip(roots, ids, strict=True)) if roots else NO_ANCHORS
+                    data[target].append(Tuple(component, task, stream, fields, values, anchors))
+                    sources.add(task)
+                    continue
             if isinstance(delivery, PROTOCOL_TYPES):  # a local ack, init or verdict
                 if delivery.target in self.executors:
                     protocol[delivery.target].append(delivery)

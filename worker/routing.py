@@ -136,13 +136,18 @@ class Router:
     ) -> list[int]:
         out: list[int] = []
         for sub in self.subscriptions.get((component, stream), ()):
-            if not sub.tasks:
+            tasks = sub.tasks
+            if not tasks:
+                continue
+            if direct_task is None and sub.grouping.kind == FIELDS:  # per tuple: no lists
+                index = sub.key_index
+                if len(index) == 1:
+                    out.append(tasks[zlib.crc32(_key_bytes(values[index[0]])) % len(tasks)])
+                else:
+                    out.append(tasks[fields_hash([values[i] for i in index]) % len(tasks)])
                 continue
             chosen = self._chosen(sub, task, stream, direct_task)
-            if chosen is None:
-                key = [values[i] for i in sub.key_index]
-                chosen = [sub.tasks[fields_hash(key) % len(sub.tasks)]]
-            out.extend(chosen)
+            out.extend(chosen or ())  # None (fields grouping) only without a direct task
         return out
 
     def split(

@@ -15,7 +15,7 @@ from typing import Any
 
 from squall.components import Spout
 
-from .acking import SpoutEmitted, Tick, TreeDone, TreeFailed, VerdictArrived
+from .acking import Tick, TreeDone, TreeFailed, VerdictArrived
 from .executors import Executor, Instruction
 from .spout_tracking import SpoutTracker
 
@@ -38,7 +38,7 @@ class SpoutExecutor(Executor):
         self.stats.latency = self.tracker.latency  # summarized only when a beat reads it
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
-        return self.tracker.handle(SpoutEmitted(msg_id, targets, time.monotonic()))
+        return self.tracker.emitted(msg_id, targets, time.monotonic())
 
     def settle(self, wait: float = 0.0) -> None:
         """Hand the tracker the acker verdicts that arrived (waiting up to `wait` seconds for

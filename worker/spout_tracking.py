@@ -62,7 +62,7 @@ class SpoutTracker:
     def handle(self, event: SpoutEvent) -> list[SpoutInstruction]:
         match event:
             case SpoutEmitted(msg_id, targets, now):
-                return self._emitted(msg_id, targets, now)
+                return self.emitted(msg_id, targets, now)
             case TreeDone(_, root):
                 return self._verdict(root, CallAck)
             case TreeFailed(_, root):
@@ -78,7 +78,8 @@ class SpoutTracker:
                 return self._tick(now)
         raise TypeError(f"the spout tracker has no event {event!r}")
 
-    def _emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
+    def emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
+        """SpoutEmitted without the event object (the executor's per-tuple call)."""
         root = self._root() if msg_id is not None and targets else None
         acker = None if root is None else acker_for(self.ackers, root)
         if root is None or acker is None:

@@ -34,6 +34,9 @@ class WorkerTaskIO:
         self.ackers = tuple(ackers)
         self.near_ackers = tuple(a for a in self.ackers if a in router.local)  # this worker's
         self._report_error = report_error
+        # the router's own methods, bound once: one Python call less per emit
+        self.targets = router.targets  # type: ignore[method-assign]
+        self.split = router.split  # type: ignore[method-assign]
 
     def targets(
         self, component: str, task: int, stream: str, values: Sequence[Any], direct: int | None

@@ -2,10 +2,19 @@
 
 import random
 
+import msgpack
 import pyarrow as pa
 import pytest
 
-from squall.worker.codec import CodecError, _frame, decode, encode, encode_bounded
+from squall.worker.codec import (
+    COMPACT_MAX_ROWS,
+    MAGIC,
+    CodecError,
+    _frame,
+    decode,
+    encode,
+    encode_bounded,
+)
 from squall.worker.delivery import TableDelivery, TupleDelivery
 
 FIELDS = {("src", "default"): ("word", "n"), ("src", "odd"): ("x",), ("a", "s"): ()}
@@ -97,7 +106,8 @@ def test_a_frame_exactly_at_the_limit_is_sent():
 
 
 def test_truncated_and_lying_frames_are_codec_errors():
-    [frame] = encode(_words(3, 10), fields_of)
+    [frame] = encode(_words(COMPACT_MAX_ROWS + 1, 10), fields_of)  # an Arrow frame
+    assert not frame.startswith(MAGIC)
     rng = random.Random(11)
     for cut in sorted(rng.sample(range(1, len(frame)), 20)):
         with pytest.raises(CodecError):
@@ -106,3 +116,54 @@ def test_truncated_and_lying_frames_are_codec_errors():
     lying[4:8] = (2**31 - 1).to_bytes(4, "little")  # the schema message claims 2 GiB
     with pytest.raises(CodecError):
         decode(bytes(lying))
+
+
+def test_a_short_list_travels_as_a_compact_frame_and_a_long_one_as_arrow():
+    short = [TupleDelivery(2, "src", 7, "default", ("b", 2), (2**63 - 1, -(2**63)), (3, 4))]
+    [frame] = encode(short, fields_of)
+    assert frame.startswith(MAGIC) and decode(frame) == short
+    long = _words(COMPACT_MAX_ROWS + 1, 3)
+    [frame] = encode(long, fields_of)
+    assert not frame.startswith(MAGIC) and decode(frame) == long
+
+
+def test_values_msgpack_cannot_hold_fall_back_to_arrow():
+    for value in (2**64, {1, 2}, "\ud800"):  # beyond 64 bits, a set, a lone surrogate
+        sent = [TupleDelivery(1, "src", 8, "odd", (value,))]
+        [frame] = encode(sent, fields_of)
+        assert not frame.startswith(MAGIC)
+        [got] = decode(frame)
+        assert got.target == 1 and got.values != () and got.task == 8
+
+
+def _compact(*head) -> bytes:
+    return MAGIC + msgpack.packb(list(head), use_bin_type=True)
+
+
+GOOD_ROW = [1, 7, [5], [6], ["w", 1]]
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        MAGIC,
+        MAGIC + b"\xc1",  # never-used byte
+        _compact("src", "default", 2, [GOOD_ROW])[:-2],  # truncated
+        _compact("src", "default", 2, [GOOD_ROW]) + b"\x00",  # trailing data
+        _compact("src", "default", 2),  # too short
+        _compact(1, "default", 2, [GOOD_ROW]),  # component not a string
+        _compact("src", "default", 2, {"rows": 1}),  # rows not a list
+        _compact("src", "default", 2, [[1, 7, [5], [6]]]),  # a row of four
+        _compact("src", "default", 3, [GOOD_ROW]),  # values not the stream's width
+        _compact("src", "default", 2, [[1, 7, [5], [], ["w", 1]]]),  # root without id
+        _compact("src", "default", 2, [[True, 7, [], [], ["w", 1]]]),  # bool target
+        _compact("src", "default", 2, [[1, 7, [5.0], [6], ["w", 1]]]),  # float root
+        _compact("src", "default", 2, [[1, 7, [2**63], [6], ["w", 1]]]),  # beyond int64
+        _compact("src", "default", 2, [[1, "7", [], [], ["w", 1]]]),  # task as text
+        _compact("src", "default", 1, [[1, 7, [], [], [{(1,): 2}]]]),  # unhashable key
+        MAGIC + b"\x91" * 100_000 + b"\xc0",  # nested past the decoder's stack
+    ],
+)
+def test_hostile_compact_frames_are_codec_errors(frame):
+    with pytest.raises(CodecError):
+        decode(frame)
