@@ -116,6 +116,7 @@ class Worker(ZooKeeperReactions):
             self.inbound.congested if self.inbound.backpressure else None,
             self.conf.get("topology.backpressure.check.millis", 50) / 1000,
             self.conf.get("topology.batch.flush.interval.millis", 1) / 1000,
+            self.conf.get("topology.transfer.buffer.size", 0),
         )
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)

@@ -29,6 +29,15 @@ Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = MAX_PARTS
 
 
+class ConnectPeers:
+    """Connect to every peer now (the routes changed), before any tuple needs it: a first
+    backpressure status must not wait for a connection and its CURVE handshake (a spout
+    emits tens of thousands of tuples meanwhile)."""
+
+
+CONNECT_PEERS = ConnectPeers()
+
+
 class Sender:
     def __init__(
         self,
@@ -40,8 +49,12 @@ class Sender:
         gather_secs: float,
         stopping: threading.Event,
         peers: Callable[[], set[Address]],
+        limit: int = 0,
     ):
-        """`peers`: the addresses of the topology's other workers now (for status frames)."""
+        """`peers`: the addresses of the topology's other workers now (for status frames).
+        `limit`: how many deliveries may wait for this thread before a flush that brings
+        more waits (topology.transfer.buffer.size; 0: no bound). Without it a spout outruns
+        its own sender: its tuples pile up here, unseen by any receiver's backpressure."""
         self.ctx = ctx
         self.keys = keys
         self.fields_of = fields_of
@@ -51,6 +64,30 @@ class Sender:
         self.stopping = stopping
         self.peers = peers
         self.outbox: queue.Queue[Any] = queue.Queue()
+        self.limit = limit
+        self.queued = 0  # deliveries in the outbox
+        self.room = threading.Condition()
+
+    def put(self, items: list[tuple[Address, Delivery]]) -> None:
+        """Deliveries for the sender thread (counted against the limit)."""
+        with self.room:
+            self.queued += len(items)
+        self.outbox.put(items)
+
+    def wait_for_room(self, stopping: threading.Event) -> None:
+        """Hold a flush while the outbox is at its limit (checking the flusher's stop)."""
+        if not self.limit:
+            return
+        with self.room:
+            while (
+                self.queued >= self.limit and not stopping.is_set() and not self.stopping.is_set()
+            ):
+                self.room.wait(0.05)
+
+    def _taken(self, items: list[Any]) -> None:
+        with self.room:
+            self.queued -= len(items)
+            self.room.notify_all()
 
     def run(self) -> None:
         """The sender thread: until the outbox yields None (close), send what queued up."""
@@ -59,9 +96,9 @@ class Sender:
             item = self.outbox.get()
             if item is None:
                 break
-            if isinstance(item, BackpressureStatus):
-                self.send_status(item, sockets)
+            if self.control(item, sockets):
                 continue
+            self._taken(item)
             queued: dict[Address, list[Delivery]] = defaultdict(list)
             for address, delivery in item:
                 queued[address].append(delivery)
@@ -77,9 +114,9 @@ class Sender:
                 if item is None:
                     self.stopping.set()
                     break
-                if isinstance(item, BackpressureStatus):
-                    self.send_status(item, sockets)
+                if self.control(item, sockets):
                     continue
+                self._taken(item)
                 for address, delivery in item:
                     queued[address].append(delivery)
                 count += len(item)
@@ -100,6 +137,17 @@ class Sender:
                 break
         for sock in sockets.values():
             sock.close()
+
+    def control(self, item: Any, sockets: dict[Address, zmq.Socket]) -> bool:
+        """Carry out a control item (a status to send, peers to connect); False for data."""
+        if isinstance(item, BackpressureStatus):
+            self.send_status(item, sockets)
+        elif item is CONNECT_PEERS:
+            for address in self.peers():
+                self.socket(address, sockets)
+        else:
+            return False
+        return True
 
     def socket(self, address: Address, sockets: dict[Address, zmq.Socket]) -> zmq.Socket:
         sock = sockets.get(address)

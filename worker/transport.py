@@ -38,7 +38,7 @@ from .codec import CodecError, FieldsOf, decode
 from .delivery import Delivery
 from .framing import MAX_PARTS, Throttle, frame_limit, over_bound
 from .parking import Parking
-from .sender import Address, Sender
+from .sender import CONNECT_PEERS, Address, Sender
 
 log = logging.getLogger("squall.worker.transport")
 
@@ -59,6 +59,7 @@ class Transport:
         full: Callable[[int], bool] | None = None,
         check_secs: float = 0.05,
         gather_secs: float = 0.0,
+        transfer_limit: int = 0,
     ):
         """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
         `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
@@ -102,6 +103,7 @@ class Transport:
             gather_secs,
             self.stopping,
             self._peers,
+            transfer_limit if full else 0,
         )
         self.outbox = self.sender.outbox
         self.malformed = Throttle(MALFORMED_LOG_SECS)
@@ -119,6 +121,7 @@ class Transport:
         """Where every task of the topology runs now (called when the assignment changes)."""
         self.addresses = dict(addresses)
         self.local = set(local)
+        self.sender.outbox.put(CONNECT_PEERS)
 
     def send(self, delivery: Delivery) -> None:
         if delivery.target in self.local:
@@ -128,7 +131,7 @@ class Transport:
         if address is None:
             log.warning("no address for task %s; tuple dropped", delivery.target)
             return
-        self.outbox.put([(address, delivery)])
+        self.sender.put([(address, delivery)])
 
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
         """An executor's flush: local deliveries (and protocol messages, as they are) to their
@@ -149,8 +152,9 @@ class Transport:
                 remote.append((address, message_delivery(d) if type(d) in PROTOCOL else d))
         if remote and stopping is not None and self.full is not None:
             self._wait_for_room([d for _, d in remote], stopping)
+            self.sender.wait_for_room(stopping)
         if remote:
-            self.outbox.put(remote)
+            self.sender.put(remote)
 
     def _wait_for_room(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
         """Hold an executor's flush while a remote task it sends data to is congested."""

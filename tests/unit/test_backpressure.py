@@ -86,3 +86,26 @@ def test_parking_holds_data_for_a_full_task_in_order_and_never_holds_acks():
     assert delivered[-1] == [data[0], data[2], later] and parking.parked == {}
     assert parking.status_due([1, 2], 0.01) == frozenset()  # cleared: said once
     assert parking.status_due([1, 2], 0.02) is None
+
+
+def test_a_flush_waits_while_the_transfer_queue_is_at_its_limit():
+    """topology.transfer.buffer.size: a spout must not outrun its own worker's sender (its
+    tuples would pile up there, where no receiver's backpressure sees them)."""
+    import threading
+
+    from squall.worker.sender import Sender
+
+    sender = Sender(None, None, None, 0, 0, 0.0, threading.Event(), set, limit=2)
+    sender.put([(("h", 1), "a"), (("h", 1), "b")])
+    flushed = threading.Event()
+    flusher = threading.Thread(
+        target=lambda: (sender.wait_for_room(threading.Event()), flushed.set()), daemon=True
+    )
+    flusher.start()
+    assert not flushed.wait(0.2)  # at the limit: the flush waits
+    sender._taken(sender.outbox.get())  # the sender thread took them
+    assert flushed.wait(5)
+    stopped = threading.Event()
+    stopped.set()
+    sender.put([(("h", 1), "c"), (("h", 1), "d")])
+    sender.wait_for_room(stopped)  # a stopping flusher never waits

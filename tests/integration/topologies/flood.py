@@ -29,6 +29,7 @@ class Flooded(Topology):
         "topology.workers": 2,
         "topology.acker.executors": 0,
         "topology.executor.receive.buffer.size": 200,
+        "topology.transfer.buffer.size": 200,
         "topology.producer.batch.size": 50,
     }
     flood = Flood.spec(par=1)
