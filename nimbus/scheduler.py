@@ -22,9 +22,10 @@ Every step is a sort or a linear pass: O((tasks + slots) log slots) on any clust
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from itertools import compress
+from itertools import compress, filterfalse
 from operator import itemgetter
 
 from squall.records import Slot
@@ -54,23 +55,59 @@ def interleave_slots(slots: Iterable[Slot]) -> list[Slot]:
     return out
 
 
-def _weighted_round_robin(
+def _ceil_picks(
     slots: list[Slot],
+    count: int,
     order: Mapping[Slot, int],
     share: Mapping[str, int],
     already: Mapping[str, int] | None = None,
 ) -> list[Slot]:
-    """Order a subset of slots for the ceil loads: the next one goes to the host whose
+    """The `count` slots that get a ceil load first: the next one goes to the host whose
     (ceil loads so far + 1/2) / (its chosen slots) is smallest, so each host gets ceil loads in
     proportion to its slot count (Sainte-Lague's divisor rule); ties by interleaved order. With
-    equal hosts this is plain round-robin: 1st of each host, then 2nd of each host, ..."""
-    rank: dict[Slot, float] = {}
-    seen: dict[str, int] = defaultdict(int, already or {})
+    equal hosts this is plain round-robin: 1st of each host, then 2nd of each host, ...
+
+    Only which slots win matters, not their rank among themselves. Within a host the ranks
+    grow with its slots' interleaved order, so a heap over hosts (not over slots) yields the
+    winners, or the losers when they are fewer: O(S + min(count, S - count) log H) rather than
+    ranking all S slots. Ranks with their tie-break are unique, so the winners are exactly
+    those of a full sort by (rank, interleaved order)."""
+    if count <= 0:
+        return []
+    if count >= len(slots):
+        return list(slots)
+    by_node: dict[str, list[Slot]] = defaultdict(list)
     for slot in sorted(slots, key=order.__getitem__):
-        node = slot[0]
-        rank[slot] = (2 * seen[node] + 1) / share[node]
-        seen[node] += 1
-    return sorted(slots, key=lambda s: (rank[s], order[s]))
+        by_node[slot[0]].append(slot)
+    given = already or {}
+
+    def key(node: str, j: int) -> tuple[float, int, str]:
+        return (2 * (given.get(node, 0) + j) + 1) / share[node], order[by_node[node][j]], node
+
+    if count <= len(slots) // 2:  # merge every host's rising ranks; take the first `count`
+        heap = [key(node, 0) for node in by_node]
+        sign, want = 1, count
+    else:  # merge them from the top; leave out the last len - count
+        heap = [key(node, len(node_slots) - 1) for node, node_slots in by_node.items()]
+        heap = [(-rank, -i, node) for rank, i, node in heap]
+        sign, want = -1, len(slots) - count
+    heapq.heapify(heap)
+    next_j = {node: 0 if sign > 0 else len(node_slots) - 1 for node, node_slots in by_node.items()}
+    picked: list[Slot] = []
+    while len(picked) < want:
+        node = heap[0][2]
+        j = next_j[node]
+        picked.append(by_node[node][j])
+        next_j[node] = j + sign
+        if 0 <= j + sign < len(by_node[node]):
+            rank, i, _ = key(node, j + sign)
+            heapq.heapreplace(heap, (sign * rank, sign * i, node))
+        else:
+            heapq.heappop(heap)
+    if sign > 0:
+        return picked
+    losers = set(picked)
+    return [slot for slot in slots if slot not in losers]
 
 
 def _water_level(caps: list[int], k: int) -> int:
@@ -116,12 +153,12 @@ def _capacities(
     base, ceil_count = divmod(n, len(chosen))
     if ceil_count == 0:
         return dict.fromkeys(chosen, base)
-    share = Counter(node for node, _ in chosen)
+    share = Counter(map(itemgetter(0), chosen))
     full = [s for s in chosen if kept_on.get(s, 0) > base]
     rest = [s for s in chosen if kept_on.get(s, 0) <= base]
-    ranked = _weighted_round_robin(full, order, share)[:ceil_count]
+    ranked = _ceil_picks(full, ceil_count, order, share)
     given = Counter(node for node, _ in ranked)
-    ranked += _weighted_round_robin(rest, order, share, given)[: ceil_count - len(ranked)]
+    ranked += _ceil_picks(rest, ceil_count - len(ranked), order, share, given)
     capacity = dict.fromkeys(chosen, base)
     for slot in ranked:
         capacity[slot] = base + 1
@@ -162,31 +199,30 @@ def schedule(
     capacity = _capacities(chosen, len(task_set), kept_on, order)
 
     # A slot under its load keeps all its live tasks; one over it keeps the lowest ids.
+    # Every live task goes in first and the few on lost or overloaded slots come out again:
+    # one C-level pass over a million tasks, and deleting keeps the others' insertion order.
     room = dict(capacity)
     whole = {s for s, n in kept_on.items() if n <= room.get(s, 0)}
-    # (compress and map keep these passes over up to a million tasks in C)
-    if not lost and len(whole) == len(kept_on):  # the usual case: every live task stays
-        placement: Placement = dict(zip(live, live_slots, strict=True))
-    else:
-        mask = list(map(whole.__contains__, live_slots))
-        placement = dict(zip(compress(live, mask), compress(live_slots, mask), strict=True))
+    placement: Placement = dict(zip(live, live_slots, strict=True))
+    cut_tasks: list[tuple[int, Slot]] = []
+    if lost or len(whole) < len(kept_on):
+        dropped = set(lost).union(s for s in kept_on if s not in whole)
+        mask = list(map(dropped.__contains__, live_slots))
+        cut_tasks = sorted(zip(compress(live, mask), compress(live_slots, mask), strict=True))
+        for task, _ in cut_tasks:
+            del placement[task]
     for slot in whole:
         room[slot] -= kept_on[slot]
-    cut = {s for s in kept_on if s not in whole and room.get(s, 0) > 0}
-    cut_tasks: list[tuple[int, Slot]] = []
-    if cut:
-        mask = list(map(cut.__contains__, live_slots))
-        cut_tasks = sorted(zip(compress(live, mask), compress(live_slots, mask), strict=True))
-    for task, slot in cut_tasks:
-        if room[slot] > 0:
+    for task, slot in cut_tasks:  # a lost slot, or one not chosen, has no room
+        if room.get(slot, 0) > 0:
             placement[task] = slot
             room[slot] -= 1
 
     # The free room adds up to the number of movers (capacities sum to the task count), so
     # dealing one task per slot with room, round after round, places every mover. Rounds in
     # which the same slots have room are dealt in one go (`cycle * rounds`).
-    movers = sorted(task_set - placement.keys())
-    cycle = [s for s in sorted(chosen, key=order.__getitem__) if room[s] > 0]
+    movers = sorted(filterfalse(placement.__contains__, task_set))
+    cycle = [s for s in ordered if room.get(s, 0) > 0]  # chosen slots, in interleaved order
     dealt = done = 0
     while cycle:
         rounds = min(room[s] for s in cycle) - done
