@@ -58,7 +58,9 @@ def foreign(cluster):
 
 
 def inbox(cluster) -> list[Path]:
-    return sorted((cluster.directory / "nimbus" / "inbox").glob("upload-*"))
+    directory = cluster.directory / "nimbus" / "nimbus" / "inbox"  # storm.local.dir/nimbus/inbox
+    assert directory.is_dir(), f"no inbox at {directory}"
+    return sorted(directory.glob("upload-*"))
 
 
 def storms(cluster) -> list[str]:
