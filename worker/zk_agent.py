@@ -20,6 +20,8 @@ from squall.records import Assignment, StormBase, WorkerBeat, decode, encode, tr
 from squall.topology_keys import TopologyKeys, TopologyKeysError, decode_keys
 from squall.zk_layout import ZkLayout
 
+from .beat_fit import fitted
+
 log = logging.getLogger("squall.worker")
 # Longest error text written: the root cause comes first, so the cap cuts only stack frames;
 # ten of these keep an /errors node near 20 KB.
@@ -33,6 +35,7 @@ class ZooKeeperAgent:
         self.tid = tid
         self.slot = slot
         self.seq = 0
+        self.beat_cut: str | None = None  # what the last beat left out to fit, if anything
 
     def assignment(self) -> Assignment | None:
         """This topology's assignment, or None when it is missing, unreadable or of an epoch
@@ -125,16 +128,21 @@ class ZooKeeperAgent:
 
     def beat(self, uptime_secs: int, tasks: dict[int, dict[str, Any]]) -> None:
         self.seq += 1
-        beat = WorkerBeat(
-            seq=self.seq, time_secs=int(time.time()), uptime_secs=uptime_secs, tasks=tasks
+        now = int(time.time())
+        data, cut = fitted(
+            tasks, lambda entries: encode(WorkerBeat(self.seq, now, uptime_secs, dict(entries)))
         )
+        if cut != self.beat_cut:
+            if cut is not None:
+                log.warning("heartbeat over ZooKeeper's request size: it leaves out %s", cut)
+            self.beat_cut = cut
         path = self.layout.taskbeat(self.tid, *self.slot)
         try:
-            self.zk.set(path, encode(beat))
+            self.zk.set(path, data)
         except NoNodeError:
             # NoNode on create: the topology was removed; the storm watch stops us.
             with contextlib.suppress(NodeExistsError, NoNodeError):
-                self.zk.create(path, encode(beat))
+                self.zk.create(path, data)
 
     def report_error(self, component: str, text: str, host: str) -> None:
         path = f"{self.layout.errors(self.tid)}/{component}"
