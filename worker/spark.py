@@ -55,26 +55,35 @@ def session_settings(
     """What the SparkSession builder is given besides the master/remote and app name: the
     conf's `spark.` keys, and for a driver in this process (not Spark Connect: `remote`,
     by default whether the conf names a spark.remote) no UI, the driver bound to the
-    worker's host and address unless the conf sets them, and (security on, a local master)
-    Spark's RPC authentication. A Connect session applies the SQL keys and skips the rest."""
-    settings: dict[str, str] = {}
+    worker's address and (a local master) Spark's RPC authentication. With security on a
+    topology's conf cannot undo those three (a submitter could otherwise open the driver's
+    ports, or its UI, on every interface); in open mode it may. A Connect session applies
+    the SQL keys and skips the rest."""
     if remote is None:
         remote = bool(conf.get("spark.remote"))
-    if not remote:
-        settings["spark.ui.enabled"] = "false"
-        settings["spark.ui.showConsoleProgress"] = "false"
-        settings["spark.driver.host"] = host
-        settings["spark.driver.bindAddress"] = address
-        if security_on(conf) and str(conf.get("spark.master", "local")).startswith("local"):
-            # Spark makes its own secret for a local master, so the driver's RPC and block
-            # ports answer only this JVM's own parts, not whoever reaches the worker's address
-            settings["spark.authenticate"] = "true"
     # a Connect session can set SQL settings only (the server's JVM is started already)
     prefix = "spark.sql." if remote else "spark."
-    for key, value in conf.items():
-        if key.startswith(prefix) and key not in _NOT_FORWARDED:
-            settings[key] = str(value)
-    return settings
+    settings = {
+        key: str(value)
+        for key, value in conf.items()
+        if key.startswith(prefix) and key not in _NOT_FORWARDED
+    }
+    if remote:
+        return settings
+    defaults = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.host": host,
+        "spark.driver.bindAddress": address,
+    }
+    if not security_on(conf):
+        return {**defaults, **settings}
+    enforced = {"spark.ui.enabled": "false", "spark.driver.bindAddress": address}
+    if str(conf.get("spark.master", "local")).startswith("local"):
+        # Spark makes its own secret for a local master, so the driver's RPC and block
+        # ports answer only this JVM's own parts, not whoever reaches the worker's address
+        enforced["spark.authenticate"] = "true"
+    return {**defaults, **settings, **enforced}
 
 
 class SparkHolder:

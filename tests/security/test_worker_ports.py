@@ -196,7 +196,7 @@ from pyspark import SparkContext
 from squall.worker.spark import SparkHolder
 
 conf = {"spark.master": "local[1]", "spark.sql.shuffle.partitions": 1}
-holder = SparkHolder(conf, "squall-ports", Path(sys.argv[1]), "127.0.0.1", "127.0.0.1")
+holder = SparkHolder(conf, "squall-ports", Path(sys.argv[1]), "127.0.0.2", "127.0.0.2")
 holder.session()
 print(SparkContext._gateway.proc.pid, flush=True)
 sys.stdin.read()  # hold the session until the test closes our stdin
@@ -205,9 +205,10 @@ holder.stop()
 
 
 def test_a_workers_spark_driver_listens_on_the_worker_address_only(tmp_path):
-    """The SparkSession a worker starts, left to squall's defaults: every port of its JVM
-    (driver RPC, block manager, Py4J) is on the worker's address. It runs in a process of
-    its own, as in a worker: this one may hold a SparkSession of other tests already."""
+    """The SparkSession a worker starts, left to squall's defaults: its driver RPC and block
+    manager are on the worker's address (127.0.0.2 here, which Spark would not pick by
+    itself), Py4J on loopback, nothing on every interface. It runs in a process of its own,
+    as in a worker: this one may hold a SparkSession of other tests already."""
     env = {k: v for k, v in os.environ.items() if k != "SPARK_LOCAL_IP"}
     process = subprocess.Popen(
         [sys.executable, "-c", SPARK_WORKER, str(tmp_path / "handoff")],
@@ -220,7 +221,9 @@ def test_a_workers_spark_driver_listens_on_the_worker_address_only(tmp_path):
         jvm = int(process.stdout.readline())
         sockets = listening(jvm)
         assert sockets, "the JVM listens on nothing"
-        assert {address for address, _ in sockets} <= {"127.0.0.1", "::ffff:127.0.0.1"}, sockets
+        addresses = {address for address, _ in sockets}
+        assert "127.0.0.2" in addresses or "::ffff:127.0.0.2" in addresses, sockets
+        assert addresses <= {"127.0.0.1", "::ffff:127.0.0.1", "127.0.0.2", "::ffff:127.0.0.2"}
     finally:
         process.stdin.close()
         try:

@@ -82,7 +82,22 @@ def test_spark_driver_is_bound_to_the_worker_unless_the_conf_says_otherwise():
     own = {**conf, "spark.driver.host": "gw", "spark.driver.bindAddress": "0.0.0.0"}
     settings = session_settings(own, "node1", "10.1.2.3")
     assert settings["spark.driver.host"] == "gw"
-    assert settings["spark.driver.bindAddress"] == "0.0.0.0"
+    assert settings["spark.driver.bindAddress"] == "0.0.0.0"  # open mode: the conf decides
+
+
+def test_with_security_on_a_topology_conf_cannot_open_the_driver():
+    conf = {
+        "spark.master": "local[2]",
+        "spark.driver.host": "gw",
+        "spark.driver.bindAddress": "0.0.0.0",
+        "spark.ui.enabled": "true",
+        "spark.authenticate": "false",
+    }
+    settings = session_settings(conf, "node1", "10.1.2.3")
+    assert settings["spark.driver.bindAddress"] == "10.1.2.3"
+    assert settings["spark.ui.enabled"] == "false"
+    assert settings["spark.authenticate"] == "true"
+    assert settings["spark.driver.host"] == "gw"  # the name it advertises opens nothing
 
 
 def test_a_secure_local_driver_authenticates_its_rpc():
