@@ -10,6 +10,7 @@ from typing import Any
 
 from squall.certificates import ensure_credentials
 from squall.security import security_on
+from squall.ui.token import ensure_ui_token
 from squall.zk_identity import ensure_zk_identities
 
 
@@ -19,4 +20,5 @@ def ensure_cluster_credentials(conf: dict[str, Any]) -> Path | None:
         return None
     directory = ensure_credentials(conf)
     ensure_zk_identities(conf)  # none when storm.zookeeper.auth.* names a shared identity
+    ensure_ui_token(conf)
     return directory

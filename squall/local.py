@@ -33,6 +33,7 @@ from squall.cluster_waits import (  # noqa: F401
 from squall.local_conf import credentials_dir, daemon_conf, ensure_local_credentials
 from squall.processes import kill_pid_file, terminate
 from squall.supervisor.spark_server import end_stale
+from squall.ui.token import QUERY, TOKEN_FILE
 from squall.zk_identity import load_identity, role_identities
 from squall.zkensemble import ZooKeeperEnsemble
 from squall.zkserver import ZooKeeperServer, free_port
@@ -153,6 +154,21 @@ class LocalCluster:
     def ui_url(self) -> str:
         return f"http://127.0.0.1:{self.ui_port}"
 
+    @property
+    def ui_token(self) -> str | None:
+        """What every request to the UI carries (None in open mode): squall.ui.token."""
+        path = self.credentials_dir / TOKEN_FILE
+        return path.read_text().strip() if path.exists() else None
+
+    @property
+    def ui_address(self) -> str:
+        """The address to open in a browser: the UI's page with its token."""
+        token = self.ui_token
+        return f"{self.ui_url}/" + (f"?{QUERY}={token}" if token else "")
+
+    def ui_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.ui_token}"} if self.ui_token else {}
+
     def start_ui(self, timeout: float = 60) -> None:
         """`squall ui` on a free loopback port, waited for until it serves its page."""
         import urllib.request
@@ -163,7 +179,8 @@ class LocalCluster:
         def serving() -> str | None:
             if self.processes["ui"].poll() is not None:
                 return "exited"
-            with urllib.request.urlopen(self.ui_url + "/", timeout=5) as response:
+            request = urllib.request.Request(self.ui_url + "/", headers=self.ui_headers())
+            with urllib.request.urlopen(request, timeout=5) as response:
                 return "serving" if response.status == 200 else None
 
         if wait_for(serving, timeout, "squall ui to serve its page") == "exited":

@@ -2,10 +2,12 @@
 
 The UI calls nimbus as its own identity ("ui", a nimbus admin), so whoever reaches it acts
 with those rights. Hence: on a loopback ui.host (the default) it is plain HTTP for the
-host's own users, as Storm's UI without a ui.filter; on any other address it speaks HTTPS
-and wants a client certificate from the cluster CA whose CN is in nimbus.admins (anything)
-or ui.users (the reads). Always: the Host header must name the UI (no DNS rebinding), and a
-POST a browser sends from another site's page is refused (no CSRF).
+host's own users, who must present the UI's token (token.py: a host's other users are
+strangers to a cluster that acts as an admin); on any other address it speaks HTTPS and
+wants a client certificate from the cluster CA whose CN is in nimbus.admins (anything) or
+ui.users (the reads). Open mode (security: false) on loopback wants neither. Always: the
+Host header must name the UI (no DNS rebinding), and a POST a browser sends from another
+site's page is refused (no CSRF).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from .token import matches, presented
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -41,9 +45,13 @@ class AccessPolicy:
     host_names: frozenset[str]  # what the Host header may name
     readers: frozenset[str]
     admins: frozenset[str]
+    token: str | None = None  # wanted from every request (loopback with security on)
 
     @staticmethod
-    def from_conf(conf: Mapping[str, Any], extra_names: tuple[str, ...] = ()) -> AccessPolicy:
+    def from_conf(
+        conf: Mapping[str, Any], extra_names: tuple[str, ...] = (), token: str | None = None
+    ) -> AccessPolicy:
+        """`token`: the UI's (token.py), wanted on a loopback ui.host; None: not wanted."""
         host = str(conf.get("ui.host") or "127.0.0.1")
         local = is_loopback(host)
         names = {host.strip("[]"), *LOOPBACK_NAMES, *extra_names}
@@ -55,6 +63,7 @@ class AccessPolicy:
             host_names=frozenset(n.lower() for n in names if n),
             readers=admins | _names(conf.get("ui.users")),
             admins=admins,
+            token=token if local else None,
         )
 
 
@@ -70,10 +79,16 @@ def decide(
     host_header: str,
     origin: str | None,
     principal: str | None,
+    token: str | None = None,
 ) -> tuple[int, str] | None:
     """None to serve the request, else (status, why)."""
     if _host_only(host_header) not in policy.host_names:
         return 400, f"the Host header {host_header!r} does not name this UI"
+    if policy.token is not None and not matches(policy.token, token):
+        return 401, (
+            "this UI wants its token: open the address `squall ui` printed (it ends in "
+            "?token=...), or send 'Authorization: Bearer <the token in security.dir/ui.token>'"
+        )
     if policy.needs_certificate:
         if principal is None:
             return 403, "a client certificate from the cluster CA is required"
@@ -99,4 +114,5 @@ def refusal(policy: AccessPolicy, request: Any) -> tuple[int, str] | None:
         request.headers.get("host", ""),
         request.headers.get("origin"),
         state.get("tls_principal"),
+        presented(request.headers, request.cookies, request.query_params),
     )

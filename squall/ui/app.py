@@ -22,7 +22,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from thriftpy2.thrift import TApplicationException
@@ -33,6 +33,7 @@ from . import cluster_json, component_json, topology_json, visualization
 from .access import AccessPolicy, refusal
 from .metrics import render_metrics
 from .nimbus_link import NimbusLink, NimbusUnavailable
+from .token import COOKIE, QUERY, ensure_ui_token
 from .topology_json import BadRequest
 
 log = logging.getLogger(__name__)
@@ -117,9 +118,19 @@ def _rebalance_options(body: bytes, wait: int) -> Any:
     return options
 
 
+def _token_to_cookie(request: Request, token: str) -> Response:
+    """The address `squall ui` printed, once: the same page without the token in the
+    address bar (or the browser's history), and the token kept as a cookie that only this
+    site's own requests send (SameSite=Strict, so no other site's page can use it)."""
+    query = "&".join(f"{k}={v}" for k, v in request.query_params.multi_items() if k != QUERY)
+    response = RedirectResponse(request.url.path + (f"?{query}" if query else ""), 303)
+    response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+    return response
+
+
 def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette:
     link = link or NimbusLink(conf)
-    policy = AccessPolicy.from_conf(conf)
+    policy = AccessPolicy.from_conf(conf, token=ensure_ui_token(conf))
 
     def configuration(request: Request) -> Any:
         return json.loads(link.call(lambda c: c.getNimbusConf()))
@@ -211,6 +222,8 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         if problem is not None:
             status, message = problem
             return error_json(status, message)
+        if policy.token is not None and QUERY in request.query_params:
+            return _token_to_cookie(request, policy.token)
         if request.method == "POST":
             body = b""
             async for chunk in request.stream():

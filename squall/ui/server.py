@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -19,6 +20,7 @@ from squall.tls import client_context, peer_principal
 from .access import is_loopback
 from .app import build_app
 from .nimbus_link import UI_IDENTITY
+from .token import QUERY, ensure_ui_token
 
 log = logging.getLogger(__name__)
 MAX_CONCURRENT = 256  # connections and requests in flight; each request is one Thrift call
@@ -66,8 +68,18 @@ def uvicorn_config(conf: dict[str, Any]) -> uvicorn.Config:
     )
 
 
-def run_ui(conf: dict[str, Any]) -> None:
+def ui_address(conf: dict[str, Any]) -> str:
+    """Where to point a browser: on loopback with security on, with the UI's token (the
+    page turns it into a cookie), as Jupyter prints its address."""
+    host, port = str(conf["ui.host"]), int(conf["ui.port"])
+    shown = f"[{host}]" if ":" in host else host
+    if not is_loopback(host):
+        return f"https://{shown}:{port}/"
+    token = ensure_ui_token(conf)
+    return f"http://{shown}:{port}/" + (f"?{QUERY}={token}" if token else "")
+
+
+def run_ui(conf: dict[str, Any], announce: Callable[[str], None] = log.info) -> None:
     config = uvicorn_config(conf)
-    scheme = "https" if config.ssl_certfile else "http"
-    log.info("squall ui on %s://%s:%s/", scheme, config.host, config.port)
+    announce(f"squall ui on {ui_address(conf)}")
     uvicorn.Server(config).run()

@@ -50,7 +50,7 @@ def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
         tid = topology_id(client, "words")
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     try:
-        page.goto(cluster.ui_url + "/")
+        page.goto(cluster.ui_address)  # with the token, as `squall local` prints it
         page.wait_for_selector("#topologies a", timeout=60_000)
         assert page.locator("#cluster td").first.inner_text() == "1"  # one supervisor
         assert "supervisor1" in page.locator("#supervisors").inner_text()

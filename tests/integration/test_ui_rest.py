@@ -45,12 +45,14 @@ def words(cluster):
     return tid
 
 
-def get(cluster, path: str, **kwargs) -> httpx.Response:
-    return httpx.get(cluster.ui_url + "/api/v1" + path, timeout=30, **kwargs)
+def get(cluster, path: str, headers: dict | None = None, **kwargs) -> httpx.Response:
+    headers = {**cluster.ui_headers(), **(headers or {})}
+    return httpx.get(cluster.ui_url + "/api/v1" + path, timeout=30, headers=headers, **kwargs)
 
 
-def post(cluster, path: str, **kwargs) -> httpx.Response:
-    return httpx.post(cluster.ui_url + "/api/v1" + path, timeout=30, **kwargs)
+def post(cluster, path: str, headers: dict | None = None, **kwargs) -> httpx.Response:
+    headers = {**cluster.ui_headers(), **(headers or {})}
+    return httpx.post(cluster.ui_url + "/api/v1" + path, timeout=30, headers=headers, **kwargs)
 
 
 def check(obj: dict, types: dict) -> None:
@@ -262,7 +264,7 @@ def test_refuses_cross_site_posts_and_foreign_hosts(cluster, words):
 
 
 def test_metrics(cluster, words):
-    text = httpx.get(cluster.ui_url + "/metrics", timeout=30).text
+    text = httpx.get(cluster.ui_url + "/metrics", timeout=30, headers=cluster.ui_headers()).text
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert families["squall_component_emitted"].type == "counter"
     samples = {(s.name, s.labels.get("component")): s for f in families.values() for s in f.samples}
@@ -281,6 +283,31 @@ def test_metrics(cluster, words):
     assert samples[("squall_supervisors", None)].value == 1
     assert samples[("squall_slots_used", None)].value == 1
     assert families["squall_topology_info"].samples[0].labels["status"] in ("ACTIVE", "INACTIVE")
+
+
+def test_a_loopback_ui_wants_its_token(cluster, words):
+    """Plain HTTP on loopback, but every request carries the UI's token: the host's other
+    users, who cannot read security.dir, can neither read nor act. The address `squall ui`
+    prints (?token=) becomes a SameSite=Strict, HttpOnly cookie and a clean address."""
+    ui = cluster.ui_url
+    for method, path in [("GET", "/"), ("GET", "/api/v1/cluster/summary"), ("GET", "/metrics")]:
+        storm_error(httpx.request(method, ui + path, timeout=30), 401, "token")
+    kill = f"/api/v1/topology/{words}/kill/0"
+    storm_error(httpx.post(ui + kill, timeout=30), 401, "token")
+    wrong = {"Authorization": "Bearer not-the-token"}
+    storm_error(httpx.post(ui + kill, timeout=30, headers=wrong), 401, "token")
+    storm_error(httpx.get(ui + "/?token=not-the-token", timeout=30), 401, "token")
+    assert get(cluster, f"/topology/{words}").json()["status"] == "ACTIVE"
+
+    assert cluster.ui_address.startswith(ui + "/?token=")
+    with httpx.Client(timeout=30, follow_redirects=True) as browser:
+        landing = browser.get(cluster.ui_address)  # follows the redirect, keeps the cookie
+        assert landing.status_code == 200 and landing.url == httpx.URL(ui + "/")
+        assert [r.status_code for r in landing.history] == [303]
+        cookie = landing.history[0].headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+        summary = browser.get(ui + "/api/v1/cluster/summary")
+        assert summary.status_code == 200 and summary.json()["supervisors"] == 1
 
 
 def _spawn_ui(cluster, tmp_path, extra: dict) -> tuple[subprocess.Popen, int]:
@@ -302,11 +329,13 @@ def test_nimbus_down_is_503(cluster, tmp_path):
     dead = free_port()  # nothing listens there
     process, port = _spawn_ui(cluster, tmp_path, {"nimbus.seeds": [f"127.0.0.1:{dead}"]})
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_for(lambda: httpx.get(url + "/", timeout=5).status_code == 200, 60, "ui up")
+        url, auth = f"http://127.0.0.1:{port}", cluster.ui_headers()
+        up = lambda: httpx.get(url + "/", timeout=5, headers=auth).status_code == 200  # noqa: E731
+        wait_for(up, 60, "ui up")
         for path in ("/api/v1/cluster/summary", "/api/v1/topology/x-1-1", "/metrics"):
-            storm_error(httpx.get(url + path, timeout=60), 503, "unreachable")
-        storm_error(httpx.post(url + "/api/v1/topology/x/activate", timeout=60), 503, "nimbus")
+            storm_error(httpx.get(url + path, timeout=60, headers=auth), 503, "unreachable")
+        activate = httpx.post(url + "/api/v1/topology/x/activate", timeout=60, headers=auth)
+        storm_error(activate, 503, "nimbus")
     finally:
         terminate(process, 10)
 

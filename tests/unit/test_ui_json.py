@@ -6,6 +6,7 @@ import pytest
 from squall import thrift_api as T
 from squall.ui import access, cluster_json, topology_json, visualization
 from squall.ui.access import AccessPolicy
+from squall.ui.token import COOKIE, QUERY, matches, presented
 from squall.ui.topology_json import ALL_TIME, BadRequest
 
 
@@ -81,6 +82,31 @@ def test_remote_policy_wants_listed_principals():
     assert access.decide(REMOTE, "GET", "10.1.2.3:8080", None, "carol") is None
     assert access.decide(REMOTE, "POST", "10.1.2.3:8080", None, "carol")[0] == 403
     assert access.decide(REMOTE, "POST", "10.1.2.3:8080", None, "admin") is None
+
+
+def test_a_loopback_ui_with_a_token_wants_it_from_every_request():
+    conf = {"ui.host": "127.0.0.1", "nimbus.admins": ["admin", "ui"]}
+    policy = AccessPolicy.from_conf(conf, token="s3cret")
+    for method in ("GET", "POST"):
+        assert access.decide(policy, method, "127.0.0.1:8080", None, None)[0] == 401
+        assert access.decide(policy, method, "127.0.0.1:8080", None, None, "guess")[0] == 401
+        assert access.decide(policy, method, "127.0.0.1:8080", None, None, "s3cret") is None
+    # the token does not lift the other checks
+    assert access.decide(policy, "GET", "evil.example", None, None, "s3cret")[0] == 400
+    cross = access.decide(policy, "POST", "127.0.0.1:8080", "http://evil.example", None, "s3cret")
+    assert cross[0] == 403
+    # off loopback certificates do the work, not the token
+    remote = AccessPolicy.from_conf({**conf, "ui.host": "10.1.2.3"}, token="s3cret")
+    assert remote.token is None
+
+
+def test_the_token_travels_in_a_header_a_cookie_or_the_address():
+    assert presented({"authorization": "Bearer abc"}, {}, {}) == "abc"
+    assert presented({"authorization": "Basic abc"}, {}, {}) is None
+    assert presented({}, {COOKIE: "abc"}, {}) == "abc"
+    assert presented({}, {}, {QUERY: "abc"}) == "abc"
+    assert presented({}, {}, {}) is None
+    assert matches("abc", "abc") and not matches("abc", "abd") and not matches("abc", None)
 
 
 def test_open_mode_ui_stays_on_loopback():
