@@ -5,10 +5,13 @@ and /metrics' Prometheus histograms (cumulative, ending in +Inf == _count, in se
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
+import thriftpy2
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from thriftpy2.utils import deserialize, serialize
 
 from squall import latency_histogram as H
 from squall.nimbus.page_info import TopologyFacts, topology_page
@@ -16,6 +19,8 @@ from squall.records import Assignment, StormBase, WorkerBeat
 from squall.ui.metrics import topology_metrics
 from worker.latency import CompleteLatency
 from worker.task_stats import TaskStats
+
+STORM2_IDL = Path(__file__).resolve().parents[1] / "storm_idl" / "storm2.thrift"
 
 
 def bucket_of(ms: float) -> int:
@@ -166,6 +171,17 @@ def test_nimbus_sums_a_components_tasks_for_all_time_only():
         ten_minutes.id_to_bolt_agg_stats["sink"].specific_stats.bolt.execute_latency_histogram
         is None
     )
+
+
+def test_a_storm_client_reads_the_page_and_skips_the_histograms():
+    storm = thriftpy2.load(str(STORM2_IDL), module_name="storm2_hist_thrift")
+    page = topology_page(FACTS, include_sys=False, now=NOW)
+    assert page.id_to_spout_agg_stats["numbers"].specific_stats.spout.complete_latency_histogram
+    theirs = deserialize(storm.TopologyPageInfo(), serialize(page))
+    assert theirs.id_to_bolt_agg_stats["sink"].specific_stats.bolt.executed == 3
+    assert theirs.id_to_spout_agg_stats["numbers"].common_stats.acked == 4
+    assert theirs.topology_stats.window_to_acked == page.topology_stats.window_to_acked
+    assert (theirs.name, theirs.num_workers) == (page.name, page.num_workers)
 
 
 class Pages:
