@@ -6,7 +6,9 @@ the tasks' beats by task_figures (junk counts as nothing). A component's execute
 latency are executed-weighted averages over its tasks, its capacity the largest of its
 tasks' over the last 10 minutes whatever the window (as in Storm), a spout's complete
 latency the count-weighted average. Latencies
-nobody measured stay unset, never a made-up 0.0.
+nobody measured stay unset, never a made-up 0.0. Latency histograms exist for ":all-time"
+only (workers keep them cumulative, for Prometheus): a component's is the bucket-wise sum of
+its tasks'.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from squall import latency_histogram as H
 from squall import thrift_api as T
 from squall.liveness import ROUNDING_SLACK_SECS, beat_is_current
 from squall.records import Assignment, Slot, WorkerBeat
@@ -29,6 +32,7 @@ from .task_figures import (
     complete_latency,
     complete_ms,
     count,
+    latency_histograms,
     spark,
     stream_counts,
     window_of,
@@ -104,6 +108,9 @@ class Totals:
     spark_jobs: int = 0  # SparkBolts: micro-batch jobs, their rows and time
     spark_rows: int = 0
     spark_job_ms_sum: float = 0.0
+    complete_histogram: H.Histogram | None = None  # ":all-time" only
+    execute_histogram: H.Histogram | None = None
+    process_histogram: H.Histogram | None = None
 
     @property
     def complete_ms(self) -> float | None:
@@ -141,6 +148,11 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool, window: str = ALL_TIM
     recent = [window_of(r.stats, CAPACITY_WINDOW) for r in rows]
     capacities = [c for c in map(capacity, recent) if c is not None]
     sparks = [spark(s) for s in stats]
+    histograms = [latency_histograms(s) if window == ALL_TIME else {} for s in stats]
+
+    def merged(name: str) -> H.Histogram | None:
+        return H.merge(h.get(name) for h in histograms)
+
     return Totals(
         complete_count=_sum(n for n, _ in latencies),
         complete_ms_sum=sum(total for _, total in latencies),
@@ -156,6 +168,9 @@ def totals(rows: Iterable[ExecutorRow], include_sys: bool, window: str = ALL_TIM
         spark_jobs=_sum(jobs for jobs, _, _ in sparks),
         spark_rows=_sum(rows for _, rows, _ in sparks),
         spark_job_ms_sum=sum(ms for _, _, ms in sparks),
+        complete_histogram=merged("complete"),
+        execute_histogram=merged("execute"),
+        process_histogram=merged("process"),
     )
 
 
@@ -204,7 +219,10 @@ def aggregate_stats(
     """ComponentAggregateStats for a spout or a bolt with totals `t`."""
     if kind == SPOUT:
         specific = T.SpecificAggregateStats(
-            spout=T.SpoutAggregateStats(complete_latency_ms=t.complete_ms)
+            spout=T.SpoutAggregateStats(
+                complete_latency_ms=t.complete_ms,
+                complete_latency_histogram=latency_histogram(t.complete_histogram),
+            )
         )
     else:
         specific = T.SpecificAggregateStats(
@@ -213,6 +231,8 @@ def aggregate_stats(
                 execute_latency_ms=t.execute_ms,
                 process_latency_ms=t.process_ms,
                 capacity=t.capacity,
+                execute_latency_histogram=latency_histogram(t.execute_histogram),
+                process_latency_histogram=latency_histogram(t.process_histogram),
                 **_spark_fields(t),
             )
         )
@@ -228,6 +248,15 @@ def aggregate_stats(
         ),
         specific_stats=specific,
         last_error=error,
+    )
+
+
+def latency_histogram(h: H.Histogram | None) -> Any | None:
+    """squall's LatencyHistogram for Thrift, or None (unset) when nothing was measured."""
+    if h is None:
+        return None
+    return T.LatencyHistogram(
+        upper_bounds_ms=list(H.BOUNDS_MS), bucket_counts=list(h.counts), sum_ms=h.sum_ms
     )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from squall.latency_histogram import Histogram, decode
+
 ALL_TIME = ":all-time"
 WINDOWS = ("600", "10800", "86400", ALL_TIME)  # Storm's window keys, shortest first
 I64_MAX = 2**63 - 1
@@ -114,3 +116,12 @@ def spark(figures: Mapping[str, Any]) -> tuple[int, int, float]:
     if not isinstance(raw, Mapping) or count(raw.get("jobs")) <= 0:
         return 0, 0, 0.0
     return count(raw["jobs"]), count(raw.get("rows")), millis(raw.get("job_ms")) or 0.0
+
+
+def latency_histograms(figures: Mapping[str, Any]) -> dict[str, Histogram | None]:
+    """A task's all-time latency histograms ("complete", "execute", "process") from its
+    beat's "histograms"; junk ones are left out (squall/latency_histogram.py decode)."""
+    raw = figures.get("histograms")
+    if not isinstance(raw, Mapping):
+        return {}
+    return {name: decode(raw.get(name)) for name in ("complete", "execute", "process")}

@@ -46,6 +46,7 @@ DebugOptions = api.DebugOptions
 CommonAggregateStats = api.CommonAggregateStats
 SpoutAggregateStats = api.SpoutAggregateStats
 BoltAggregateStats = api.BoltAggregateStats
+LatencyHistogram = api.LatencyHistogram
 SpecificAggregateStats = api.SpecificAggregateStats
 ComponentType = api.ComponentType
 ComponentAggregateStats = api.ComponentAggregateStats

@@ -2,8 +2,8 @@
 // storm.thrift, so a client generated from it (or streamparse's `sparse`) talks to squall.
 // squall adds one member to ComponentObject (python_object, id 100) for Python components
 // and squall_version (id 100) to the summaries, a SparkBolt's micro-batch figures (ids
-// 100-102) to BoltAggregateStats; ids Storm uses are never reused for other
-// meanings.
+// 100-102) to BoltAggregateStats, latency histograms (SpoutAggregateStats 100,
+// BoltAggregateStats 103-104); ids Storm uses are never reused for other meanings.
 //
 // Every method Storm has declares exactly Storm 2's exceptions (tests/unit/test_storm_idl.py
 // checks it against tests/storm_idl/storm2.thrift). A Storm client skips a result field it
@@ -258,8 +258,19 @@ struct CommonAggregateStats {
   7: optional map<string, double> resources_map;
 }
 
+// squall's: a cumulative latency histogram, all time, summed over a component's tasks
+// (squall/latency_histogram.py). bucket_counts are per bucket, not cumulative, one more than
+// upper_bounds_ms (the last bucket is +Inf).
+struct LatencyHistogram {
+  1: list<double> upper_bounds_ms;
+  2: list<i64> bucket_counts;
+  3: double sum_ms;
+}
+
 struct SpoutAggregateStats {
   1: optional double complete_latency_ms;
+  // squall's: only in the ":all-time" window (a Storm client skips it)
+  100: optional LatencyHistogram complete_latency_histogram;
 }
 
 struct BoltAggregateStats {
@@ -271,6 +282,9 @@ struct BoltAggregateStats {
   100: optional i64 spark_jobs;
   101: optional i64 spark_rows;
   102: optional double spark_job_ms;  // the average time of one Spark job
+  // squall's: only in the ":all-time" window (a Storm client skips them)
+  103: optional LatencyHistogram execute_latency_histogram;
+  104: optional LatencyHistogram process_latency_histogram;
 }
 
 union SpecificAggregateStats {

@@ -5,12 +5,16 @@ to its tree's ack), as the heartbeat reports it: `{"count", "avg", "p50", "p99"}
 acks, so the figures say how the topology does now, not averaged over its whole life, and
 memory stays fixed whatever the rate. Pure: the caller measures the time and passes it in.
 The summary sorts the window, so it is made when a heartbeat reads it, not per ack.
+`histogram` counts every ack into fixed buckets (squall/latency_histogram.py), for the
+Prometheus histogram the UI serves.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from typing import Any
+
+from squall.latency_histogram import Recorder
 
 WINDOW = 4096
 
@@ -20,11 +24,14 @@ class CompleteLatency:
         self.count = 0
         self.total_ms = 0.0  # every ack's, for windowed averages (task_stats)
         self.recent: deque[float] = deque(maxlen=window)
+        self.histogram = Recorder()
 
     def add(self, ms: float) -> None:
+        ms = max(ms, 0.0)
         self.count += 1
-        self.total_ms += max(ms, 0.0)
-        self.recent.append(max(ms, 0.0))
+        self.total_ms += ms
+        self.recent.append(ms)
+        self.histogram.record(ms)
 
     def summary(self) -> dict[str, Any] | None:
         """The heartbeat's `complete_ms`; None before the first ack."""

@@ -22,6 +22,11 @@ What the figures mean (Storm's names; squall's bolts are BasicBolts, acked as th
   window), 1.0 meaning the task was busy the whole window; nimbus serves the 600 s one, as
   Storm does.
 
+Latency histograms (all-time, cumulative, fixed buckets: squall/latency_histogram.py) go to
+the beat's "histograms" beside the windows, not in them: Prometheus makes its own windows
+from cumulative buckets. A batch's inputs are counted in the bucket of their mean latency,
+as that mean is all the executor measures (the clock is read once per batch).
+
 Pure apart from `TaskStats.snapshot`'s default clock; time is passed in everywhere else.
 """
 
@@ -32,6 +37,8 @@ from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from squall.latency_histogram import Recorder
 
 from .latency import CompleteLatency
 
@@ -114,6 +121,8 @@ class TaskStats:
     spark: SparkFigures | None = None  # SparkBolts only
     started: float = field(default_factory=time.monotonic)
     rolling: RollingWindows | None = None
+    execute_histogram: Recorder = field(default_factory=Recorder)
+    process_histogram: Recorder = field(default_factory=Recorder)
 
     def __post_init__(self) -> None:
         if self.rolling is None:
@@ -125,6 +134,8 @@ class TaskStats:
         an ack sees it counted."""
         self.executed += rows
         self.execute_ms += execute_secs * 1000
+        if rows > 0:
+            self.execute_histogram.record(execute_secs * 1000 / rows, rows)
         self.acked += rows - failed
         self.failed += failed
 
@@ -133,7 +144,9 @@ class TaskStats:
         after the first one started (see the module's process latency)."""
         if rows > 0:
             spread = execute_secs * (rows - 1) / (2 * rows)  # mean start after the first
-            self.process_ms += rows * max(done_secs - spread, execute_secs / rows) * 1000
+            mean_ms = max(done_secs - spread, execute_secs / rows) * 1000
+            self.process_ms += rows * mean_ms
+            self.process_histogram.record(mean_ms, rows)
 
     def spark_job(self, rows: int, job_secs: float, ok: bool = True) -> None:
         """One micro-batch of `rows` took `job_secs` in Spark (its process latency comes
@@ -188,7 +201,17 @@ class TaskStats:
             "secs": round(max(now - self.started, 0.0), 3),
             "windows": windows,
             **self._complete_ms(),
+            **self._histograms(),
         }
+
+    def _histograms(self) -> dict[str, Any]:
+        """The beat's "histograms": name -> compact histogram, only those with counts."""
+        recorders = {"execute": self.execute_histogram, "process": self.process_histogram}
+        if self.latency is not None:
+            recorders["complete"] = self.latency.histogram
+        encoded = {name: r.encode() for name, r in recorders.items()}
+        found = {name: h for name, h in encoded.items() if h is not None}
+        return {"histograms": found} if found else {}
 
     def _complete_ms(self) -> dict[str, Any]:
         summary = self.latency.summary() if self.latency is not None else None

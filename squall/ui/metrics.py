@@ -4,9 +4,12 @@ kept between scrapes. Names follow Prometheus conventions: squall_ prefix, count
 _total, latency in seconds.
 
 nimbus reports all-time counters per component and, where workers measure them, the
-average complete latency of spout tuples and bolts' execute latency and capacity; averages
-and capacity are gauges (no buckets exist to make a histogram from). A latency nimbus did
-not measure is left out, not reported as 0.
+average complete latency of spout tuples and bolts' execute latency and capacity (gauges,
+kept for dashboards made before the histograms), and latency histograms: every task counts
+its latencies cumulatively into fixed buckets (squall/latency_histogram.py) and nimbus sums
+a component's tasks bucket-wise, so `histogram_quantile` over `rate(..._bucket[5m])` gives
+a component's recent quantiles. A latency nimbus did not measure is left out, not reported
+as 0.
 """
 
 from __future__ import annotations
@@ -15,7 +18,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.utils import floatToGoString
+
+from squall.latency_histogram import cumulative
 
 TOPOLOGY_LABELS = ["topology_id", "topology"]
 COMPONENT_LABELS = [*TOPOLOGY_LABELS, "component", "type"]
@@ -76,6 +87,16 @@ def topology_metrics(pages: list[Any]) -> list[Metric]:
         "Share of the last 10 minutes the busiest task of a bolt spent executing (Storm's)",
         labels=COMPONENT_LABELS,
     )
+    histograms = {
+        key: HistogramMetricFamily(
+            f"squall_component_{key}_latency_seconds", doc, labels=COMPONENT_LABELS
+        )
+        for key, doc in (
+            ("complete", "Time from a spout's emit to its tuple tree's ack"),
+            ("execute", "Time a bolt spends executing one input"),
+            ("process", "Time from a bolt's input starting to execute to its ack leaving"),
+        )
+    }
     errors = GaugeMetricFamily(
         "squall_component_last_error_timestamp_seconds",
         "When the component last reported an error",
@@ -104,9 +125,13 @@ def topology_metrics(pages: list[Any]) -> list[Metric]:
                         execute.add_metric(labels, bolt.execute_latency_ms / 1000.0)
                     if bolt.capacity is not None:  # Storm's: over the last 10 minutes
                         capacity.add_metric(labels, bolt.capacity)
+                    add_histogram(histograms["execute"], labels, bolt.execute_latency_histogram)
+                    add_histogram(histograms["process"], labels, bolt.process_latency_histogram)
                 spout = specific.spout if specific else None
                 if spout is not None and spout.complete_latency_ms is not None:
                     complete.add_metric(labels, spout.complete_latency_ms / 1000.0)
+                if spout is not None:
+                    add_histogram(histograms["complete"], labels, spout.complete_latency_histogram)
                 if agg.last_error is not None:
                     errors.add_metric(labels, agg.last_error.error_time_secs)
     return [
@@ -119,8 +144,22 @@ def topology_metrics(pages: list[Any]) -> list[Metric]:
         execute,
         capacity,
         complete,
+        *histograms.values(),
         errors,
     ]
+
+
+def add_histogram(family: HistogramMetricFamily, labels: list[str], histogram: Any) -> None:
+    """One component's LatencyHistogram (ms, per bucket) as cumulative buckets in seconds
+    ending in +Inf; nothing when nimbus sent none (nothing measured yet)."""
+    if histogram is None or not histogram.bucket_counts:
+        return
+    buckets = cumulative(histogram.upper_bounds_ms or [], histogram.bucket_counts)
+    family.add_metric(
+        labels,
+        [(floatToGoString(bound / 1000.0), n) for bound, n in buckets],
+        (histogram.sum_ms or 0.0) / 1000.0,
+    )
 
 
 class NimbusCollector:

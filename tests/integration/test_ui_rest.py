@@ -310,6 +310,54 @@ def test_a_loopback_ui_wants_its_token(cluster, words):
         assert summary.status_code == 200 and summary.json()["supervisors"] == 1
 
 
+def _histograms(cluster) -> dict:
+    """(family, component) -> {"buckets": [(le, value)...], "count", "sum"} of one scrape."""
+    text = httpx.get(cluster.ui_url + "/metrics", timeout=30, headers=cluster.ui_headers()).text
+    out: dict = {}
+    for family in text_string_to_metric_families(text):
+        if family.type != "histogram":
+            continue
+        for s in family.samples:
+            entry = out.setdefault(
+                (family.name, s.labels["component"]), {"buckets": [], "count": 0, "sum": 0}
+            )
+            if s.name.endswith("_bucket"):
+                entry["buckets"].append((s.labels["le"], s.value))
+            else:
+                entry[s.name.rsplit("_", 1)[1]] = s.value
+    return out
+
+
+def test_metrics_latency_histograms(cluster, words):
+    """A running topology's latencies as Prometheus histograms: cumulative buckets ending in
+    +Inf == _count, and _count grows between two scrapes (they never reset)."""
+    wanted = [
+        ("squall_component_complete_latency_seconds", "sentences"),
+        ("squall_component_execute_latency_seconds", "split"),
+        ("squall_component_process_latency_seconds", "split"),
+        ("squall_component_execute_latency_seconds", "count"),
+    ]
+
+    def counted() -> dict | None:
+        scrape = _histograms(cluster)
+        return scrape if all(scrape.get(k, {}).get("count") for k in wanted) else None
+
+    first = wait_for(counted, 60, "histograms with counts", interval=0.5)
+    for key in wanted:
+        entry = first[key]
+        values = [value for _, value in entry["buckets"]]
+        assert values == sorted(values), key  # cumulative
+        assert entry["buckets"][-1] == ("+Inf", entry["count"]), key
+        assert len(entry["buckets"]) > 10 and entry["sum"] >= 0, key
+    assert ("squall_component_complete_latency_seconds", "split") not in first  # spouts only
+    acks = wanted[0]
+
+    def grown() -> bool:
+        return _histograms(cluster)[acks]["count"] > first[acks]["count"]
+
+    wait_for(grown, 60, "more acks counted", interval=0.5)
+
+
 def _spawn_ui(cluster, tmp_path, extra: dict) -> tuple[subprocess.Popen, int]:
     port = free_port()
     conf = {**cluster.base_conf(), "storm.local.dir": str(tmp_path), "ui.port": port, **extra}
