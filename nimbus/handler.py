@@ -31,8 +31,11 @@ from . import request_context, summaries
 from .authorizer import NOOP, SUBMITTER_KEYS, Acl, UnixGroups, authorizer_kind, decide, denial
 from .blob_calls import BlobCalls
 from .controller import Controller
+from .credential_calls import CredentialCalls
+from .daemon_calls import DaemonCalls
 from .log_debug_calls import LogDebugCalls
 from .operations import op as _op
+from .profiler_calls import ProfilerCalls
 from .redaction import redacted
 from .ui_reads import UiReads
 
@@ -53,7 +56,7 @@ def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
     return json.dumps(conf)
 
 
-class NimbusHandler(UiReads, LogDebugCalls, BlobCalls):
+class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, CredentialCalls, DaemonCalls):
     def __init__(
         self,
         controller: Controller,
