@@ -7,6 +7,8 @@ connection; every reply decodes with Storm's required fields present."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +22,11 @@ from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TFramedTransportFactory
 
 from squall import thrift_api as T
+from squall import user_credentials as uc
 from squall.local import LocalCluster, wait_for
 from squall.submit import submit_file
-from squall.tls import client_context
+from squall.tls import client_context, issue
+from squall.zk_layout import ZkLayout
 
 from .conftest import TOPOLOGIES
 
@@ -40,6 +44,7 @@ FOREIGN_UNIONS = {"ComponentObject"}
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with LocalCluster(tmp_path_factory.mktemp("wire"), supervisors=1, nimbuses=2) as c:
+        issue(c.base_conf_full(), "mallory")  # a user with no rights on the topologies
         with c.client() as client:
             submit_file(client, TINY, c.client_conf(), name="wire")
             submit_file(client, TINY, c.client_conf(), name="wire-idle", inactive=True)
@@ -57,8 +62,11 @@ def ports(cluster: LocalCluster) -> dict[str, int]:
 
 
 @contextlib.contextmanager
-def storm_client(cluster: LocalCluster, idl: str, role: str) -> Iterator[Any]:
-    """A Storm client (its IDL, not squall's) of the leader or the standby, as admin."""
+def storm_client(
+    cluster: LocalCluster, idl: str, role: str, identity: str | None = None
+) -> Iterator[Any]:
+    """A Storm client (its IDL, not squall's) of the leader or the standby, as `identity`
+    (default admin)."""
     client = make_client(
         IDLS[idl].Nimbus,
         "127.0.0.1",
@@ -66,7 +74,7 @@ def storm_client(cluster: LocalCluster, idl: str, role: str) -> Iterator[Any]:
         proto_factory=TBinaryProtocolFactory(),
         trans_factory=TFramedTransportFactory(),
         timeout=30_000,
-        ssl_context=client_context(cluster.client_conf()),
+        ssl_context=client_context(cluster.client_conf(), identity),
     )
     try:
         yield client
@@ -230,13 +238,29 @@ def test_illegal_transitions_and_arguments_are_errors_on_a_live_connection(clust
                 )
 
 
-def test_an_unknown_method_is_named_and_the_connection_kept(cluster):
-    with storm_client(cluster, "storm2", "leader") as client:
+def test_an_unknown_method_is_named_and_the_connection_kept(cluster, tmp_path):
+    """A method no IDL here declares (Storm's nimbus has helpers its IDL does not list)."""
+    idl = tmp_path / "extra.thrift"
+    idl.write_text(
+        "service Nimbus {\n  string getWorkerProfileActionExpiry()\n  string getNimbusConf()\n}\n"
+    )
+    extra = thriftpy2.load(str(idl), module_name="extra_thrift")
+    client = make_client(
+        extra.Nimbus,
+        "127.0.0.1",
+        ports(cluster)["leader"],
+        trans_factory=TFramedTransportFactory(),
+        timeout=30_000,
+        ssl_context=client_context(cluster.client_conf()),
+    )
+    try:
         with pytest.raises(TApplicationException) as info:
-            client.getComponentPendingProfileActions("wire", "sink", 0)
+            client.getWorkerProfileActionExpiry()
         assert info.value.type == TApplicationException.UNKNOWN_METHOD
-        assert "getComponentPendingProfileActions" in info.value.message
-        assert client.getLeader().isLeader
+        assert "getWorkerProfileActionExpiry" in info.value.message
+        assert client.getNimbusConf()  # the connection still serves
+    finally:
+        client.close()
 
 
 def test_required_field_checker_finds_what_storm_would_refuse():
@@ -269,3 +293,180 @@ def test_storm2_log_levels_and_debug_from_the_leader_and_the_standby(cluster):
         assert client.getLogConfig("wire").named_logger_level == stored
         refused(client, lambda: client.setLogConfig("wire", api.LogConfig()), None, leader)
         refused(client, lambda: client.debug("wire", "", True, 1.0), None, leader)
+
+
+def sink_worker(client: Any, tid: str) -> tuple[str, int]:
+    """(host, port) of one worker running the sink, as Storm's UI names it."""
+    return min(
+        (e.host, e.port) for e in client.getTopologyInfo(tid).executors if e.component_id == "sink"
+    )
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@pytest.mark.parametrize("idl", sorted(IDLS))
+def test_profiling_requests_are_stored_listed_and_refused_as_storm_does(cluster, idl):
+    """Storm's UI starts profiling with a JPROFILE_STOP request due at the profiler's end and
+    lists it with getComponentPendingProfileActions; a JPROFILE_STOP due now stops it."""
+    api = IDLS[idl]
+    stop = api.ProfileAction.JPROFILE_STOP
+    with storm_client(cluster, idl, "leader") as client:
+        tid = {t.name: t.id for t in client.getClusterInfo().topologies}["wire"]
+        host, port = sink_worker(client, tid)
+        until = now_ms() + 600_000
+        running = api.ProfileRequest(api.NodeInfo(node=host, port={port}), stop, until)
+        client.setWorkerProfiler(tid, running)
+        elsewhere = api.ProfileRequest(api.NodeInfo(node="elsewhere", port={port}), stop, until)
+        client.setWorkerProfiler(tid, elsewhere)  # stored, but no sink runs there
+        [listed] = client.getComponentPendingProfileActions(tid, "sink", stop)
+        assert (listed.nodeInfo.node, set(listed.nodeInfo.port), listed.time_stamp) == (
+            host,
+            {port},
+            until,
+        )
+        assert missing_required(listed) == []
+        assert (
+            client.getComponentPendingProfileActions(tid, "sink", api.ProfileAction.JMAP_DUMP) == []
+        )
+        assert client.getComponentPendingProfileActions(tid, "nope", stop) == []
+        for call, text in [
+            (lambda: client.setWorkerProfiler("nope", running), "nope"),
+            (lambda: client.getComponentPendingProfileActions("nope", "sink", stop), "nope"),
+            (
+                lambda: client.setWorkerProfiler(
+                    tid, api.ProfileRequest(api.NodeInfo(node=host, port={1, 2}), stop, until)
+                ),
+                "exactly one port",
+            ),
+        ]:
+            refused(client, call, None, text)
+    with storm_client(cluster, idl, "standby") as client:
+        assert client.getComponentPendingProfileActions(tid, "sink", stop) == [listed]
+        leader = f"127.0.0.1:{ports(cluster)['leader']}"
+        refused(client, lambda: client.setWorkerProfiler(tid, running), None, leader)
+    with storm_client(cluster, idl, "leader", "mallory") as client:
+        for operation, call in {
+            "setWorkerProfiler": lambda: client.setWorkerProfiler(tid, running),
+            "getComponentPendingProfileActions": lambda: client.getComponentPendingProfileActions(
+                tid, "sink", stop
+            ),
+        }.items():
+            refused(client, call, None, f"mallory is not authorized to {operation}")
+    with storm_client(cluster, idl, "leader") as client:
+        done = api.ProfileRequest(api.NodeInfo(node=host, port={port}), stop, now_ms())
+        client.setWorkerProfiler(tid, done)  # stop now: no longer pending
+        assert client.getComponentPendingProfileActions(tid, "sink", stop) == []
+
+
+@pytest.mark.parametrize("idl", sorted(IDLS))
+def test_new_credentials_are_merged_kept_apart_from_the_keys_and_refused_as_storm_does(
+    cluster, idl
+):
+    api = IDLS[idl]
+    layout = ZkLayout(cluster.base_conf_full()["storm.zookeeper.root"])
+    with storm_client(cluster, idl, "leader") as client:
+        tid = {t.name: t.id for t in client.getClusterInfo().topologies}["wire"]
+        keys_before = zk_read(cluster, layout.credentials(tid))
+        client.uploadNewCredentials("wire", api.Credentials(creds={"a": f"{idl}-1", "b": "x"}))
+        client.uploadNewCredentials("wire", api.Credentials(creds={"a": f"{idl}-2"}))
+        stored = uc.decode(zk_read(cluster, layout.usercredentials(tid)), "creds")
+        assert stored == {"a": f"{idl}-2", "b": "x"}  # merged, as Storm merges
+        assert zk_read(cluster, layout.credentials(tid)) == keys_before  # CURVE keys untouched
+        refused(
+            client,
+            lambda: client.uploadNewCredentials("nope", api.Credentials(creds={})),
+            api.NotAliveException,
+            "nope",
+        )
+        if any(f[1] == "topoOwner" for f in api.Credentials.thrift_spec.values()):  # Storm 2
+            other = api.Credentials(creds={"a": "b"}, topoOwner="mallory")
+            refused(
+                client,
+                lambda: client.uploadNewCredentials("wire", other),
+                api.AuthorizationException,
+                "mallory",
+            )
+        huge = api.Credentials(creds={"big": "x" * (uc.MAX_BYTES + 1)})
+        refused(
+            client,
+            lambda: client.uploadNewCredentials("wire", huge),
+            api.InvalidTopologyException,
+            "exceed",
+        )
+    with storm_client(cluster, idl, "leader", "mallory") as client:
+        refused(
+            client,
+            lambda: client.uploadNewCredentials("wire", api.Credentials(creds={"a": "evil"})),
+            api.AuthorizationException,
+            "mallory is not authorized to uploadNewCredentials",
+        )
+    with storm_client(cluster, idl, "standby") as client:
+        leader = f"127.0.0.1:{ports(cluster)['leader']}"
+        refused(
+            client,
+            lambda: client.uploadNewCredentials("wire", api.Credentials(creds={"a": "s"})),
+            None,
+            leader,
+        )
+    assert uc.decode(zk_read(cluster, layout.usercredentials(tid)), "creds")["a"] == f"{idl}-2"
+
+
+def zk_read(cluster: LocalCluster, path: str) -> bytes:
+    zk = cluster.zk_client("nimbus")
+    try:
+        return zk.get(path)[0]
+    finally:
+        zk.stop()
+        zk.close()
+
+
+@pytest.mark.parametrize("role", ["leader", "standby"])
+def test_storm2_daemon_calls_are_refused_as_storm_refuses_users_and_never_served(cluster, role):
+    """squall's supervisors use ZooKeeper: a user gets Storm's AuthorizationException (these
+    are supervisor commands), an admin an UNKNOWN_METHOD naming the call."""
+    api = IDLS["storm2"]
+    beat = api.SupervisorWorkerHeartbeat(storm_id="wire", executors=[], time_secs=0)
+    beats = api.SupervisorWorkerHeartbeats(supervisor_id="s", worker_heartbeats=[beat])
+    metrics = api.WorkerMetrics(
+        topologyId="wire", port=1, hostname="h", metricList=api.WorkerMetricList(metrics=[])
+    )
+    calls = {
+        "getSupervisorAssignments": lambda c: c.getSupervisorAssignments("s"),
+        "sendSupervisorWorkerHeartbeats": lambda c: c.sendSupervisorWorkerHeartbeats(beats),
+        "processWorkerMetrics": lambda c: c.processWorkerMetrics(metrics),
+    }
+    with storm_client(cluster, "storm2", role, "mallory") as client:
+        for operation, call in calls.items():
+            declared = None if operation == "processWorkerMetrics" else api.AuthorizationException
+            refused(
+                client,
+                functools.partial(call, client),
+                declared,
+                f"mallory is not authorized to {operation}",
+            )
+        tid_beat = api.SupervisorWorkerHeartbeat(
+            storm_id=client.getTopologySummaryByName("wire").id, executors=[], time_secs=0
+        )
+        refused(
+            client,
+            lambda: client.sendSupervisorWorkerHeartbeat(tid_beat),
+            api.AuthorizationException,
+            "mallory is not authorized to sendSupervisorWorkerHeartbeat",
+        )
+        gone = api.SupervisorWorkerHeartbeat(storm_id="nope", executors=[], time_secs=0)
+        refused(
+            client,
+            lambda: client.sendSupervisorWorkerHeartbeat(gone),
+            api.NotAliveException,
+            "nope",
+        )
+    with storm_client(cluster, "storm2", role) as client:
+        calls["sendSupervisorWorkerHeartbeat"] = lambda c: c.sendSupervisorWorkerHeartbeat(tid_beat)
+        for operation, call in calls.items():
+            with pytest.raises(TApplicationException) as info:
+                call(client)
+            assert info.value.type == TApplicationException.UNKNOWN_METHOD
+            assert operation in info.value.message and "ZooKeeper" in info.value.message
+            assert client.getLeader().isLeader
