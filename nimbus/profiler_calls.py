@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 
 from squall import profile_requests as pr
 from squall import thrift_api as T
@@ -95,28 +95,19 @@ class ProfilerCalls:
         directory = state.layout.profilerconfig(topology.id)
         state.zk.ensure_path(directory)
         stored = self._stored_requests(topology.id)
-        ops = [
-            ("delete", (f"{directory}/{n}",))
-            for n, r in stored.items()
-            if pr.garbage(r, now_ms) and n != request.node
-        ]
+        garbage = [n for n, r in stored.items() if pr.garbage(r, now_ms) and n != request.node]
+        ops = [("delete", (f"{directory}/{n}",)) for n in garbage]
         path = f"{directory}/{request.node}"
-        ops.append(
-            ("set_data", (path, pr.encode(request)))
-            if request.node in stored
-            else ("create", (path, pr.encode(request)))
-        )
-        try:
-            state.commit(ops)
-        except (NodeExistsError, NoNodeError):  # a request stored or done meanwhile: once more
-            exists = state.zk.exists(path) is not None
-            state.commit(
-                [
-                    ("set_data", (path, pr.encode(request)))
-                    if exists
-                    else ("create", (path, pr.encode(request)))
-                ]
-            )
+        for _ in range(3):  # a request stored or done meanwhile: look again
+            # replaced by delete and create, never set_data: the worker watches the children
+            replace = [("delete", (path,))] if state.zk.exists(path) else []
+            try:
+                state.commit([*ops, *replace, ("create", (path, pr.encode(request)))])
+                break
+            except KazooException:
+                ops = []  # the garbage may be gone too; the next request drops it
+        else:
+            raise T.IllegalStateException(msg=f"setWorkerProfiler: {path} keeps changing")
         log.info("profile request %s for %s stored", request, topology.id)
 
     @op("getComponentPendingProfileActions", topology=True)

@@ -586,3 +586,94 @@ def test_storm1_log_levels_and_debug_on_the_leader_and_the_standby(cluster):
         assert "wire.storm1" in client.getLogConfig("wire").named_logger_level
         leader = f"127.0.0.1:{ports(cluster)['leader']}"
         refused(client, lambda: client.debug("wire", "", True, 1.0), None, leader)
+
+
+def worker_files(cluster: LocalCluster, pattern: str) -> list[Path]:
+    return sorted(cluster.directory.glob(f"**/{pattern}"))
+
+
+def worker_log(cluster: LocalCluster, tid: str, port: int) -> str:
+    return "".join(
+        p.read_text(errors="replace") for p in worker_files(cluster, f"worker-{tid}-{port}.log*")
+    )
+
+
+def test_workers_carry_out_profiling_requests_and_take_them(cluster):
+    """JSTACK_DUMP, JMAP_DUMP and a profile (start, dump, stop) as files beside the worker's
+    log; each request, once done, is no longer pending."""
+    api = IDLS["storm2"]
+    actions = api.ProfileAction
+    with storm_client(cluster, "storm2", "leader") as client:
+        tid = client.getTopologySummaryByName("wire").id
+        host, port = sink_worker(client, tid)
+        node = api.NodeInfo(node=host, port={port})
+        prefix = f"worker-{tid}-{port}"
+
+        def ask(action: int, at: int | None = None) -> None:
+            client.setWorkerProfiler(tid, api.ProfileRequest(node, action, at or now_ms()))
+
+        def taken(action: int) -> bool:
+            return client.getComponentPendingProfileActions(tid, "sink", action) == []
+
+        ask(actions.JSTACK_DUMP)
+        ask(actions.JMAP_DUMP)
+        wait_for(lambda: worker_files(cluster, f"{prefix}-jstack-*.txt"), 60, "a thread dump")
+        wait_for(lambda: worker_files(cluster, f"{prefix}-heap-*.txt"), 60, "a heap summary")
+        assert taken(actions.JSTACK_DUMP) and taken(actions.JMAP_DUMP)
+        [stacks] = worker_files(cluster, f"{prefix}-jstack-*.txt")
+        assert '"MainThread"' in stacks.read_text()
+        assert (
+            "objects tracked by gc" in worker_files(cluster, f"{prefix}-heap-*.txt")[0].read_text()
+        )
+        profiles = len(worker_files(cluster, f"{prefix}-profile-*.txt"))
+        started = worker_log(cluster, tid, port).count("profiling every thread")
+        ask(actions.JPROFILE_STOP, now_ms() + 600_000)  # Storm's UI: profile for 10 minutes
+        wait_for(
+            lambda: worker_log(cluster, tid, port).count("profiling every thread") > started,
+            60,
+            "profiling to start",
+        )
+        ask(actions.JPROFILE_STOP)  # stop now
+        wait_for(
+            lambda: len(worker_files(cluster, f"{prefix}-profile-*.txt")) > profiles,
+            60,
+            "the profile",
+        )
+        assert taken(actions.JPROFILE_STOP)
+
+
+def test_uploaded_credentials_reach_the_components_that_listen(cluster):
+    with storm_client(cluster, "storm2", "leader") as client:
+        tid = client.getTopologySummaryByName("wire").id
+        host, port = sink_worker(client, tid)
+        client.uploadNewCredentials("wire", IDLS["storm2"].Credentials(creds={"zz-new": "secret"}))
+    wait_for(
+        lambda: "'zz-new']" in worker_log(cluster, tid, port),
+        60,
+        "the sink to get the credentials",
+    )
+    assert "secret" not in worker_log(cluster, tid, port)
+
+
+def test_a_restart_request_restarts_the_worker(cluster):
+    """Runs last: the worker exits and its supervisor starts it again."""
+    api = IDLS["storm2"]
+    with storm_client(cluster, "storm2", "leader") as client:
+        tid = client.getTopologySummaryByName("wire").id
+        host, port = sink_worker(client, tid)
+        node = api.NodeInfo(node=host, port={port})
+        client.setWorkerProfiler(
+            tid, api.ProfileRequest(node, api.ProfileAction.JVM_RESTART, now_ms())
+        )
+        wait_for(
+            lambda: worker_log(cluster, tid, port).count(f"worker {tid}:{port} running") >= 2,
+            90,
+            "the worker to start again",
+        )
+        assert "restarting on request (JVM_RESTART)" in worker_log(cluster, tid, port)
+        assert (
+            client.getComponentPendingProfileActions(tid, "sink", api.ProfileAction.JVM_RESTART)
+            == []
+        )
+    with cluster.client() as squall_client:
+        wait_for(lambda: running(squall_client, "wire"), 120, "wire's executors to beat again")
