@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import thriftpy2
+from kazoo.exceptions import NoAuthError
 from packaging.version import Version
 from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.rpc import make_client
@@ -653,6 +654,17 @@ def test_uploaded_credentials_reach_the_components_that_listen(cluster):
         "the sink to get the credentials",
     )
     assert "secret" not in worker_log(cluster, tid, port)
+    layout = ZkLayout(cluster.base_conf_full()["storm.zookeeper.root"])
+    supervisor = cluster.zk_client("supervisor")  # the workers' login: reads, never writes
+    try:
+        assert supervisor.get(layout.usercredentials(tid))[0]
+        with pytest.raises(NoAuthError):
+            supervisor.set(layout.usercredentials(tid), b"{}")
+        with pytest.raises(NoAuthError):
+            supervisor.create(f"{layout.profilerconfig(tid)}/forged", b"{}")
+    finally:
+        supervisor.stop()
+        supervisor.close()
 
 
 def test_a_restart_request_restarts_the_worker(cluster):
