@@ -33,7 +33,8 @@ class CredentialCalls:
     @op("uploadNewCredentials", topology=True)
     def uploadNewCredentials(self, name, creds):
         topology = self.c.read_model().find(name)
-        self._leader_only()
+        if not self.c.leading:
+            raise self.c._not_leader()
         conf = self._topology_conf(topology.id)
         owner = str(conf.get("topology.submitter.user") or "")
         problem = uc.owner_problem(creds.topoOwner if creds is not None else None, owner)

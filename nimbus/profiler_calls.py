@@ -52,13 +52,6 @@ def component_slots(topology: Any, component: str) -> set[tuple[str, int]]:
 class ProfilerCalls:
     c: Any  # the handler's Controller
 
-    def _leader_only(self) -> None:
-        if not self.c.leading:
-            leader = self.c.leader_of() or "unknown"
-            raise T.IllegalStateException(
-                msg=f"this nimbus is not the leader; the leader is {leader}"
-            )
-
     def _stored_requests(self, topology_id: str) -> dict[str, pr.ProfileRequest]:
         """Every readable request under the topology, by node name (junk is logged, skipped)."""
         zk, directory = self.c.state.zk, self.c.state.layout.profilerconfig(topology_id)
@@ -80,7 +73,8 @@ class ProfilerCalls:
     @op("setWorkerProfiler", topology=True)
     def setWorkerProfiler(self, id, profileRequest):  # noqa: A002 - Storm's argument name
         topology = self.c.read_model().find(id)
-        self._leader_only()
+        if not self.c.leading:
+            raise self.c._not_leader()
         if profileRequest is None or profileRequest.nodeInfo is None:
             raise invalid("setWorkerProfiler: a profile request with nodeInfo is required")
         now_ms = int(self.c.wall() * 1000)
