@@ -40,8 +40,25 @@ class CredentialCalls:
         problem = uc.owner_problem(creds.topoOwner if creds is not None else None, owner)
         if problem is not None:
             raise T.AuthorizationException(msg=problem)
+        merged = self._store_credentials(topology.id, creds.creds if creds else None, owner)
+        log.info("credentials of %s updated (%d keys)", topology.id, len(merged))
+
+    def _checked_submit_credentials(self, creds: Any, principal: str | None) -> dict[str, str]:
+        """Storm's SubmitOptions.creds, checked before the topology is made."""
+        problem = uc.owner_problem(creds.topoOwner, principal or "")
+        if problem is not None:
+            raise T.AuthorizationException(msg=problem)
+        try:
+            return uc.merged({}, creds.creds)
+        except uc.CredentialsError as exc:
+            raise invalid(str(exc)) from exc
+
+    def _store_credentials(
+        self, topology_id: str, upload: dict[str, str] | None, owner: str
+    ) -> dict[str, str]:
+        """Merge `upload` into the topology's stored credentials; what is stored now."""
         state = self.c.state
-        path = state.layout.usercredentials(topology.id)
+        path = state.layout.usercredentials(topology_id)
         with _MERGE:
             try:
                 data, stat = state.zk.get(path)
@@ -53,7 +70,7 @@ class CredentialCalls:
                 log.warning("replacing %s", exc)
                 stored = {}
             try:
-                merged = uc.merged(stored, creds.creds if creds is not None else None)
+                merged = uc.merged(stored, upload)
             except uc.CredentialsError as exc:
                 raise invalid(str(exc)) from exc
             record = uc.encode(merged, owner)
@@ -61,4 +78,4 @@ class CredentialCalls:
                 state.commit([("create", (path, record))])
             else:
                 state.commit([("set_data", (path, record, stat.version))])
-        log.info("credentials of %s updated (%d keys)", topology.id, len(merged))
+        return merged

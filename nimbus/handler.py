@@ -103,8 +103,13 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         # before anything else: a refused submit discards its upload, never another's
         self.c.inbox.check_owner(uploadedJarLocation, request_context.current().principal)
         status = options.initial_status if options else T.TopologyInitialStatus.ACTIVE
-        json_conf = _with_submitter(jsonConf, request_context.current().principal)
-        self.c.submit(name, uploadedJarLocation, json_conf, topology, status)
+        principal = request_context.current().principal
+        creds = options.creds if options else None  # Storm's credentials at submit
+        upload = self._checked_submit_credentials(creds, principal) if creds else None
+        json_conf = _with_submitter(jsonConf, principal)
+        tid = self.c.submit(name, uploadedJarLocation, json_conf, topology, status)
+        if upload:
+            self._store_credentials(tid, upload, principal or "")
 
     @_op("killTopology", topology=True)
     def killTopology(self, name):

@@ -227,8 +227,15 @@ enum TopologyInitialStatus {
   INACTIVE = 2
 }
 
+// Storm's: a topology's user credentials (submit, uploadNewCredentials)
+struct Credentials {
+  1: required map<string,string> creds;
+  2: optional string topoOwner;
+}
+
 struct SubmitOptions {
   1: required TopologyInitialStatus initial_status;
+  2: optional Credentials creds;
 }
 
 struct KillOptions {
@@ -509,11 +516,6 @@ struct Assignment {
     5: optional map<NodeInfo, WorkerResources> worker_resources = {};
     6: optional map<string, double> total_shared_off_heap = {};
     7: optional string owner;
-}
-
-struct Credentials {
-  1: required map<string,string> creds;
-  2: optional string topoOwner;
 }
 
 enum ProfileAction {

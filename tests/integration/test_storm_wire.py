@@ -667,6 +667,43 @@ def test_uploaded_credentials_reach_the_components_that_listen(cluster):
         supervisor.close()
 
 
+class CredentialsAtSubmit:
+    """A squall client whose submits carry Storm's SubmitOptions.creds."""
+
+    def __init__(self, client: Any, creds: Any) -> None:
+        self.client, self.creds = client, creds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def submitTopologyWithOpts(self, name, location, conf, topology, options):
+        options.creds = self.creds
+        return self.client.submitTopologyWithOpts(name, location, conf, topology, options)
+
+
+def test_credentials_given_at_submit_are_stored_and_go_with_the_topology(cluster):
+    layout = ZkLayout(cluster.base_conf_full()["storm.zookeeper.root"])
+    conf = cluster.client_conf()
+    with cluster.client() as client:
+        forged = CredentialsAtSubmit(client, T.Credentials(creds={"k": "v"}, topoOwner="mallory"))
+        with pytest.raises(T.AuthorizationException, match="mallory"):
+            submit_file(forged, TINY, conf, name="wire-creds", inactive=True)
+        assert client.isTopologyNameAllowed("wire-creds")  # refused before it was made
+        given = CredentialsAtSubmit(client, T.Credentials(creds={"at-submit": "1"}))
+        submit_file(given, TINY, conf, name="wire-creds", inactive=True)
+        tid = client.getTopologySummaryByName("wire-creds").id
+        path = layout.usercredentials(tid)
+        assert uc.decode(zk_read(cluster, path), path) == {"at-submit": "1"}
+        client.killTopologyWithOpts("wire-creds", T.KillOptions(wait_secs=0))
+        wait_for(lambda: client.isTopologyNameAllowed("wire-creds"), 60, "wire-creds' removal")
+    nimbus = cluster.zk_client("nimbus")
+    try:
+        wait_for(lambda: not nimbus.exists(path), 30, f"{path} to be removed")
+    finally:
+        nimbus.stop()
+        nimbus.close()
+
+
 def test_a_restart_request_restarts_the_worker(cluster):
     """Runs last: the worker exits and its supervisor starts it again."""
     api = IDLS["storm2"]
