@@ -14,6 +14,7 @@ worker took (a slot that moved) does not stay for ever.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -28,7 +29,7 @@ ACTIONS = (
 )
 STOP = "JPROFILE_STOP"
 GRACE_MS = 60_000
-MAX_HOST = 255
+HOST = re.compile(r"[A-Za-z0-9._:\[\]-]{1,255}")  # a host name or address: a safe node name
 
 
 class ProfileRequestError(ValueError):
@@ -57,7 +58,7 @@ def request(
 ) -> ProfileRequest:
     """A Thrift ProfileRequest's parts checked: one worker (a host and exactly one port, as
     Storm's UI sends) and a known action; no time_stamp means now."""
-    if not host or len(host) > MAX_HOST or "/" in host or host.startswith("."):
+    if not isinstance(host, str) or not HOST.fullmatch(host) or host.startswith("."):
         raise ProfileRequestError(f"setWorkerProfiler: bad host {host!r} in nodeInfo")
     port_set = sorted(set(ports or ()))
     if len(port_set) != 1 or not 0 < port_set[0] < 65536:

@@ -13,11 +13,14 @@ def req(action: str, stamp: int, host: str = "h1", port: int = 6700) -> pr.Profi
 
 def test_a_request_needs_a_host_one_port_and_a_known_action():
     assert pr.request("h1", {6700}, 4, None, NOW) == req("JSTACK_DUMP", NOW)
+    assert pr.request("fe80::1", {6700}, 4, None, NOW).host == "fe80::1"
     assert pr.request("h1", [6700], 0, NOW + 5, NOW) == req("JPROFILE_STOP", NOW + 5)
     for host, ports, action in [
         ("", {6700}, 4),
         ("../x", {6700}, 4),
         ("a/b", {6700}, 4),
+        ("a\x00b", {6700}, 4),
+        ("x" * 256, {6700}, 4),
         ("h1", set(), 4),
         ("h1", {6700, 6701}, 4),
         ("h1", {70000}, 4),
