@@ -91,6 +91,10 @@ class ProfilerCalls:
         stored = self._stored_requests(topology.id)
         garbage = [n for n, r in stored.items() if pr.garbage(r, now_ms) and n != request.node]
         ops = [("delete", (f"{directory}/{n}",)) for n in garbage]
+        if len(stored) - len(garbage) + (request.node not in stored) > pr.MAX_STORED:
+            raise T.IllegalStateException(
+                msg=f"setWorkerProfiler: {topology.id} has {pr.MAX_STORED} pending requests"
+            )
         path = f"{directory}/{request.node}"
         for _ in range(3):  # a request stored or done meanwhile: look again
             # replaced by delete and create, never set_data: the worker watches the children

@@ -29,6 +29,7 @@ ACTIONS = (
 )
 STOP = "JPROFILE_STOP"
 GRACE_MS = 60_000
+MAX_STORED = 256  # per topology: a client cannot fill ZooKeeper with requests for made-up hosts
 HOST = re.compile(r"[A-Za-z0-9._:\[\]-]{1,255}")  # a host name or address: a safe node name
 
 
