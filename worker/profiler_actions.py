@@ -11,7 +11,8 @@ what they produce next to the worker's log (worker-<id>-<port>-<action>-<ms>.txt
 
 A request is deleted before it is carried out (its node's version checked, so a newer one
 for the same action stays), so a restart never repeats itself; a JPROFILE_STOP is deleted
-when it is due.
+when it is due. Actions run on a thread of their own, one at a time, never on ZooKeeper's
+event thread (a heap summary of a large worker takes a while; assignments must not wait).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ class ProfilerActions:
         self.restart = restart
         self.wall_ms = wall_ms
         self.profiler = sp.SamplingProfiler()
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="profiler-actions")
         self.lock = threading.Lock()
         self.timer: threading.Timer | None = None
         self.watching = False
@@ -96,7 +99,7 @@ class ProfilerActions:
             if request.action == pr.STOP and request.time_stamp_ms > now:
                 self._profile_until(request, path, version, now)
             elif self._take(path, version):
-                self._act(request)
+                self.pool.submit(self._act, request)
 
     def _take(self, path: str, version: int) -> bool:
         try:
@@ -126,6 +129,12 @@ class ProfilerActions:
             self._act(request)
 
     def _act(self, request: pr.ProfileRequest) -> None:
+        try:
+            self._carry_out(request)
+        except Exception:  # noqa: BLE001 - a failed action never takes the worker down
+            log.exception("profiling action %s", request.action)
+
+    def _carry_out(self, request: pr.ProfileRequest) -> None:
         action = request.action
         log.info("profiling action %s (requested for %d)", action, request.time_stamp_ms)
         if action == "JVM_RESTART":
@@ -149,6 +158,7 @@ class ProfilerActions:
 
     def close(self) -> None:
         self.closed = True
+        self.pool.shutdown(wait=False, cancel_futures=True)
         with self.lock:
             if self.timer is not None:
                 self.timer.cancel()
