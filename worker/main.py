@@ -66,19 +66,9 @@ class Worker(ZooKeeperReactions):
         self.layout = zk_mod.layout(conf)
         self.agent = ZooKeeperAgent(self.zk, self.layout, tid, self.slot)
         self.log_levels = LogLevels(self.zk, self.layout.logconfig(tid))
-        logs = Path(conf["storm.local.dir"]).resolve() / "supervisor" / "logs"  # the worker's log
-        self.profiling = ProfilerActions(
-            self.zk,
-            self.layout.profilerconfig(tid),
-            {host, node},
-            port,
-            logs / f"worker-{tid}-{port}",
-            self._restart,
-        )
+        self.profiling = ProfilerActions.of_worker(self, conf, tid, host)
         self.credentials = CredentialsWatch(
-            self.zk,
-            self.layout.usercredentials(tid),
-            lambda: [e.component for e in self.executors.values() if e.component is not None],
+            self.zk, self.layout.usercredentials(tid), self.components_now
         )
         self.structure = TopologyStructure.from_json(
             json.loads((code_dir / STRUCTURE_FILE).read_text())
@@ -188,6 +178,9 @@ class Worker(ZooKeeperReactions):
         """Storm's JVM_RESTART: exit; the supervisor starts the worker again."""
         log.warning("restarting on request (JVM_RESTART)")
         self.stopping.set()
+
+    def components_now(self) -> list[Any]:
+        return [e.component for e in self.executors.values() if e.component is not None]
 
     # --- heartbeats and errors ---
 

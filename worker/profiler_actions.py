@@ -60,6 +60,16 @@ class ProfilerActions:
         self.watching = False
         self.closed = False
 
+    @classmethod
+    def of_worker(cls, worker: Any, conf: dict[str, Any], tid: str, host: str) -> ProfilerActions:
+        """A worker's: known by its host and supervisor id on its port, writing beside its log
+        (the supervisor's <storm.local.dir>/supervisor/logs), restarting by its `_restart`."""
+        node, port = worker.slot
+        logs = Path(conf["storm.local.dir"]).resolve() / "supervisor" / "logs"
+        directory = worker.layout.profilerconfig(tid)
+        prefix = logs / f"worker-{tid}-{port}"
+        return cls(worker.zk, directory, {host, node}, port, prefix, worker._restart)
+
     def start(self) -> None:
         # the directory appears with the topology's first request: watch for it, then its children
         self.zk.DataWatch(self.directory)(self._directory_changed)
