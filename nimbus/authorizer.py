@@ -2,11 +2,12 @@
 
 - nimbus.admins (or a member of nimbus.admins.groups) may do anything.
 - nimbus.supervisor.users may do only what a supervisor needs (download code and confs, find
-  the leader) and nothing else, however else they are listed.
+  the leader, Storm 2's daemon-internal calls) and nothing else, however else they are listed.
 - User commands (submit, upload, cluster-wide reads) need nimbus.users empty, or the user
   listed in it, or in one of nimbus.groups.
 - Topology commands (kill, rebalance, activate, deactivate, setTopologyConf, setLogConfig,
-  debug and the reads, getLogConfig among them)
+  debug, setWorkerProfiler, uploadNewCredentials and the reads, getLogConfig and
+  getComponentPendingProfileActions among them)
   need the topology's submitter, or a user in its topology.users / topology.groups; the
   reads also accept topology.readonly.users / topology.readonly.groups.
 
@@ -82,7 +83,18 @@ USER_COMMANDS = (
     }
 )
 SUPERVISOR_COMMANDS = SUPERVISOR_COMMANDS | BLOB_READ_COMMANDS
+# Storm 2's daemon-internal calls, supervisor commands as Storm lists them (nimbus serves
+# none of them: nimbus/daemon_calls.py); profiling: the pending actions are a topology read
+SUPERVISOR_COMMANDS = SUPERVISOR_COMMANDS | {
+    "getSupervisorAssignments",
+    "sendSupervisorWorkerHeartbeats",
+    "processWorkerMetrics",
+}
+TOPOLOGY_READ_COMMANDS = TOPOLOGY_READ_COMMANDS | {"getComponentPendingProfileActions"}
 TOPOLOGY_COMMANDS = TOPOLOGY_READ_COMMANDS | {
+    "setWorkerProfiler",
+    "uploadNewCredentials",
+    "sendSupervisorWorkerHeartbeat",
     "killTopology",
     "rebalance",
     "activate",

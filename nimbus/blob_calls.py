@@ -9,7 +9,9 @@ delete WRITE, setBlobMeta ADMIN, reads READ, the meta any right. listBlobs lists
 keys the caller may see (Storm lists every key).
 
 Writes need the leader: a standby refuses them with IllegalStateException naming it (a
-TApplicationException where Storm declares none). The SQL store is shared, so any nimbus
+TApplicationException where Storm declares none, and on deleteBlob, whose
+IllegalStateException Storm 1.x's IDL does not declare: a Storm 1 client would read it as a
+normal return). The SQL store is shared, so any nimbus
 answers reads. Uploads go through the inbox, the same as code uploads, with its owners,
 quotas and expiry.
 """
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+
+from thriftpy2.thrift import TApplicationException
 
 from squall import thrift_api as T
 
@@ -38,6 +42,7 @@ from .blob_sessions import BlobDownload, PendingUpload
 from .blob_store import BlobExists, NoBlob
 from .code_blobs import code_blob_keys, code_chunk
 from .operations import op
+from .thrift_call import undeclared_message
 
 CHUNK_BYTES = 300 * 1024
 LIST_PAGE = 100  # keys per listBlobs answer, as Storm's
@@ -133,7 +138,11 @@ class BlobCalls(BlobAccess):
 
     @op("deleteBlob")
     def deleteBlob(self, key):
-        self._lead()
+        try:
+            self._lead()
+        except T.IllegalStateException as exc:
+            message = undeclared_message("deleteBlob", exc)
+            raise TApplicationException(TApplicationException.INTERNAL_ERROR, message) from exc
         self._blob(key, WRITE)
         try:
             self.blob_store.delete(key)

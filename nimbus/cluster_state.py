@@ -61,6 +61,8 @@ class ClusterState:
             lay.consumers_root,
             lay.credentials_root,
             lay.logconfigs_root,
+            lay.profilerconfig_root,
+            lay.usercredentials_root,
             lay.nimbuses,
         ):
             self.zk.ensure_path(path)
@@ -95,6 +97,11 @@ class ClusterState:
         errors = [r for r in results if isinstance(r, Exception)]
         if errors:
             raise errors[0]
+
+    def commit(self, ops: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        """Writes outside the controller's instructions (profiling requests, credentials),
+        fenced by the epoch all the same."""
+        self._commit(ops)
 
     def check_lead(self) -> None:
         """Raise FencedOut unless the epoch is still ours (fences writes outside ZooKeeper,

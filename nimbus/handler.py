@@ -31,8 +31,11 @@ from . import request_context, summaries
 from .authorizer import NOOP, SUBMITTER_KEYS, Acl, UnixGroups, authorizer_kind, decide, denial
 from .blob_calls import BlobCalls
 from .controller import Controller
+from .credential_calls import CredentialCalls
+from .daemon_calls import DaemonCalls
 from .log_debug_calls import LogDebugCalls
 from .operations import op as _op
+from .profiler_calls import ProfilerCalls
 from .redaction import redacted
 from .ui_reads import UiReads
 
@@ -53,7 +56,7 @@ def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
     return json.dumps(conf)
 
 
-class NimbusHandler(UiReads, LogDebugCalls, BlobCalls):
+class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, CredentialCalls, DaemonCalls):
     def __init__(
         self,
         controller: Controller,
@@ -100,8 +103,13 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls):
         # before anything else: a refused submit discards its upload, never another's
         self.c.inbox.check_owner(uploadedJarLocation, request_context.current().principal)
         status = options.initial_status if options else T.TopologyInitialStatus.ACTIVE
-        json_conf = _with_submitter(jsonConf, request_context.current().principal)
-        self.c.submit(name, uploadedJarLocation, json_conf, topology, status)
+        principal = request_context.current().principal
+        creds = options.creds if options else None  # Storm's credentials at submit
+        upload = self._checked_submit_credentials(creds, principal) if creds else None
+        json_conf = _with_submitter(jsonConf, principal)
+        tid = self.c.submit(name, uploadedJarLocation, json_conf, topology, status)
+        if upload:
+            self._store_credentials(tid, upload, principal or "")
 
     @_op("killTopology", topology=True)
     def killTopology(self, name):

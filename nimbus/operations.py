@@ -34,14 +34,20 @@ def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def op(operation: str, topology: bool = False) -> Callable[..., Any]:
+def op(operation: str, topology: bool | Callable[[Any], Any] = False) -> Callable[..., Any]:
     """Authorize the call as Storm's `operation` (on the topology named by the first
-    argument when `topology`) through the handler's `_authorize`, then run it guarded."""
+    argument when `topology`, or by what `topology` finds in it when a function) through the
+    handler's `_authorize`, then run it guarded."""
+
+    def target(args: tuple[Any, ...]) -> Any:
+        if not topology or not args:
+            return None
+        return topology(args[0]) if callable(topology) else args[0]
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def authorized(self: Any, *args: Any) -> Any:
-            self._authorize(operation, args[0] if topology and args else None)
+            self._authorize(operation, target(args))
             return method(self, *args)
 
         wrapped = guarded(authorized)

@@ -81,3 +81,8 @@ AuthorizationException = api.AuthorizationException
 IllegalStateException = api.IllegalStateException
 
 DEFAULT_STREAM = "default"
+# Storm's profiling actions, credentials and daemon-internal calls
+NodeInfo = api.NodeInfo
+Credentials = api.Credentials
+ProfileAction = api.ProfileAction
+ProfileRequest = api.ProfileRequest

@@ -79,6 +79,16 @@ TABLE: tuple[tuple[str, Grant], ...] = (
     # a topology's dynamic log levels: nimbus writes them (setLogConfig), workers read them
     ("logconfigs", NIMBUS_OWNED),
     ("logconfigs/*", NIMBUS_OWNED),
+    # profiling requests: nimbus writes them (setWorkerProfiler); the worker a request names
+    # reads it and deletes it once done (DELETE on the topology's directory), as Storm's
+    # supervisor does
+    ("profilerconfig", NIMBUS_OWNED),
+    ("profilerconfig/*", Grant(nimbus=ALL, supervisor=READ | DELETE)),
+    ("profilerconfig/*/*", NIMBUS_OWNED),
+    # uploadNewCredentials' map: nimbus writes it, the topology's workers read it (as the
+    # CURVE keys, every supervisor host can read it: SECURITY.md)
+    ("usercredentials", NIMBUS_OWNED),
+    ("usercredentials/*", NIMBUS_OWNED),
     ("supervisors", SUPERVISOR_CREATES),
     ("supervisors/*", HOST_OWNED),  # a supervisor's ephemeral registration
     ("taskbeats", NIMBUS_OWNED),

@@ -52,6 +52,14 @@ class ZkLayout:
         return self._p("logconfigs")
 
     @property
+    def profilerconfig_root(self) -> str:
+        return self._p("profilerconfig")
+
+    @property
+    def usercredentials_root(self) -> str:
+        return self._p("usercredentials")
+
+    @property
     def nimbuses(self) -> str:
         return self._p("nimbuses")
 
@@ -95,6 +103,15 @@ class ZkLayout:
         """Storm's /logconfigs/<id>: the topology's dynamic log levels (squall.log_config)."""
         return self._p("logconfigs", topology_id)
 
+    def profilerconfig(self, topology_id: str) -> str:
+        """Storm's /profilerconfig/<id>: pending profiling requests (squall.profile_requests)."""
+        return self._p("profilerconfig", topology_id)
+
+    def usercredentials(self, topology_id: str) -> str:
+        """/usercredentials/<id>: uploadNewCredentials' map (squall.user_credentials), apart
+        from the CURVE keys in /credentials/<id>."""
+        return self._p("usercredentials", topology_id)
+
     def consumer_offset(self, group: str, source: str, partition: str) -> str:
         return self._p("consumers", group, "offsets", source, partition)
 
@@ -116,4 +133,6 @@ class ZkLayout:
             self.errors(topology_id),
             self.credentials(topology_id),
             self.logconfig(topology_id),
+            self.profilerconfig(topology_id),
+            self.usercredentials(topology_id),
         )

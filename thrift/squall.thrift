@@ -227,8 +227,15 @@ enum TopologyInitialStatus {
   INACTIVE = 2
 }
 
+// Storm's: a topology's user credentials (submit, uploadNewCredentials)
+struct Credentials {
+  1: required map<string,string> creds;
+  2: optional string topoOwner;
+}
+
 struct SubmitOptions {
   1: required TopologyInitialStatus initial_status;
+  2: optional Credentials creds;
 }
 
 struct KillOptions {
@@ -497,6 +504,85 @@ struct BeginDownloadResult {
 }
 // end of the Storm 2 blobstore structs
 
+// Storm 2 profiling, credentials and daemon-internal calls: structs copied from Storm 2's
+// storm.thrift (squall's supervisors use ZooKeeper, so the daemon-internal ones are only ever
+// decoded as arguments: nimbus/daemon_calls.py says what a caller gets)
+struct NodeInfo {
+    1: required string node;
+    2: required set<i64> port;
+}
+
+struct WorkerResources {
+    1: optional double mem_on_heap;
+    2: optional double mem_off_heap;
+    3: optional double cpu;
+    4: optional double shared_mem_on_heap;
+    5: optional double shared_mem_off_heap;
+    6: optional map<string, double> resources;
+    7: optional map<string, double> shared_resources;
+}
+
+struct Assignment {
+    1: required string master_code_dir;
+    2: optional map<string, string> node_host = {};
+    3: optional map<list<i64>, NodeInfo> executor_node_port = {};
+    4: optional map<list<i64>, i64> executor_start_time_secs = {};
+    5: optional map<NodeInfo, WorkerResources> worker_resources = {};
+    6: optional map<string, double> total_shared_off_heap = {};
+    7: optional string owner;
+}
+
+enum ProfileAction {
+  JPROFILE_STOP,
+  JPROFILE_START,
+  JPROFILE_DUMP,
+  JMAP_DUMP,
+  JSTACK_DUMP,
+  JVM_RESTART
+}
+
+struct ProfileRequest {
+  1: required NodeInfo nodeInfo,
+  2: required ProfileAction action,
+  3: optional i64 time_stamp;
+}
+
+struct SupervisorWorkerHeartbeat {
+  1: required string storm_id;
+  2: required list<ExecutorInfo> executors
+  3: required i32 time_secs;
+}
+
+struct SupervisorWorkerHeartbeats {
+  1: required string supervisor_id;
+  2: required list<SupervisorWorkerHeartbeat> worker_heartbeats;
+}
+
+struct SupervisorAssignments {
+  1: optional map<string, Assignment> storm_assignment = {}
+}
+
+struct WorkerMetricPoint {
+  1: required string metricName;
+  2: required i64 timestamp;
+  3: required double metricValue;
+  4: required string componentId;
+  5: required string executorId;
+  6: required string streamId;
+}
+
+struct WorkerMetricList {
+  1: list<WorkerMetricPoint> metrics;
+}
+
+struct WorkerMetrics {
+  1: required string topologyId;
+  2: required i32 port;
+  3: required string hostname;
+  4: required WorkerMetricList metricList;
+}
+// end of the Storm 2 profiling, credentials and daemon-internal structs
+
 service Nimbus {
   void submitTopology(1: string name, 2: string uploadedJarLocation, 3: string jsonConf, 4: StormTopology topology)
     throws (1: AlreadyAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
@@ -564,4 +650,15 @@ service Nimbus {
   i32 updateBlobReplication(1: string key, 2: i32 replication) throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
   void createStateInZookeeper(1: string key);
   bool isRemoteBlobExists(1: string blobKey) throws (1: AuthorizationException aze);
+
+  // Storm's profiling actions and credentials (nimbus/profiler_calls.py, credential_calls.py)
+  void setWorkerProfiler(1: string id, 2: ProfileRequest  profileRequest);
+  list<ProfileRequest> getComponentPendingProfileActions(1: string id, 2: string component_id, 3: ProfileAction action);
+  void uploadNewCredentials(1: string name, 2: Credentials creds) throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
+
+  // Storm 2's daemon-internal calls: authorized as Storm does, never served (nimbus/daemon_calls.py)
+  SupervisorAssignments getSupervisorAssignments(1: string node) throws (1: AuthorizationException aze);
+  void sendSupervisorWorkerHeartbeats(1: SupervisorWorkerHeartbeats heartbeats) throws (1: AuthorizationException aze);
+  void sendSupervisorWorkerHeartbeat(1: SupervisorWorkerHeartbeat heatbeat) throws (1: AuthorizationException aze, 2: NotAliveException e);
+  void processWorkerMetrics(1: WorkerMetrics metrics);
 }

@@ -32,11 +32,13 @@ from squall.topology_keys import TopologyKeysError
 
 from .acking import ACKER
 from .bind_address import bind_address, loopback_surprise
+from .credentials_watch import CredentialsWatch
 from .error_reports import ErrorReports
 from .executor_factory import load_executor
 from .executors import Executor
 from .inbound import Inbound
 from .log_levels import LogLevels
+from .profiler_actions import ProfilerActions
 from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
@@ -64,6 +66,10 @@ class Worker(ZooKeeperReactions):
         self.layout = zk_mod.layout(conf)
         self.agent = ZooKeeperAgent(self.zk, self.layout, tid, self.slot)
         self.log_levels = LogLevels(self.zk, self.layout.logconfig(tid))
+        self.profiling = ProfilerActions.of_worker(self, conf, tid, host)
+        self.credentials = CredentialsWatch(
+            self.zk, self.layout.usercredentials(tid), self.components_now
+        )
         self.structure = TopologyStructure.from_json(
             json.loads((code_dir / STRUCTURE_FILE).read_text())
         )
@@ -143,11 +149,14 @@ class Worker(ZooKeeperReactions):
             self.executors[task] = load_executor(
                 self.structure, self.code_dir, context, self.conf, io, self.spark
             )
+        self.credentials.initial()  # before any component's initialize, as Storm does
         self.transport.start()
         for executor in self.executors.values():
             executor.start()
         self.agent.watch(self._status_changed, self._assignment_changed)
         self.log_levels.start()
+        self.profiling.start()
+        self.credentials.start()
         return True
 
     def _context(self, task: int, task_components: dict[int, str]) -> TaskContext:
@@ -164,6 +173,14 @@ class Worker(ZooKeeperReactions):
             coordination=ZkCoordination(self.zk, self.layout, task),
             task_components=dict(task_components),
         )
+
+    def _restart(self) -> None:
+        """Storm's JVM_RESTART: exit; the supervisor starts the worker again."""
+        log.warning("restarting on request (JVM_RESTART)")
+        self.stopping.set()
+
+    def components_now(self) -> list[Any]:
+        return [e.component for e in self.executors.values() if e.component is not None]
 
     # --- heartbeats and errors ---
 
@@ -200,6 +217,8 @@ class Worker(ZooKeeperReactions):
             self.transport.close()
             self.spark.stop()
         self.log_levels.close()
+        self.profiling.close()
+        self.credentials.close()
         self.agent.close()
 
 

@@ -214,7 +214,8 @@ def test_a_standby_refuses_writes_naming_the_leader_and_answers_reads(cluster):
             replica.beginCreateBlob("from-standby", meta())
         with pytest.raises(TApplicationException, match="not the leader"):
             replica.beginUpdateBlob("on-both")
-        with pytest.raises(T.IllegalStateException, match="not the leader"):
+        # not IllegalStateException: Storm 1.x's IDL does not declare it on deleteBlob
+        with pytest.raises(TApplicationException, match="not the leader"):
             replica.deleteBlob("on-both")
         assert download(replica, "on-both")[1] == b"same store"
         assert "on-both" in every_key(replica)

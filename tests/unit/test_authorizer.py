@@ -42,6 +42,9 @@ def test_supervisors_may_only_download_and_find_the_leader():
         allowed = permits(ACL, "supervisor", NONE, operation, ALICE_TOPOLOGY)
         # the blob reads: then each blob's ACL decides (supervisors may READ any blob)
         downloads = {"fileDownload", "getLeader"} | BLOB_READ_COMMANDS
+        # Storm 2's daemon-internal calls (nimbus answers them UNKNOWN_METHOD once allowed)
+        downloads |= {"getSupervisorAssignments", "sendSupervisorWorkerHeartbeats"}
+        downloads |= {"processWorkerMetrics"}
         assert allowed == (operation in downloads), operation
     assert "deleteBlob" in EVERY and "getBlobMeta" in EVERY
     # listed as a topology user too, a supervisor still cannot kill

@@ -1,5 +1,7 @@
 """A small plain-Python topology for API tests: no Spark, so its workers start fast."""
 
+import logging
+
 from squall import Bolt, Grouping, Spout, Topology
 
 
@@ -20,6 +22,10 @@ class Numbers(Spout):
 class Sink(Bolt):
     def process(self, tup):
         pass
+
+    def set_credentials(self, creds):
+        """Storm's ICredentialsListener: logs the keys it got (never the values)."""
+        logging.getLogger("tiny").info("sink credentials: %s", sorted(creds))
 
 
 class Tiny(Topology):
