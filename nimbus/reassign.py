@@ -105,11 +105,16 @@ def _round(
     outcomes = schedule_all(requests, cluster)
     snapshot = ClusterSnapshot.of(model)
     out: list[Instruction] = []
+    logs: list[Instruction] = []
     for tid in sorted(prepared):
         topology, dead, writes = prepared[tid]
         topology, more = _carry_out(topology, outcomes[tid], dead, snapshot, model.epoch, now, wall)
         model = model.with_topology(topology)
-        out += writes + more
+        out += writes + [i for i in more if not isinstance(i, AppendLog)]
+        logs += [i for i in more if isinstance(i, AppendLog)]
+    # The ZooKeeper writes first, then the log messages: each kind is carried out as one
+    # batch (controller.batches), so moving many topologies costs two round trips, not two each.
+    out += logs
     return replace(model, settled=None if out else settled), out, outcomes
 
 

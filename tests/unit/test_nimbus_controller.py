@@ -8,8 +8,9 @@ import pytest
 from squall.config import load_defaults
 from squall.nimbus import instructions as ins
 from squall.nimbus.cluster_state import FencedOut
-from squall.nimbus.controller import Controller, Decide
-from squall.records import StormBase
+from squall.nimbus.controller import Controller, Decide, batches
+from squall.nimbus.instructions import AppendLog, WriteAssignment, WriteBase
+from squall.records import Assignment, StormBase
 
 
 def controller(epoch=5, written=None):
@@ -108,3 +109,18 @@ def test_an_upload_waits_for_a_lead_being_taken():
     finally:
         shell.stop()
         shell.thread.join(10)
+
+
+def test_runs_of_writes_and_of_messages_are_batched_in_order():
+    """A lost host's rewrites go as one pipelined batch, its log messages as one commit."""
+    base = StormBase("t", "active", 0, 1, {"a": 1})
+    w = [WriteAssignment(f"t{i}", Assignment(1, f"t{i}", {}, {}, {}), 1) for i in range(3)]
+    m = [AppendLog("assignment", f"t{i}", {}, 1) for i in range(3)]
+    b = WriteBase("t", base, 1)
+    assert batches([w[0], w[1], m[0], m[1], b, w[2], m[2]]) == [
+        [w[0], w[1]],
+        [m[0], m[1]],
+        [b],
+        [w[2]],
+        [m[2]],
+    ]
