@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -235,8 +235,19 @@ class ClusterState:
     def read_assignments(self) -> dict[str, Assignment]:
         return self._read_all(Assignment, self.layout.assignments)
 
-    def read_supervisors(self) -> dict[str, SupervisorInfo]:
-        return self._read_all(SupervisorInfo, self.layout.supervisors)
+    def read_supervisors(
+        self, known: Mapping[str, SupervisorInfo] | None = None
+    ) -> dict[str, SupervisorInfo]:
+        """Every registered supervisor. With `known`, the ones it holds are taken from it and
+        only new ones are read: a supervisor change then costs the list of names and what
+        changed, not a read of every host (the monitor round reads them all again)."""
+        if known is None:
+            return self._read_all(SupervisorInfo, self.layout.supervisors)
+        names = self._children(self.layout.supervisors)
+        fresh = zk_mod.read_named(
+            self.zk, SupervisorInfo, self.layout.supervisors, [n for n in names if n not in known]
+        )
+        return {n: known[n] if n in known else fresh[n] for n in names if n in known or n in fresh}
 
     def read_beats(self, topology_id: str) -> dict[Slot, WorkerBeat]:
         beats = {}

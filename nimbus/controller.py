@@ -312,14 +312,22 @@ class Controller:
         supervisor change reads no beats: a lost supervisor's tasks move at once, judged on
         the beats the last round saw (at most nimbus.monitor.freq.secs old, well inside
         nimbus.task.timeout.secs), instead of after reading every worker's beat first, which
-        made failover grow with the cluster (bench/controlplane.py)."""
+        made failover grow with the cluster (bench/controlplane.py). It reads only the
+        supervisors it does not know yet (a record rewritten in place, which no children
+        watch reports anyway, waits for the next round)."""
         if not self.leading:
             return
         kind = ev.SupervisorsChanged if supervisors_changed else ev.MonitorTick
         topologies = () if supervisors_changed else self.model.topologies
+        began = self.clock()
         beats = {tid: self.state.read_beats(tid) for tid in topologies}
+        known = self.model.supervisors if supervisors_changed else None
+        supervisors = self.state.read_supervisors(known)
         now, wall = self.clock(), self.wall()
-        self.post(Decide(kind(now, wall, self.state.read_supervisors(), beats)))
+        if supervisors_changed:
+            read = now - began
+            log.info("supervisor change: %d supervisors read in %.3f s", len(supervisors), read)
+        self.post(Decide(kind(now, wall, supervisors, beats)))
 
     def cleanup_inbox(self) -> None:
         """Expire abandoned uploads and downloads (Inbox and CodeStore lock themselves)."""

@@ -1,7 +1,8 @@
-"""A round that moves many topologies (a lost host) writes their assignments pipelined, each
-still its own epoch-fenced transaction, and its coordinator-log messages in one database
-commit, against a real ZooKeeper and SQLite: new and existing assignments are written, a
-deposed leader writes none, and the messages keep their order."""
+"""What a lost host costs nimbus in I/O, against a real ZooKeeper and SQLite: a supervisor
+change reads only the supervisors nimbus does not know; a round that moves many topologies
+writes their assignments pipelined, each still its own epoch-fenced transaction (new and
+existing ones written, a deposed leader's refused), and its coordinator-log messages in one
+database commit, in order."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from kazoo.client import KazooClient
 
 from squall.nimbus.cluster_state import ClusterState, FencedOut
 from squall.nimbus.store import Store
-from squall.records import Assignment, decode
+from squall.records import Assignment, SupervisorInfo, decode, encode
 from squall.zk_layout import ZkLayout
 from squall.zkserver import ZooKeeperServer
 
@@ -80,3 +81,17 @@ def test_log_messages_are_appended_in_order_in_one_commit(tmp_path):
         store.append_all([("assignment", "t5", {}), ("nonsense", "x", {})])
     assert len(list(store.log())) == 6
     store.close()
+
+
+def test_a_supervisor_change_reads_only_the_new_supervisors(zk):
+    state = leader(zk)
+    for sid, port in (("s1", 6700), ("s2", 6700)):
+        zk.create(LAYOUT.supervisor(sid), encode(SupervisorInfo("h", [port], 0)))
+    known = state.read_supervisors()
+    assert sorted(known) == ["s1", "s2"]
+    zk.delete(LAYOUT.supervisor("s1"))
+    zk.create(LAYOUT.supervisor("s3"), encode(SupervisorInfo("h3", [6701], 0)))
+    zk.set(LAYOUT.supervisor("s2"), encode(SupervisorInfo("h", [6799], 0)))  # in place
+    changed = state.read_supervisors(known)
+    assert changed == {"s2": known["s2"], "s3": SupervisorInfo("h3", [6701], 0)}
+    assert state.read_supervisors()["s2"].ports == [6799]  # the monitor round reads it all
