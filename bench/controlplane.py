@@ -10,7 +10,10 @@ bytes/s, nimbus CPU per monitor round and resident memory, supervisors' assignme
 then one supervisor is lost (its session closed) and two times are taken: until nimbus has
 written every affected assignment (the nodes' mtime, ZooKeeper's own clock on this host:
 nimbus's reaction, free of the simulator's lag) and until simulated supervisors elsewhere
-hold all its tasks. Security off: the ACLs change no counts.
+hold all its tasks. Nimbus's own account of that reaction comes from its log
+(nimbus/controller.py): the supervisors' read, the wait in the controller queue, the decision
+(wall time and the controller thread's CPU) and the writes; and nimbus's process CPU from
+the loss until the last write. Security off: the ACLs change no counts.
 
     .venv/bin/python bench/controlplane.py 100 1000 5000
 """

@@ -90,7 +90,9 @@ class _Round:
         self.unheld.add(slot)
 
     def reserve(self, request: TopologyRequest) -> None:
-        mine = (set(request.existing.values()) & self.live) - self.owner.keys()
+        owner, live = self.owner, self.live  # no set difference with owner.keys(): that
+        # copies every held slot of the cluster, once per topology
+        mine = {s for s in set(request.existing.values()) if s in live and s not in owner}
         for slot in mine:
             self._hold(slot, request.id)
         if not request.resource_aware:  # scheduler.schedule finds its live tasks itself

@@ -34,6 +34,8 @@ from squall.topology_keys import TopologyKeys, encode_keys
 from squall.zk_acl_client import repair_acls
 from squall.zk_layout import ZkLayout
 
+from .write_size import BUDGET, create_op
+
 R = TypeVar("R")
 log = logging.getLogger("squall.nimbus")
 
@@ -152,19 +154,30 @@ class ClusterState:
         self._commit([(op, (path, encode(assignment)))])
 
     def write_assignments(self, assignments: Sequence[tuple[str, Assignment]]) -> None:
-        """Several assignments, each in its own fenced transaction as write_assignment's, all
-        sent before any answer is awaited: two round trips for a lost host's topologies
-        rather than two each, one after another (failover time, bench/controlplane.py)."""
+        """Several assignments in as few fenced transactions as fit one ZooKeeper request
+        (write_size.BUDGET), all sent before any answer is awaited: a lost host's topologies
+        cost two round trips and a request or two, not two round trips each, one after
+        another (failover time, bench/controlplane.py). Each transaction is all or nothing."""
+        if not assignments:
+            return
         paths = [self.layout.assignment(tid) for tid, _ in assignments]
         present = [self.zk.exists_async(path) for path in paths]
-        pending = []
+        chunks: list[list[tuple[str, str, bytes]]] = [[]]
+        size = 0
         for path, (_, assignment), exists in zip(paths, assignments, present, strict=True):
+            data = encode(assignment)
+            op = create_op(path, len(data))
+            if chunks[-1] and size + op > BUDGET:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(("create" if exists.get() is None else "set_data", path, data))
+            size += op
+        pending = []
+        for chunk in chunks:
             txn = self.zk.transaction()
             txn.check(self.layout.nimbus_epoch, self._epoch_version)
-            if exists.get() is None:
-                txn.create(path, encode(assignment))
-            else:
-                txn.set_data(path, encode(assignment))
+            for op_name, path, data in chunk:
+                getattr(txn, op_name)(path, data)
             pending.append(txn.commit_async())
         for answer in [p.get() for p in pending]:  # every answer in, then the first error
             self._check(answer)

@@ -60,6 +60,18 @@ def test_new_and_existing_assignments_are_written_together(zk):
         assert decode(Assignment, data, tid) == written
 
 
+def test_more_than_one_request_holds_is_split_into_several_transactions(zk):
+    state = leader(zk)
+    sid = "supervisor-with-a-long-id"
+    big = {t: (sid, 6700 + t % 4) for t in range(1, 2001)}
+    starts = dict.fromkeys(big, 0)
+    writes = [(f"t{i}", Assignment(1, f"t{i}", {sid: "h"}, big, starts)) for i in range(12)]
+    assert sum(len(encode(a)) for _, a in writes) > 1024 * 1024  # more than jute.maxbuffer
+    state.write_assignments(writes)
+    for tid, written in writes:
+        assert decode(Assignment, zk.get(LAYOUT.assignment(tid))[0], tid) == written
+
+
 def test_a_deposed_leader_writes_no_assignment(zk):
     old = leader(zk)
     old.write_assignment("t0", assignment("t0", 6700))
