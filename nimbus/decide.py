@@ -281,10 +281,12 @@ def _supervisors_changed(
     due: dict[str, bool],
     e: ev.MonitorTick,
 ) -> Result:
-    """Only the topologies the change touches are rescheduled (nimbus/supervisor_change.py),
-    so a lost host costs what it ran, not the cluster's size; reassign_touched falls back to
-    every due topology when that round leaves one unplaced."""
+    """When supervisors only left, only the topologies on them are rescheduled
+    (nimbus/supervisor_change.py), so a lost host costs what it ran, not the cluster's size;
+    reassign_touched falls back to every due topology when that round leaves one unplaced."""
     touched = touched_topologies(model.topologies, before, e.supervisors)
+    if touched is None:  # a supervisor came: every topology may use it
+        return reassign_round(model, due, e.beats, e.now, e.wall)
     narrowed = {tid: scratch for tid, scratch in due.items() if tid in touched}
     if not narrowed:
         return model, []

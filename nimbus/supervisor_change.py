@@ -1,18 +1,17 @@
-"""Which topologies a supervisor change touches, so that nimbus's reaction to a lost host
-costs what the host ran, not the size of the cluster (issue #15 item 4). Pure.
+"""Which topologies a lost supervisor touches, so that nimbus's reaction to a lost host costs
+what the host ran, not the size of the cluster (issue #15 item 4). Pure.
 
-A supervisor change (the /supervisors watch) reschedules only:
-- the topologies with a slot on a supervisor that is gone, or whose ports or capacity
-  changed (their tasks there must move, or may no longer fit), and
-- when a supervisor came or changed (capacity may have appeared), the topologies that are
-  not fully scheduled (new, evicted, short of slots or resources).
-Every other topology keeps its slots and resources as fixed occupants: for it nothing this
-event reports has changed. decide.py falls back to a round over every topology when a
-narrowed round leaves any topology short (it could not fit, or evicted another), because
-only a round over every topology may evict topologies outside the set (the eviction rule of
-nimbus/cluster_scheduler.py). Whatever else a full round would change (a task whose beats
-timed out, spreading onto a new host) the monitor round does, which still schedules every
-topology every nimbus.monitor.freq.secs.
+When supervisors only left (the /supervisors watch), nimbus reschedules only the topologies
+with a slot on a supervisor that is gone; every other topology keeps its slots and resources
+as fixed occupants: for it nothing this event reports has changed, and no capacity came that
+a topology short of slots could use. decide.py falls back to a round over every topology when
+that narrowed round leaves any topology unplaced (it could not fit, or evicted another),
+because only a round over every topology may evict topologies outside the set (the eviction
+rule of nimbus/cluster_scheduler.py). When a supervisor came, or offers other ports or
+capacity, every topology is rescheduled at once, as before: topologies short of slots take
+the new room and others spread onto the new host. Whatever else a full round would change (a
+task whose beats timed out) the monitor round does, which still schedules every topology
+every nimbus.monitor.freq.secs.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from collections.abc import Mapping
 
 from squall.records import SupervisorInfo
 
-from .cluster_scheduler import FULLY_SCHEDULED
 from .model import TopologyModel
 
 Offer = tuple[str, tuple[int, ...], float, float]
@@ -32,30 +30,25 @@ def offer(info: SupervisorInfo) -> Offer:
     return (info.host, tuple(info.ports), info.memory_capacity_mb, info.cpu_capacity)
 
 
-def changed_supervisors(
+def came_or_changed(
     before: Mapping[str, SupervisorInfo], after: Mapping[str, SupervisorInfo]
-) -> tuple[set[str], bool]:
-    """(supervisors gone or changed, whether any came or changed)."""
-    gone_or_changed = {
-        sid for sid, info in before.items() if sid not in after or offer(after[sid]) != offer(info)
-    }
-    grew = any(sid not in before or offer(before[sid]) != offer(i) for sid, i in after.items())
-    return gone_or_changed, grew
+) -> bool:
+    return any(sid not in before or offer(before[sid]) != offer(i) for sid, i in after.items())
 
 
 def touched_topologies(
     topologies: Mapping[str, TopologyModel],
     before: Mapping[str, SupervisorInfo],
     after: Mapping[str, SupervisorInfo],
-) -> set[str]:
-    """Ids of the topologies a change from `before` to `after` may move or place. Costs one
-    look at each topology's hosts (Assignment.node_host), not at its tasks."""
-    lost, grew = changed_supervisors(before, after)
-    touched = set()
-    for tid, topology in topologies.items():
-        assignment = topology.assignment
-        short = assignment is None or topology.sched_status != FULLY_SCHEDULED
-        on_lost = assignment is not None and not lost.isdisjoint(assignment.node_host)
-        if on_lost or (grew and short):
-            touched.add(tid)
-    return touched
+) -> set[str] | None:
+    """Ids of the topologies with a slot on a supervisor gone between `before` and `after`;
+    None when one came or changed (every topology is then rescheduled). Costs one look at
+    each topology's hosts (Assignment.node_host), not at its tasks."""
+    if came_or_changed(before, after):
+        return None
+    lost = before.keys() - after.keys()
+    return {
+        tid
+        for tid, topology in topologies.items()
+        if topology.assignment is not None and not lost.isdisjoint(topology.assignment.node_host)
+    }

@@ -1,7 +1,8 @@
-"""A supervisor change reschedules only the topologies it touches (nimbus/supervisor_change.py,
+"""A lost supervisor reschedules only the topologies it touches (nimbus/supervisor_change.py,
 reassign.reassign_touched), and gives the same assignments as a round over every topology
 wherever that full round leaves the untouched topologies where they were; a touched topology
-that cannot fit falls back to the full round, whose eviction may reach untouched ones."""
+that cannot fit falls back to the full round, whose eviction may reach untouched ones; a
+supervisor that joins gets the full round at once."""
 
 import random
 from dataclasses import replace
@@ -66,24 +67,31 @@ def test_a_lost_supervisor_touches_only_the_topologies_on_it():
     assert all(lost not in t.assignment.node_host for t in narrowed.topologies.values())
 
 
-def test_a_restarted_supervisor_with_the_same_offer_touches_nothing():
-    sups = {"s0": host(2), "s1": host(2)}
+def test_a_supervisor_that_left_with_nothing_on_it_decides_nothing():
+    sups = {"s0": host(2), "s1": host(2), "s2": host(1)}
     model = settled(sups, [topology("t1", 2, 4)])
-    restarted = {**sups, "s0": replace(sups["s0"], start_time_secs=99, version="x")}
-    assert touched_topologies(model.topologies, sups, restarted) == set()
-    narrowed, out = handle(model, ev.SupervisorsChanged(1.0, 1.0, restarted, {}))
+    idle = next(s for s in sups if s not in model.topologies["t1"].assignment.node_host)
+    after = {sid: info for sid, info in sups.items() if sid != idle}
+    assert touched_topologies(model.topologies, sups, after) == set()
+    narrowed, out = handle(model, ev.SupervisorsChanged(1.0, 1.0, after, {}))
     assert out == [] and placements(narrowed) == placements(model)
+    assert narrowed.supervisors == after
 
 
-def test_a_new_supervisor_touches_only_topologies_short_of_slots():
-    sups = {"s0": host(2)}
-    model = settled(sups, [topology("t1", 1, 2), topology("t2", 3, 3)])
-    assert model.topologies["t2"].sched_status.startswith("Running on")
-    grown = {**sups, "s1": host(2)}
-    assert touched_topologies(model.topologies, sups, grown) == {"t2"}
-    narrowed, _ = handle(model, ev.SupervisorsChanged(1.0, 1.0, grown, {}))
-    assert len(narrowed.topologies["t2"].assignment.slots()) == 3
-    assert placements(narrowed)["t1"] == placements(model)["t1"]
+def test_a_joining_or_changed_supervisor_reschedules_every_topology_at_once():
+    sups = {"s0": host(3)}
+    model = settled(sups, [topology("t1", 2, 2), topology("t2", 3, 3)])
+    assert model.topologies["t2"].sched_status.startswith("Running on 1 of 3")
+    grown = {**sups, "s1": host(3)}
+    assert touched_topologies(model.topologies, sups, grown) is None
+    narrowed, full = changed(model, grown)
+    assert placements(narrowed) == placements(full)
+    assert narrowed.topologies["t2"].sched_status == "Fully Scheduled"
+    assert set(narrowed.topologies["t1"].assignment.node_host) == {"s0", "s1"}  # spread
+    more_ports = {"s0": host(4)}
+    assert touched_topologies(model.topologies, sups, more_ports) is None
+    restarted = {"s0": replace(sups["s0"], start_time_secs=99, version="x")}
+    assert touched_topologies(model.topologies, sups, restarted) == set()
 
 
 def test_narrowed_rounds_equal_full_rounds_where_the_full_round_keeps_the_others():
