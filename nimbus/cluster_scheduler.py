@@ -93,8 +93,9 @@ class _Round:
         owner, live = self.owner, self.live  # no set difference with owner.keys(): that
         # copies every held slot of the cluster, once per topology
         mine = {s for s in set(request.existing.values()) if s in live and s not in owner}
-        for slot in mine:
-            self._hold(slot, request.id)
+        owner.update(dict.fromkeys(mine, request.id))  # _hold for every slot, in C
+        self.held.setdefault(request.id, set()).update(mine)
+        self.unheld -= mine
         if not request.resource_aware:  # scheduler.schedule finds its live tasks itself
             self.kept[request.id] = {}
             return
