@@ -10,7 +10,10 @@ bytes/s, nimbus CPU per monitor round and resident memory, supervisors' assignme
 then one supervisor is lost (its session closed) and two times are taken: until nimbus has
 written every affected assignment (the nodes' mtime, ZooKeeper's own clock on this host:
 nimbus's reaction, free of the simulator's lag) and until simulated supervisors elsewhere
-hold all its tasks. Security off: the ACLs change no counts.
+hold all its tasks. Nimbus's own account of that reaction comes from its log
+(nimbus/controller.py): the supervisors' read, the wait in the controller queue, the decision
+(wall time and the controller thread's CPU) and the writes; and nimbus's process CPU from
+the loss until the last write. Security off: the ACLs change no counts.
 
     .venv/bin/python bench/controlplane.py 100 1000 5000
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -180,6 +184,33 @@ def monitor_reads(io: KazooClient, tids: list[str]) -> float:
     return min(times)
 
 
+DECIDED = re.compile(
+    r"SupervisorsChanged: ([\d.]+) s after its reads, decided in ([\d.]+) s \(([\d.]+) s CPU\), "
+    r"\d+ instructions carried out in ([\d.]+) s"
+)
+READ = re.compile(r"supervisor change: \d+ supervisors read in ([\d.]+) s")
+
+
+def decision_parts(path: Path, offset: int) -> dict | None:
+    """What nimbus's log says of its reaction (nimbus/controller.py): the supervisors' read,
+    the wait in the controller queue, the decision (wall and the controller thread's CPU)
+    and the writes; None until the decision's line is there."""
+    with path.open("rb") as f:
+        f.seek(offset)
+        text = f.read().decode(errors="replace")
+    decided, read = DECIDED.search(text), READ.search(text)
+    if decided is None or read is None:
+        return None
+    queue, wall, cpu, writes = (float(x) for x in decided.groups())
+    return {
+        "sup_read_s": float(read.group(1)),
+        "queue_s": queue,
+        "decide_s": wall,
+        "decide_cpu_s": cpu,
+        "writes_s": writes,
+    }
+
+
 def beating(io: KazooClient, tids: list[str]) -> int:
     return sum(
         len(io.get_children(LAYOUT.taskbeats(t))) for t in tids if io.exists(LAYOUT.taskbeats(t))
@@ -299,6 +330,8 @@ def run(n: int) -> dict:
         victim = sims[0]
         moved = {(tid, t) for (tid, _), spec in victim.workers.items() for t in spec.tasks}
         affected = sorted({tid for tid, _ in moved})
+        nimbus_log = cluster.directory / "nimbus.log"
+        log_from, cpu_before = nimbus_log.stat().st_size, cpu_secs(pid)
         lost_at, lost_wall = time.monotonic(), time.time()
         victim.lose()
 
@@ -315,6 +348,12 @@ def run(n: int) -> dict:
 
         written = wait_for(rewritten, 300, "nimbus to reassign the lost tasks", interval=0.05)
         result["failover_nimbus_s"] = written - lost_wall
+        result["failover_nimbus_cpu_s"] = cpu_secs(pid) - cpu_before  # beats' decoding too
+        result["failover_topologies"] = len(affected)
+        parts = wait_for(
+            lambda: decision_parts(nimbus_log, log_from), 60, "nimbus to log its decision"
+        )
+        result.update(parts)
 
         def elsewhere() -> bool:
             held = {

@@ -61,20 +61,41 @@ def beyond_guarantee(requests: Sequence[TopologyRequest], pools: Mapping[str, Ne
 
 
 class _Round:
-    """The mutable bookkeeping of one call: who holds which slot, what each host has free."""
+    """The mutable bookkeeping of one call: who holds which slot, what each host has free.
+
+    Each topology's slots and the unheld ones are kept as sets beside `owner`, so a
+    topology's candidates cost its own slots plus the free ones, not a pass over every slot
+    of the cluster per topology (that pass was most of a lost supervisor's decision at 5000
+    workers: bench/RESULTS.md, slice F)."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.slots = cluster.slots()
+        self.index = {slot: i for i, slot in enumerate(self.slots)}
         self.live = set(self.slots)
         self.owner: dict[Slot, str] = {}
+        self.held: dict[str, set[Slot]] = {}
+        self.unheld: set[Slot] = set(self.slots)
         self.free: dict[str, tuple[float, float]] = {
             sid: (host.memory_mb, host.cpu) for sid, host in cluster.hosts.items()
         }
         self.kept: dict[str, dict[int, Slot]] = {}
 
+    def _hold(self, slot: Slot, tid: str) -> None:
+        self.owner[slot] = tid
+        self.held.setdefault(tid, set()).add(slot)
+        self.unheld.discard(slot)
+
+    def _drop(self, slot: Slot) -> None:
+        self.held[self.owner.pop(slot)].discard(slot)
+        self.unheld.add(slot)
+
     def reserve(self, request: TopologyRequest) -> None:
-        mine = (set(request.existing.values()) & self.live) - self.owner.keys()
-        self.owner.update(dict.fromkeys(mine, request.id))
+        owner, live = self.owner, self.live  # no set difference with owner.keys(): that
+        # copies every held slot of the cluster, once per topology
+        mine = {s for s in set(request.existing.values()) if s in live and s not in owner}
+        owner.update(dict.fromkeys(mine, request.id))  # _hold for every slot, in C
+        self.held.setdefault(request.id, set()).update(mine)
+        self.unheld -= mine
         if not request.resource_aware:  # scheduler.schedule finds its live tasks itself
             self.kept[request.id] = {}
             return
@@ -100,8 +121,8 @@ class _Round:
 
     def release(self, request: TopologyRequest) -> None:
         """Give back everything `request` holds (it is evicted)."""
-        for slot in [s for s, tid in self.owner.items() if tid == request.id]:
-            del self.owner[slot]
+        for slot in list(self.held.get(request.id, ())):
+            self._drop(slot)
         if request.resource_aware:
             for task, slot in self.kept.pop(request.id, {}).items():
                 mem, cpu = request.need(task)
@@ -109,21 +130,28 @@ class _Round:
                 self.free[slot[0]] = (host_mem + mem, host_cpu + cpu)
         self.kept[request.id] = {}
 
+    def holding(self) -> set[str]:
+        return {tid for tid, slots in self.held.items() if slots}
+
     def candidates(self, request: TopologyRequest) -> list[Slot]:
-        return [s for s in self.slots if self.owner.get(s, request.id) == request.id]
+        """Its own slots and the unheld ones, in the cluster's slot order."""
+        return sorted(self.held.get(request.id, set()) | self.unheld, key=self.index.__getitem__)
 
     def claim(self, request: TopologyRequest, placement: Mapping[int, Slot]) -> None:
         used = set(placement.values())
-        for slot in self.candidates(request):
-            if slot in used:
-                self.owner[slot] = request.id
-            elif self.owner.get(slot) == request.id:
-                del self.owner[slot]
+        for slot in list(self.held.get(request.id, ())):
+            if slot not in used:
+                self._drop(slot)
+        for slot in used - self.held.get(request.id, set()):
+            if slot in self.unheld:
+                self._hold(slot, request.id)
 
     def copy(self) -> _Round:
         twin = object.__new__(_Round)
-        twin.slots, twin.live = self.slots, self.live
+        twin.slots, twin.live, twin.index = self.slots, self.live, self.index
         twin.owner, twin.free = dict(self.owner), dict(self.free)
+        twin.held = {tid: set(slots) for tid, slots in self.held.items()}
+        twin.unheld = set(self.unheld)
         twin.kept = {tid: dict(k) for tid, k in self.kept.items()}
         return twin
 
@@ -176,7 +204,7 @@ def _evict_for(
     request: TopologyRequest, victims: list[TopologyRequest], state: _Round, failed: Fit
 ) -> tuple[Fit, _Round, list[TopologyRequest]]:
     """Release victims, lowest-ranked first, until `request` fits; all or nothing."""
-    holding = {tid for tid in state.owner.values()}
+    holding = state.holding()
     victims = [
         v for v in victims if v.id in holding
     ]  # evicting one that holds nothing frees nothing

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -33,6 +33,8 @@ from squall.records import (
 from squall.topology_keys import TopologyKeys, encode_keys
 from squall.zk_acl_client import repair_acls
 from squall.zk_layout import ZkLayout
+
+from .write_size import BUDGET, create_op
 
 R = TypeVar("R")
 log = logging.getLogger("squall.nimbus")
@@ -91,7 +93,9 @@ class ClusterState:
         txn.check(self.layout.nimbus_epoch, self._epoch_version)
         for op, args in ops:
             getattr(txn, op)(*args)
-        results = txn.commit()
+        self._check(txn.commit())
+
+    def _check(self, results: list[Any]) -> None:
         if isinstance(results[0], Exception):
             raise FencedOut(f"epoch {self.epoch} is no longer the leader's")
         errors = [r for r in results if isinstance(r, Exception)]
@@ -155,6 +159,35 @@ class ClusterState:
         path = self.layout.assignment(topology_id)
         op = "set_data" if self.zk.exists(path) else "create"
         self._commit([(op, (path, encode(assignment)))])
+
+    def write_assignments(self, assignments: Sequence[tuple[str, Assignment]]) -> None:
+        """Several assignments in as few fenced transactions as fit one ZooKeeper request
+        (write_size.BUDGET), all sent before any answer is awaited: a lost host's topologies
+        cost two round trips and a request or two, not two round trips each, one after
+        another (failover time, bench/controlplane.py). Each transaction is all or nothing."""
+        if not assignments:
+            return
+        paths = [self.layout.assignment(tid) for tid, _ in assignments]
+        present = [self.zk.exists_async(path) for path in paths]
+        chunks: list[list[tuple[str, str, bytes]]] = [[]]
+        size = 0
+        for path, (_, assignment), exists in zip(paths, assignments, present, strict=True):
+            data = encode(assignment)
+            op = create_op(path, len(data))
+            if chunks[-1] and size + op > BUDGET:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(("create" if exists.get() is None else "set_data", path, data))
+            size += op
+        pending = []
+        for chunk in chunks:
+            txn = self.zk.transaction()
+            txn.check(self.layout.nimbus_epoch, self._epoch_version)
+            for op_name, path, data in chunk:
+                getattr(txn, op_name)(path, data)
+            pending.append(txn.commit_async())
+        for answer in [p.get() for p in pending]:  # every answer in, then the first error
+            self._check(answer)
 
     def write_log_config(self, topology_id: str, data: bytes) -> None:
         path = self.layout.logconfig(topology_id)
@@ -222,8 +255,19 @@ class ClusterState:
     def read_assignments(self) -> dict[str, Assignment]:
         return self._read_all(Assignment, self.layout.assignments)
 
-    def read_supervisors(self) -> dict[str, SupervisorInfo]:
-        return self._read_all(SupervisorInfo, self.layout.supervisors)
+    def read_supervisors(
+        self, known: Mapping[str, SupervisorInfo] | None = None
+    ) -> dict[str, SupervisorInfo]:
+        """Every registered supervisor. With `known`, the ones it holds are taken from it and
+        only new ones are read: a supervisor change then costs the list of names and what
+        changed, not a read of every host (the monitor round reads them all again)."""
+        if known is None:
+            return self._read_all(SupervisorInfo, self.layout.supervisors)
+        names = self._children(self.layout.supervisors)
+        fresh = zk_mod.read_named(
+            self.zk, SupervisorInfo, self.layout.supervisors, [n for n in names if n not in known]
+        )
+        return {n: known[n] if n in known else fresh[n] for n in names if n in known or n in fresh}
 
     def read_beats(self, topology_id: str) -> dict[Slot, WorkerBeat]:
         beats = {}

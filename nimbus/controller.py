@@ -67,6 +67,21 @@ class Barrier:
 
 Job = Decide | TakeLead | Stop | Barrier
 
+BATCHED = (ins.WriteAssignment, ins.AppendLog)
+
+
+def batches(instructions: list[ins.Instruction]) -> list[list[ins.Instruction]]:
+    """Consecutive assignment writes together, and consecutive log messages together (a lost
+    host's topologies: pipelined ZooKeeper writes and one database commit instead of two
+    round trips and a commit per topology); every other instruction alone, all in order."""
+    out: list[list[ins.Instruction]] = []
+    for i in instructions:
+        if out and isinstance(i, BATCHED) and type(out[-1][0]) is type(i):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
 
 class Controller:
     def __init__(
@@ -146,23 +161,63 @@ class Controller:
                 future.set_result(None)
 
     def _decide(self, event: ev.Event) -> None:
+        began, cpu = self.clock(), time.thread_time()
         model, instructions = handle(self.model, event)
-        for done, instruction in enumerate(instructions):
+        cpu, decided = time.thread_time() - cpu, self.clock()
+        done = 0
+        for batch in batches(instructions):
             try:
-                self._execute(instruction)
+                self._execute_batch(batch)
             except FencedOut:
                 raise
             except Exception:
-                if done:  # carried out in part: take ZooKeeper's word for what happened
+                if done or len(batch) > 1:  # carried out in part: take ZooKeeper's word
                     self.model = self.read_model(refresh=True)
                 raise
+            done += len(batch)
         self.model = model
+        if isinstance(event, ev.MonitorTick) and instructions:  # what failover costs
+            log.info(
+                "%s: %.3f s after its reads, decided in %.3f s (%.3f s CPU), "
+                "%d instructions carried out in %.3f s",
+                type(event).__name__,
+                began - event.now,
+                decided - began,
+                cpu,
+                len(instructions),
+                self.clock() - decided,
+            )
 
     # --- carrying out instructions ---
 
-    def _execute(self, i: ins.Instruction) -> None:
+    def _fence(self, i: ins.Instruction) -> None:
         if getattr(i, "epoch", self.state.epoch) != self.state.epoch:
             raise FencedOut(f"instruction of epoch {i.epoch}; this nimbus has {self.state.epoch}")
+
+    def _execute_batch(self, batch: list[ins.Instruction]) -> None:
+        """A run of assignment writes, or of log messages, carried out together (see
+        `batches`); anything else one at a time."""
+        if len(batch) == 1:
+            self._execute(batch[0])
+            return
+        for i in batch:
+            self._fence(i)
+        writes = [(i.topology_id, i.assignment) for i in batch if type(i) is ins.WriteAssignment]
+        messages = [(i.type, i.key, dict(i.values)) for i in batch if type(i) is ins.AppendLog]
+        match batch[0]:
+            case ins.WriteAssignment():
+                self.state.write_assignments(writes)
+                for tid, assignment in writes:
+                    slots = len(assignment.slots())
+                    log.info("%s: %d tasks on %d slots", tid, len(assignment.task_slots), slots)
+            case ins.AppendLog():
+                self.state.check_lead()
+                self.store.append_all(messages)
+            case _:
+                raise TypeError(f"no batch of {batch[0]!r}")
+
+    def _execute(self, i: ins.Instruction) -> None:
+        self._fence(i)
         match i:
             case ins.SaveCode():
                 self.state.check_lead()
@@ -257,14 +312,22 @@ class Controller:
         supervisor change reads no beats: a lost supervisor's tasks move at once, judged on
         the beats the last round saw (at most nimbus.monitor.freq.secs old, well inside
         nimbus.task.timeout.secs), instead of after reading every worker's beat first, which
-        made failover grow with the cluster (bench/controlplane.py)."""
+        made failover grow with the cluster (bench/controlplane.py). It reads only the
+        supervisors it does not know yet (a record rewritten in place, which no children
+        watch reports anyway, waits for the next round)."""
         if not self.leading:
             return
         kind = ev.SupervisorsChanged if supervisors_changed else ev.MonitorTick
         topologies = () if supervisors_changed else self.model.topologies
+        began = self.clock()
         beats = {tid: self.state.read_beats(tid) for tid in topologies}
+        known = self.model.supervisors if supervisors_changed else None
+        supervisors = self.state.read_supervisors(known)
         now, wall = self.clock(), self.wall()
-        self.post(Decide(kind(now, wall, self.state.read_supervisors(), beats)))
+        if supervisors_changed:
+            read = now - began
+            log.info("supervisor change: %d supervisors read in %.3f s", len(supervisors), read)
+        self.post(Decide(kind(now, wall, supervisors, beats)))
 
     def cleanup_inbox(self) -> None:
         """Expire abandoned uploads and downloads (Inbox and CodeStore lock themselves)."""

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from squall import thrift_api as T
-from squall.records import Assignment, Slot, StormBase, WorkerBeat
+from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.structure import ACKER, assign_task_ids
 from squall.validation import check_name_free, invalid, validate_topology_conf
 
@@ -24,10 +24,11 @@ from . import instructions as ins
 from . import log_debug, states
 from .heartbeats import HeartbeatCache
 from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, synced_with
-from .reassign import log_message, place_new, reassign_round
+from .reassign import log_message, place_new, reassign_round, reassign_touched
 from .resource_conf import component_resources, worker_heap
 from .scheduler import start_times
 from .store import topology_confs
+from .supervisor_change import touched_topologies
 from .write_size import BUDGET, topology_write_bytes
 
 Result = tuple[NimbusModel, list[ins.Instruction]]
@@ -260,6 +261,7 @@ def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
 def _monitor(model: NimbusModel, e: ev.MonitorTick) -> Result:
     if not model.leading:
         return model, []
+    before = model.supervisors
     model = replace(model, supervisors=e.supervisors)
     # Every topology the status machine reschedules (active and inactive ones), in one
     # scheduler call over one cluster snapshot.
@@ -268,7 +270,27 @@ def _monitor(model: NimbusModel, e: ev.MonitorTick) -> Result:
         for tid, t in sorted(model.topologies.items())
         if states.transition(t.base, states.Monitor(), e.wall) == [states.Reassign(scratch=False)]
     }
+    if isinstance(e, ev.SupervisorsChanged):
+        return _supervisors_changed(model, before, due, e)
     return reassign_round(model, due, e.beats, e.now, e.wall)
+
+
+def _supervisors_changed(
+    model: NimbusModel,
+    before: Mapping[str, SupervisorInfo],
+    due: dict[str, bool],
+    e: ev.MonitorTick,
+) -> Result:
+    """When supervisors only left, only the topologies on them are rescheduled
+    (nimbus/supervisor_change.py), so a lost host costs what it ran, not the cluster's size;
+    reassign_touched falls back to every due topology when that round leaves one unplaced."""
+    touched = touched_topologies(model.topologies, before, e.supervisors)
+    if touched is None:  # a supervisor came: every topology may use it
+        return reassign_round(model, due, e.beats, e.now, e.wall)
+    narrowed = {tid: scratch for tid, scratch in due.items() if tid in touched}
+    if not narrowed:
+        return model, []
+    return reassign_touched(model, narrowed, due, e.beats, e.now, e.wall)
 
 
 def _became_leader(model: NimbusModel, e: ev.BecameLeader) -> Result:

@@ -45,6 +45,35 @@ def reassign_round(
     """Reschedule the topologies in `scratch` (True: a rebalance, every task placed afresh;
     False: live tasks stay put, dead ones move) in one scheduler call over the whole cluster;
     the others keep their places. An unchanged placement with no dead task writes nothing."""
+    model, out, _ = _round(model, scratch, beats, now, wall)
+    return model, out
+
+
+def reassign_touched(
+    model: NimbusModel,
+    touched: Mapping[str, bool],
+    due: Mapping[str, bool],
+    beats: Mapping[str, Mapping[Slot, WorkerBeat]],
+    now: float,
+    wall: float,
+) -> tuple[NimbusModel, list[Instruction]]:
+    """Reschedule only `touched` (nimbus/supervisor_change.py), every other topology a fixed
+    occupant; if any topology of that round is left unplaced (it could not fit, or evicted
+    one), decide the round over every `due` topology instead: only that round may evict
+    topologies outside `touched`, and the narrowed one is then thrown away, written nowhere."""
+    decided, out, outcomes = _round(model, touched, beats, now, wall)
+    if all(outcome.placed for outcome in outcomes.values()):
+        return decided, out
+    return reassign_round(model, due, beats, now, wall)
+
+
+def _round(
+    model: NimbusModel,
+    scratch: Mapping[str, bool],
+    beats: Mapping[str, Mapping[Slot, WorkerBeat]],
+    now: float,
+    wall: float,
+) -> tuple[NimbusModel, list[Instruction], Mapping[str, Outcome]]:
     settings = model.settings
     requests = []
     prepared: dict[str, tuple[TopologyModel, set[int], list[Instruction]]] = {}
@@ -72,16 +101,21 @@ def reassign_round(
     steady = not any(dead or writes for _, dead, writes in prepared.values())
     if steady and model.settled == settled:  # nothing to decide: same input, same outcome
         caches = {tid: topology for tid, (topology, _, _) in prepared.items()}
-        return replace(model, topologies={**model.topologies, **caches}), []
+        return replace(model, topologies={**model.topologies, **caches}), [], {}
     outcomes = schedule_all(requests, cluster)
     snapshot = ClusterSnapshot.of(model)
     out: list[Instruction] = []
+    logs: list[Instruction] = []
     for tid in sorted(prepared):
         topology, dead, writes = prepared[tid]
         topology, more = _carry_out(topology, outcomes[tid], dead, snapshot, model.epoch, now, wall)
         model = model.with_topology(topology)
-        out += writes + more
-    return replace(model, settled=None if out else settled), out
+        out += writes + [i for i in more if not isinstance(i, AppendLog)]
+        logs += [i for i in more if isinstance(i, AppendLog)]
+    # The ZooKeeper writes first, then the log messages: each kind is carried out as one
+    # batch (controller.batches), so moving many topologies costs two round trips, not two each.
+    out += logs
+    return replace(model, settled=None if out else settled), out, outcomes
 
 
 def _carry_out(

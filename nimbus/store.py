@@ -166,22 +166,31 @@ class Store:
     # --- the coordinator log ---
 
     def append(self, type_: str, key: str, values: dict[str, Any]) -> int:
-        if type_ not in MESSAGE_TYPES:
-            raise ValueError(f"unknown coordinator message type {type_!r}")
-        value = {
-            "host": self.host,
-            "username": self.username,
-            "source": self.source,
-            "timestamp": time.time(),
-            "values": values,
-        }
+        return self.append_all([(type_, key, values)])[0]
+
+    def append_all(self, messages: list[tuple[str, str, dict[str, Any]]]) -> list[int]:
+        """Several messages in one database transaction, in order: one commit (one fsync of
+        SQLite's file) for a round that moved many topologies, not one each."""
+        for type_, _, _ in messages:
+            if type_ not in MESSAGE_TYPES:
+                raise ValueError(f"unknown coordinator message type {type_!r}")
+        seqs = []
         with self.engine.begin() as db:
-            result = db.execute(
-                insert(coordinator_log).values(
-                    key=compact([LOG_FORMAT_VERSION, type_, key]), value=compact(value)
+            for type_, key, values in messages:
+                value = {
+                    "host": self.host,
+                    "username": self.username,
+                    "source": self.source,
+                    "timestamp": time.time(),
+                    "values": values,
+                }
+                result = db.execute(
+                    insert(coordinator_log).values(
+                        key=compact([LOG_FORMAT_VERSION, type_, key]), value=compact(value)
+                    )
                 )
-            )
-            return int(result.inserted_primary_key[0])
+                seqs.append(int(result.inserted_primary_key[0]))
+        return seqs
 
     def log(self, since: int = 0) -> Iterator[CoordinatorMessage]:
         with self.engine.connect() as db:

@@ -8,8 +8,9 @@ import pytest
 from squall.config import load_defaults
 from squall.nimbus import instructions as ins
 from squall.nimbus.cluster_state import FencedOut
-from squall.nimbus.controller import Controller, Decide
-from squall.records import StormBase
+from squall.nimbus.controller import Controller, Decide, batches
+from squall.nimbus.instructions import AppendLog, WriteAssignment, WriteBase
+from squall.records import Assignment, StormBase
 
 
 def controller(epoch=5, written=None):
@@ -108,3 +109,66 @@ def test_an_upload_waits_for_a_lead_being_taken():
     finally:
         shell.stop()
         shell.thread.join(10)
+
+
+def test_runs_of_writes_and_of_messages_are_batched_in_order():
+    """A lost host's rewrites go as one pipelined batch, its log messages as one commit."""
+    base = StormBase("t", "active", 0, 1, {"a": 1})
+    w = [WriteAssignment(f"t{i}", Assignment(1, f"t{i}", {}, {}, {}), 1) for i in range(3)]
+    m = [AppendLog("assignment", f"t{i}", {}, 1) for i in range(3)]
+    b = WriteBase("t", base, 1)
+    assert batches([w[0], w[1], m[0], m[1], b, w[2], m[2]]) == [
+        [w[0], w[1]],
+        [m[0], m[1]],
+        [b],
+        [w[2]],
+        [m[2]],
+    ]
+
+
+def test_a_lost_host_rewrites_and_logs_as_two_batches_and_a_failed_batch_rereads_zookeeper():
+    from squall.nimbus import events as ev
+    from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+    from squall.records import SupervisorInfo
+
+    ports = [6700, 6701]
+    sups = {"s1": SupervisorInfo("h1", ports, 0), "s2": SupervisorInfo("h2", ports, 0)}
+    zookeeper = {
+        tid: Assignment(2, tid, {"s1": "h1", "s2": "h2"}, {1: ("s1", p), 2: ("s2", p)}, {})
+        for tid, p in (("t-1", 6700), ("t-2", 6701))
+    }
+    calls = []
+    state = SimpleNamespace(
+        epoch=2,
+        write_assignments=lambda writes: calls.append(("zk", [t for t, _ in writes])),
+        check_lead=lambda: None,
+        read_bases=lambda: {t: StormBase(t, "active", 0, 2, {"a": 2}) for t in zookeeper},
+        read_assignments=lambda: dict(zookeeper),
+        read_supervisors=lambda: dict(sups),
+    )
+    store = SimpleNamespace(append_all=lambda messages: calls.append(("db", len(messages))))
+    shell = Controller(load_defaults(), state, None, SimpleNamespace(store=store), later=None)
+    topologies = {
+        tid: TopologyModel(tid, StormBase(tid, "active", 0, 2, {"a": 2}), {1: "a", 2: "a"}, a)
+        for tid, a in zookeeper.items()
+    }
+    settings = NimbusSettings.from_conf(load_defaults())
+    model = NimbusModel(settings, topologies, sups, epoch=2, leading=True)
+    lost = ev.SupervisorsChanged(1.0, 1.0, {"s1": sups["s1"]}, {})
+    shell.model = model
+    shell._decide(lost)
+    assert calls == [("zk", ["t-1", "t-2"]), ("db", 2)]  # two batches, not four steps
+    assert all(set(t.assignment.node_host) == {"s1"} for t in shell.model.topologies.values())
+
+    def in_part(writes):  # t-1's transaction went through, t-2's did not
+        zookeeper["t-1"] = dict(writes)["t-1"]
+        raise OSError("connection lost")
+
+    state.write_assignments = in_part
+    shell.model = model
+    with pytest.raises(OSError):
+        shell._decide(lost)
+    # nimbus takes ZooKeeper's word for what happened, neither its plan nor its old model
+    assert shell.model.topologies["t-1"].assignment == zookeeper["t-1"]
+    assert zookeeper["t-1"] != model.topologies["t-1"].assignment
+    assert shell.model.topologies["t-2"].assignment == model.topologies["t-2"].assignment
