@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .acker import Acker
-from .acking import AckerReceived, AckerReceivedMany, AckTree, FailTree, InitTree, Tick
+from .acking import AckerReceived, AckTree, FailTree, InitTree, Tick
 from .executors import Executor
 
 EXPIRY_PERIOD = 1.0
@@ -39,8 +39,12 @@ class AckerExecutor(Executor):
         for message in messages:
             if type(message) not in _ACKER_MESSAGES:
                 raise TypeError(f"an acker task takes protocol messages, not {message!r}")
-        for instruction in self.acker.handle(AckerReceivedMany(messages, now)):
-            self.carry_out(instruction)
+        verdicts = self.acker.received(messages, now)
+        if self._send_many is not None:
+            self._buffer_all(verdicts)  # every one a protocol message
+        else:
+            for instruction in verdicts:
+                self.carry_out(instruction)
 
     def receive(self, message: Any, now: float) -> None:
         if not isinstance(message, InitTree | AckTree | FailTree):

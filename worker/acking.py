@@ -263,6 +263,9 @@ def _typed_hash(self: tuple) -> int:
     return hash((type(self).__name__, tuple.__hash__(self)))
 
 
+for _kind in PROTOCOL_TYPES:  # `target` is field 0 of each: read in C, not by a property
+    _kind.target = _kind.__dict__[_kind._fields[0]]  # type: ignore[method-assign,misc]
+
 PER_TUPLE_TYPES = (
     SpoutEmitted,
     VerdictArrived,

@@ -76,11 +76,14 @@ class Anchoring:
         return out
 
     def _acks(self) -> list[AnchoringInstruction]:
+        ackers, emitted = self.ackers, self.emitted
+        if not ackers:
+            return []
+        n = len(ackers)  # acker_for, inline: this runs for every input of every bolt
         return [
-            AckTree(acker, root, value ^ self.emitted)
+            AckTree(ackers[root % n], root, value ^ emitted)
             for ids in self.inputs
             for root, value in ids.items()
-            if (acker := acker_for(self.ackers, root)) is not None
         ]
 
     def _fails(self) -> list[AnchoringInstruction]:

@@ -23,6 +23,7 @@ from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
 from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
 from .executors import Executor, InboxItem, inbox_item
 
+_new = tuple.__new__
 MAX_CACHED_STREAMS = 10_000
 ROOM_WAIT_SECS = 0.05  # how often a waiting sender looks at its stop flag
 
@@ -79,8 +80,15 @@ class Inbound:
                 target, component, task, stream, values, roots, ids = delivery
                 fields = known.get((component, stream))
                 if fields is not None and stream not in SYSTEM_STREAMS:
-                    anchors = dict(zip(roots, ids, strict=True)) if roots else NO_ANCHORS
-                    data[target].append(Tuple(component, task, stream, fields, values, anchors))
+                    if not roots:
+                        anchors = NO_ANCHORS
+                    elif len(roots) == 1:  # one tree: most tuples
+                        anchors = {roots[0]: ids[0]}
+                    else:
+                        anchors = dict(zip(roots, ids, strict=True))
+                    # Tuple(...) without the namedtuple's Python-level __new__
+                    item = _new(Tuple, (component, task, stream, fields, values, anchors))
+                    data[target].append(item)
                     sources.add(task)
                     continue
             if isinstance(delivery, PROTOCOL_TYPES):  # a local ack, init or verdict
