@@ -27,6 +27,7 @@ AckerInstruction = TreeDone | TreeFailed
 # A tree: [xor, spout task (-1 until the spout's init arrives: acks may overtake it), created]
 XOR, SPOUT, CREATED = 0, 1, 2
 NO_SPOUT = -1
+_new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
 
 
 class Acker:
@@ -72,7 +73,7 @@ class Acker:
                     tree[SPOUT] = message[3]
                 if tree[XOR] == 0 and tree[SPOUT] != NO_SPOUT:
                     del trees[root]
-                    out.append(TreeDone(tree[SPOUT], root))
+                    out.append(_new(TreeDone, (tree[SPOUT], root)))
             else:
                 self._received(message, now, out)  # a fail, or not a message: raises
         return out

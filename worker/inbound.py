@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from squall.components import Tuple
 from squall.structure import TopologyStructure
 
-from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage, stream_message
 from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
 from .executors import Executor, InboxItem, inbox_item
 
@@ -78,6 +78,14 @@ class Inbound:
             if type(delivery) is TupleDelivery and delivery.target in executors:
                 # the per-tuple case, its checks inlined: a known data stream for a task here
                 target, component, task, stream, values, roots, ids = delivery
+                if stream in SYSTEM_STREAMS:  # an ack, init or verdict from another worker
+                    try:
+                        protocol[target].append(stream_message(target, stream, values))
+                    except ValueError as exc:
+                        log.warning(
+                            "malformed %s tuple for task %s dropped: %s", stream, target, exc
+                        )
+                    continue
                 fields = known.get((component, stream))
                 if fields is not None and stream not in SYSTEM_STREAMS:
                     if not roots:

@@ -29,6 +29,7 @@ from .latency import CompleteLatency
 
 SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | VerdictArrived | Tick
 SpoutInstruction = Send | InitTree | CallAck | CallFail
+_new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
 
 
 class SpoutTracker:
@@ -91,12 +92,13 @@ class SpoutTracker:
             return [untracked(target) for target in targets]
         out: list[SpoutInstruction] = []
         xor = 0
+        roots = (root,)
         for target in targets:
             edge = self.new_id()
             xor ^= edge
-            out.append(Send(target, (root,), (edge,)))
+            out.append(_new(Send, (target, roots, (edge,))))
         self.pending[root] = (msg_id, now)
-        out.append(InitTree(acker, root, xor, self.task))
+        out.append(_new(InitTree, (acker, root, xor, self.task)))
         return out
 
     def verdicts(self, verdicts: Sequence[TreeDone | TreeFailed], now: float) -> list:
@@ -113,9 +115,9 @@ class SpoutTracker:
                 continue
             if kind is TreeDone:
                 latency.add((now - entry[1]) * 1000)
-                out.append(CallAck(entry[0]))
+                out.append(_new(CallAck, (entry[0],)))
             else:
-                out.append(CallFail(entry[0]))
+                out.append(_new(CallFail, (entry[0],)))
         return out
 
     def tick(self, now: float) -> list[SpoutInstruction]:
