@@ -23,6 +23,7 @@ as any frame.
 from __future__ import annotations
 
 import json
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -53,11 +54,13 @@ COMPACT_MAX_ROWS = 128  # measured per row, with decode: 1 row 3.6 vs 141 us, 10
 # 32 us, 100 rows 1.5 vs 5.7 us; Arrow wins from about 250 rows (1.3 us a row at 1000)
 _INT64 = (-(1 << 63), 1 << 63)
 _new = tuple.__new__
+# a compact row, [target, task, roots, ids, values], from a TupleDelivery's fields by position
+_COMPACT_ROW = operator.itemgetter(0, 2, 5, 6, 4)
 
 
 def _compact_frame(component: str, stream: str, group: list[TupleDelivery], width: int) -> bytes:
     """MAGIC + MessagePack; TypeError, ValueError or OverflowError when a value cannot go."""
-    rows = [[d.target, d.task, d.roots, d.ids, d.values] for d in group]
+    rows = list(map(_COMPACT_ROW, group))  # in C: no Python call per row
     return MAGIC + msgpack.packb([component, stream, width, rows], use_bin_type=True)
 
 
