@@ -87,7 +87,7 @@ class Inbound:
                         )
                     continue
                 fields = known.get((component, stream))
-                if fields is not None and stream not in SYSTEM_STREAMS:
+                if fields is not None:  # a data stream (system streams went above)
                     if not roots:
                         anchors = NO_ANCHORS
                     elif len(roots) == 1:  # one tree: most tuples
