@@ -84,6 +84,7 @@ MINIMUM = {
     "topology.producer.batch.size": 1,
     "topology.executor.receive.buffer.size": 1,
     "topology.transfer.buffer.size": 1,
+    "topology.worker.gil.switch.micros": 1,
     "topology.backpressure.check.millis": 1,
     "topology.max.error.report.per.interval": 1,
     "topology.error.throttle.interval.secs": 1,

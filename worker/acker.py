@@ -8,6 +8,8 @@ three or more messages per spout tuple, so it takes a wake-up's messages as one 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .acking import (
     AckerReceived,
     AckerReceivedMany,
@@ -25,6 +27,7 @@ AckerInstruction = TreeDone | TreeFailed
 # A tree: [xor, spout task (-1 until the spout's init arrives: acks may overtake it), created]
 XOR, SPOUT, CREATED = 0, 1, 2
 NO_SPOUT = -1
+_new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
 
 
 class Acker:
@@ -38,10 +41,7 @@ class Acker:
     def handle(self, event: AckerEvent) -> list[AckerInstruction]:
         match event:
             case AckerReceivedMany(messages, now):
-                out: list[AckerInstruction] = []
-                for message in messages:
-                    self._received(message, now, out)
-                return out
+                return self.received(messages, now)
             case AckerReceived(message, now):
                 out = []
                 self._received(message, now, out)
@@ -52,6 +52,31 @@ class Acker:
                     del self.trees[root]
                 return []
         raise TypeError(f"the acker has no event {event!r}")
+
+    def received(
+        self, messages: Sequence[InitTree | AckTree | FailTree], now: float
+    ) -> list[AckerInstruction]:
+        """AckerReceivedMany without the event object (the executor's per-wake-up call): the
+        acker's three or more messages per spout tuple, inits and acks inline."""
+        out: list[AckerInstruction] = []
+        trees = self.trees
+        for message in messages:
+            kind = type(message)
+            if kind is AckTree or kind is InitTree:
+                root = message[1]
+                tree = trees.get(root)
+                if tree is None:
+                    tree = trees[root] = [message[2], NO_SPOUT, now]
+                else:
+                    tree[XOR] ^= message[2]
+                if kind is InitTree:
+                    tree[SPOUT] = message[3]
+                if tree[XOR] == 0 and tree[SPOUT] != NO_SPOUT:
+                    del trees[root]
+                    out.append(_new(TreeDone, (tree[SPOUT], root)))
+            else:
+                self._received(message, now, out)  # a fail, or not a message: raises
+        return out
 
     def _received(
         self, message: InitTree | AckTree | FailTree, now: float, out: list[AckerInstruction]

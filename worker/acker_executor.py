@@ -8,11 +8,10 @@ import time
 from typing import Any
 
 from .acker import Acker
-from .acking import AckerReceived, AckerReceivedMany, AckTree, FailTree, InitTree, Tick
+from .acking import AckerReceived, AckTree, FailTree, InitTree, Tick
 from .executors import Executor
 
 EXPIRY_PERIOD = 1.0
-_ACKER_MESSAGES = frozenset((InitTree, AckTree, FailTree))
 
 
 class AckerExecutor(Executor):
@@ -36,11 +35,12 @@ class AckerExecutor(Executor):
                 last_expiry = now
 
     def receive_many(self, messages: list[Any], now: float) -> None:
-        for message in messages:
-            if type(message) not in _ACKER_MESSAGES:
-                raise TypeError(f"an acker task takes protocol messages, not {message!r}")
-        for instruction in self.acker.handle(AckerReceivedMany(messages, now)):
-            self.carry_out(instruction)
+        verdicts = self.acker.received(messages, now)  # TypeError for what is not a message
+        if self._send_many is not None:
+            self._buffer_all(verdicts)  # every one a protocol message
+        else:
+            for instruction in verdicts:
+                self.carry_out(instruction)
 
     def receive(self, message: Any, now: float) -> None:
         if not isinstance(message, InitTree | AckTree | FailTree):

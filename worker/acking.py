@@ -212,43 +212,45 @@ PROTOCOL_TYPES = (InitTree, AckTree, FailTree, TreeDone, TreeFailed)
 SYSTEM_COMPONENT = "__system"  # the source a protocol message names on the wire (Storm's)
 
 
+_new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
+_STREAM_OF: dict[type, str] = {
+    InitTree: ACK_INIT,
+    AckTree: ACK_ACK,
+    FailTree: ACK_FAIL,
+    TreeDone: ACK_DONE,
+    TreeFailed: ACK_FAILED,
+}
+_MESSAGE_OF: dict[str, type] = {stream: kind for kind, stream in _STREAM_OF.items()}
+
+
 def message_stream(message: ProtocolMessage) -> tuple[int, str, list[int]]:
-    """A protocol message as (target task, system stream, values) for the wire."""
-    match message:
-        case InitTree(acker, root, xor, spout_task):
-            return acker, ACK_INIT, [root, xor, spout_task]
-        case AckTree(acker, root, xor):
-            return acker, ACK_ACK, [root, xor]
-        case FailTree(acker, root):
-            return acker, ACK_FAIL, [root]
-        case TreeDone(spout_task, root):
-            return spout_task, ACK_DONE, [root]
-        case TreeFailed(spout_task, root):
-            return spout_task, ACK_FAILED, [root]
-    raise TypeError(f"not a protocol message: {message!r}")
+    """A protocol message as (target task, system stream, values) for the wire: the values
+    are the message's fields after the target, in order (the stream's SYSTEM_STREAMS)."""
+    stream = _STREAM_OF.get(type(message))
+    if stream is None:
+        raise TypeError(f"not a protocol message: {message!r}")
+    return message[0], stream, list(message[1:])  # type: ignore[index]
 
 
 def message_delivery(message: ProtocolMessage) -> TupleDelivery:
     """A protocol message as a tuple on its system stream, for the wire (a message between
     tasks of one worker travels as it is). Its source is not needed by the receiver."""
-    target, stream, values = message_stream(message)
-    return TupleDelivery(target, SYSTEM_COMPONENT, 0, stream, tuple(values))
+    stream = _STREAM_OF.get(type(message))
+    if stream is None:
+        raise TypeError(f"not a protocol message: {message!r}")
+    return _new(TupleDelivery, (message[0], SYSTEM_COMPONENT, 0, stream, message[1:], (), ()))
 
 
 def stream_message(target: int, stream: str, values: Sequence[Any]) -> ProtocolMessage:
-    """The protocol message a system-stream tuple for task `target` carries."""
-    match stream:
-        case "__ack_init":
-            return InitTree(target, values[0], values[1], values[2])
-        case "__ack_ack":
-            return AckTree(target, values[0], values[1])
-        case "__ack_fail":
-            return FailTree(target, values[0])
-        case "__ack_done":
-            return TreeDone(target, values[0])
-        case "__ack_failed":
-            return TreeFailed(target, values[0])
-    raise ValueError(f"not a system stream: {stream!r}")
+    """The protocol message a system-stream tuple for task `target` carries; ValueError when
+    the stream is not a system stream or its values are not the stream's integers (a peer's
+    frame is checked, not trusted)."""
+    kind = _MESSAGE_OF.get(stream)
+    if kind is None:
+        raise ValueError(f"not a system stream: {stream!r}")
+    if len(values) != len(kind._fields) - 1 or not all(type(v) is int for v in values):
+        raise ValueError(f"{stream} carries {len(kind._fields) - 1} integers, not {values!r}")
+    return _new(kind, (target, *values))  # type: ignore[no-any-return]
 
 
 def _same_type_eq(self: tuple, other: object) -> bool:
@@ -262,6 +264,9 @@ def _same_type_ne(self: tuple, other: object) -> bool:
 def _typed_hash(self: tuple) -> int:
     return hash((type(self).__name__, tuple.__hash__(self)))
 
+
+for _kind in PROTOCOL_TYPES:  # `target` is field 0 of each: read in C, not by a property
+    _kind.target = _kind.__dict__[_kind._fields[0]]  # type: ignore[method-assign,misc]
 
 PER_TUPLE_TYPES = (
     SpoutEmitted,

@@ -28,6 +28,7 @@ from .acking import (
 
 AnchoringEvent = InputsTaken | BoltEmitted | InputsProcessed
 AnchoringInstruction = Send | AckTree | FailTree
+_new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
 
 
 class Anchoring:
@@ -69,18 +70,23 @@ class Anchoring:
         if not any(self.inputs):  # untracked inputs (or none): untracked output
             return [untracked(target) for target in targets]
         out: list[AnchoringInstruction] = []
+        roots, new_id, emitted = self.roots, self.new_id, self.emitted
         for target in targets:
-            edge = self.new_id()
-            self.emitted ^= edge
-            out.append(Send(target, self.roots, (edge,) * len(self.roots)))
+            edge = new_id()
+            emitted ^= edge
+            out.append(_new(Send, (target, roots, (edge,) * len(roots))))
+        self.emitted = emitted
         return out
 
     def _acks(self) -> list[AnchoringInstruction]:
+        ackers, emitted = self.ackers, self.emitted
+        if not ackers:
+            return []
+        n = len(ackers)  # acker_for, inline: this runs for every input of every bolt
         return [
-            AckTree(acker, root, value ^ self.emitted)
+            _new(AckTree, (ackers[root % n], root, value ^ emitted))
             for ids in self.inputs
             for root, value in ids.items()
-            if (acker := acker_for(self.ackers, root)) is not None
         ]
 
     def _fails(self) -> list[AnchoringInstruction]:

@@ -40,8 +40,12 @@ class BoltExecutor(Executor):
         self.anchoring.taken(anchors)
 
     def finish(self, ok: bool) -> None:
-        for instruction in self.anchoring.processed(ok):
-            self.carry_out(instruction)
+        acks = self.anchoring.processed(ok)  # AckTree and FailTree: protocol messages only
+        if self._send_many is not None:
+            self._buffer_all(acks)  # type: ignore[arg-type]
+        else:
+            for instruction in acks:
+                self.carry_out(instruction)
 
     def _drained(self) -> None:
         if self.inbox.empty():
@@ -53,7 +57,8 @@ class BoltExecutor(Executor):
     def execute_all(self, items: Sequence[Input]) -> None:
         """Process a wake-up's inputs one by one, each anchoring what it emits; the emits and
         acks of all of them leave in one flush at the end (or when the interval passes)."""
-        left = total = sum(rows(item) for item in items)
+        tables = [item for item in items if type(item) is Batch]  # rows() only for these
+        left = total = len(items) - len(tables) + sum(map(rows, tables))
         failed = 0
         last = len(items) - 1
         started = time.monotonic()  # one clock read per batch for the task's latencies

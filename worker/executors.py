@@ -137,6 +137,7 @@ class _Collector:
 
 
 _PROTOCOL = frozenset(PROTOCOL_TYPES)
+_new = tuple.__new__
 
 Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | CallAck | CallFail
 
@@ -170,7 +171,9 @@ class Executor:
         self.stats = TaskStats()
         # Storm's debug option: a seeded share of emitted tuples goes to the event log
         self.sampler = Sampler(seed=context.task_id)
-        self.inbox = ReceiveQueue(conf.get("topology.executor.receive.buffer.size", 32768), rows)
+        self.inbox = ReceiveQueue(
+            conf.get("topology.executor.receive.buffer.size", 32768), rows, weighed=Batch
+        )
         self.batch_size = conf.get("topology.producer.batch.size", 1000)
         self.flush_interval = conf.get("topology.batch.flush.interval.millis", 1) / 1000
         self._send_many = getattr(io, "send_many", None)
@@ -215,13 +218,35 @@ class Executor:
         name, task = context.component_id, context.task_id
         targets = self.io.targets(name, task, stream, values, direct)
         payload = tuple(values)
-        buffer = self._buffer
-        for instruction in self._emitted(tuple(targets), msg_id):
-            if type(instruction) is Send:
-                target, roots, ids = instruction
-                buffer(TupleDelivery(target, name, task, stream, payload, roots, ids))
-            else:
-                self.carry_out(instruction)
+        instructions = self._emitted(tuple(targets), msg_id)
+        if self._send_many is None:
+            buffer = self._buffer
+            for instruction in instructions:
+                if type(instruction) is Send:
+                    target, roots, ids = instruction
+                    buffer(TupleDelivery(target, name, task, stream, payload, roots, ids))
+                else:
+                    self.carry_out(instruction)
+        else:  # _buffer inline: a delivery per Send, protocol messages (an init) as they are
+            out, batch_size = self._out, self.batch_size
+            for instruction in instructions:
+                if type(instruction) is Send:
+                    target, roots, ids = instruction
+                    # TupleDelivery(...) without the namedtuple's Python-level __new__
+                    item: Delivery | ProtocolMessage = _new(
+                        TupleDelivery, (target, name, task, stream, payload, roots, ids)
+                    )
+                elif type(instruction) in _PROTOCOL:
+                    item = instruction  # type: ignore[assignment]
+                else:
+                    self.carry_out(instruction)
+                    continue
+                if not out:
+                    self._out_since = time.monotonic()
+                out.append(item)
+                if len(out) >= batch_size:
+                    self.flush()
+                    out = self._out
         if self.sampler.percentage > 0 and self.sampler():  # no call while debug is off
             self._event(stream, msg_id, values)
         stats = self.stats
@@ -290,6 +315,17 @@ class Executor:
         if not out:
             self._out_since = time.monotonic()
         out.append(delivery)
+        if len(out) >= self.batch_size:
+            self.flush()
+
+    def _buffer_all(self, items: list[Delivery | ProtocolMessage]) -> None:
+        """`_buffer` for several at once (a TaskIO with `send_many` only)."""
+        if not items:
+            return
+        out = self._out
+        if not out:
+            self._out_since = time.monotonic()
+        out += items
         if len(out) >= self.batch_size:
             self.flush()
 

@@ -19,10 +19,11 @@ from collections.abc import Mapping, Sequence
 from squall.components import Tuple
 from squall.structure import TopologyStructure
 
-from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage, stream_message
 from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
 from .executors import Executor, InboxItem, inbox_item
 
+_new = tuple.__new__
 MAX_CACHED_STREAMS = 10_000
 ROOM_WAIT_SECS = 0.05  # how often a waiting sender looks at its stop flag
 
@@ -77,10 +78,25 @@ class Inbound:
             if type(delivery) is TupleDelivery and delivery.target in executors:
                 # the per-tuple case, its checks inlined: a known data stream for a task here
                 target, component, task, stream, values, roots, ids = delivery
+                if stream in SYSTEM_STREAMS:  # an ack, init or verdict from another worker
+                    try:
+                        protocol[target].append(stream_message(target, stream, values))
+                    except ValueError as exc:
+                        log.warning(
+                            "malformed %s tuple for task %s dropped: %s", stream, target, exc
+                        )
+                    continue
                 fields = known.get((component, stream))
-                if fields is not None and stream not in SYSTEM_STREAMS:
-                    anchors = dict(zip(roots, ids, strict=True)) if roots else NO_ANCHORS
-                    data[target].append(Tuple(component, task, stream, fields, values, anchors))
+                if fields is not None:  # a data stream (system streams went above)
+                    if not roots:
+                        anchors = NO_ANCHORS
+                    elif len(roots) == 1:  # one tree: most tuples
+                        anchors = {roots[0]: ids[0]}
+                    else:
+                        anchors = dict(zip(roots, ids, strict=True))
+                    # Tuple(...) without the namedtuple's Python-level __new__
+                    item = _new(Tuple, (component, task, stream, fields, values, anchors))
+                    data[target].append(item)
                     sources.add(task)
                     continue
             if isinstance(delivery, PROTOCOL_TYPES):  # a local ack, init or verdict

@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -232,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", required=True, help="the supervisor's host: bound, not *")
     args = parser.parse_args(argv)
     conf = json.loads(Path(args.conf).read_text())
+    # every tuple crosses threads of this process: short GIL hand-offs (conf/defaults.yaml)
+    sys.setswitchinterval(conf.get("topology.worker.gil.switch.micros", 500) / 1e6)
     logging.basicConfig(
         level=logging.DEBUG if conf.get("topology.debug") else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -17,11 +17,18 @@ from typing import Any
 
 
 class ReceiveQueue:
-    def __init__(self, capacity: int, weight: Callable[[Any], int] | None = None) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        weight: Callable[[Any], int] | None = None,
+        weighed: type | None = None,
+    ) -> None:
         """`capacity`: data rows the queue holds before it counts as full; `weight`: the rows
-        of one data item (a table is its row count), 1 each when None."""
+        of one data item (a table is its row count), 1 each when None; `weighed`: the one
+        type `weight` is asked about, every other item being 1 row (no call per tuple)."""
         self.capacity = capacity
         self._weight = weight
+        self._weighed = weighed
         self._data: deque[Any] = deque()
         self._protocol: deque[Any] = deque()
         self._rows = 0  # data rows queued
@@ -97,4 +104,8 @@ class ReceiveQueue:
     def _rows_of(self, items: list[Any]) -> int:
         if self._weight is None:
             return len(items)
-        return sum(map(self._weight, items))
+        if self._weighed is None:
+            return sum(map(self._weight, items))
+        weighed = self._weighed
+        heavy = [item for item in items if type(item) is weighed]
+        return len(items) - len(heavy) + sum(map(self._weight, heavy)) if heavy else len(items)

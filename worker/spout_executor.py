@@ -15,7 +15,7 @@ from typing import Any
 
 from squall.components import Spout
 
-from .acking import Tick, TreeDone, TreeFailed, VerdictArrived
+from .acking import CallAck, CallFail
 from .executors import Executor, Instruction
 from .spout_tracking import SpoutTracker
 
@@ -45,14 +45,31 @@ class SpoutExecutor(Executor):
         one) and the time; do what it says."""
         verdicts = self.inbox.take(1 << 30, wait)
         now = time.monotonic()
-        for verdict in verdicts:
-            if not isinstance(verdict, TreeDone | TreeFailed):
-                raise TypeError(f"a spout task takes acker verdicts, not {verdict!r}")
-            for instruction in self.tracker.handle(VerdictArrived(verdict, now)):
-                self.carry_out(instruction)
-        for instruction in self.tracker.handle(Tick(now)):
-            self.carry_out(instruction)
+        if verdicts:
+            self._call_back(self.tracker.verdicts(verdicts, now))
+        self._call_back(self.tracker.tick(now))
         self.stats.pending = len(self.tracker.pending)
+
+    def _call_back(self, calls: list[Instruction]) -> None:
+        """The spout's ack and fail for the tracker's CallAck and CallFail, counted; an
+        exception in either is reported and counted, as in any user call."""
+        stats, spout = self.stats, self.component
+        for call in calls:
+            kind = type(call)
+            if kind is CallAck:
+                stats.acked += 1
+                try:
+                    spout.ack(call[0])
+                except Exception:  # noqa: BLE001 - user code
+                    self._failed("ack")
+            elif kind is CallFail:
+                stats.failed += 1
+                try:
+                    spout.fail(call[0])
+                except Exception:  # noqa: BLE001 - user code
+                    self._failed("fail")
+            else:
+                self.carry_out(call)
 
     def congested(self) -> bool:
         """Whether a task this spout emits to is full (checked before each burst)."""

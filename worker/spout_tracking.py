@@ -23,13 +23,13 @@ from .acking import (
     TreeDone,
     TreeFailed,
     VerdictArrived,
-    acker_for,
     untracked,
 )
 from .latency import CompleteLatency
 
 SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | VerdictArrived | Tick
 SpoutInstruction = Send | InitTree | CallAck | CallFail
+_new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
 
 
 class SpoutTracker:
@@ -80,21 +80,49 @@ class SpoutTracker:
 
     def emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
         """SpoutEmitted without the event object (the executor's per-tuple call)."""
-        root = self._root() if msg_id is not None and targets else None
-        acker = None if root is None else acker_for(self.ackers, root)
+        ackers = self.ackers
+        if msg_id is not None and targets and ackers:
+            root = self._root()
+            acker = ackers[root % len(ackers)]  # acker_for, inline
+        else:
+            root = acker = None
         if root is None or acker is None:
             if msg_id is not None:  # untracked: acked at the next tick (Storm's rule)
                 self.acked_untracked.append(msg_id)
             return [untracked(target) for target in targets]
         out: list[SpoutInstruction] = []
         xor = 0
+        roots = (root,)
         for target in targets:
             edge = self.new_id()
             xor ^= edge
-            out.append(Send(target, (root,), (edge,)))
+            out.append(_new(Send, (target, roots, (edge,))))
         self.pending[root] = (msg_id, now)
-        out.append(InitTree(acker, root, xor, self.task))
+        out.append(_new(InitTree, (acker, root, xor, self.task)))
         return out
+
+    def verdicts(self, verdicts: Sequence[TreeDone | TreeFailed], now: float) -> list:
+        """A wake-up's VerdictArrived events at `now`, without an event object each (the
+        executor's per-tuple call): one CallAck or CallFail per verdict on a pending root."""
+        out: list[SpoutInstruction] = []
+        pending, latency = self.pending, self.latency
+        for verdict in verdicts:
+            kind = type(verdict)
+            if kind is not TreeDone and kind is not TreeFailed:
+                raise TypeError(f"a spout task takes acker verdicts, not {verdict!r}")
+            entry = pending.pop(verdict[1], None)
+            if entry is None:
+                continue
+            if kind is TreeDone:
+                latency.add((now - entry[1]) * 1000)
+                out.append(_new(CallAck, (entry[0],)))
+            else:
+                out.append(_new(CallFail, (entry[0],)))
+        return out
+
+    def tick(self, now: float) -> list[SpoutInstruction]:
+        """Tick without the event object: timeouts, and the untracked emits acked."""
+        return self._tick(now)
 
     def _root(self) -> int:
         """A fresh root; with near ackers, one that a near acker tracks (acker_for)."""

@@ -136,20 +136,21 @@ class Transport:
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
         """An executor's flush: local deliveries (and protocol messages, as they are) to their
         queues in one call, the remote ones to the sender thread as one item."""
-        local = [d for d in deliveries if d.target in self.local]
-        if local:
-            self._deliver_all(local, stopping)
-        if len(local) == len(deliveries):
-            return
+        here, addresses = self.local, self.addresses
+        local: list[Any] = []
         remote: list[tuple[Address, Any]] = []
-        for d in deliveries:
-            if d.target in self.local:
+        for d in deliveries:  # one pass; d[0] is the target of every delivery and message
+            target = d[0]
+            if target in here:
+                local.append(d)
                 continue
-            address = self.addresses.get(d.target)
+            address = addresses.get(target)
             if address is None:
-                log.warning("no address for task %s; tuple dropped", d.target)
+                log.warning("no address for task %s; tuple dropped", target)
             else:
                 remote.append((address, message_delivery(d) if type(d) in PROTOCOL else d))
+        if local:
+            self._deliver_all(local, stopping)
         if remote and stopping is not None and self.full is not None:
             self._wait_for_room([d for _, d in remote], stopping)
             self.sender.wait_for_room(stopping)

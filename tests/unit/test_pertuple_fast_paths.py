@@ -1,0 +1,170 @@
+"""The per-tuple fast paths (#16 item 1): each method that skips an event object or a call
+per tuple decides exactly what the general path decides, and what a peer sends on a system
+stream is checked, not trusted."""
+
+import logging
+import random
+
+import pyarrow as pa
+import pytest
+
+from squall import Bolt, Grouping, Spout, Topology
+from squall.components import Batch, TaskContext
+from squall.config import ConfigError, load_defaults, validate
+from squall.worker.acker import Acker
+from squall.worker.acking import (
+    SYSTEM_COMPONENT,
+    AckerReceivedMany,
+    AckTree,
+    CallAck,
+    CallFail,
+    FailTree,
+    InitTree,
+    TreeDone,
+    TreeFailed,
+    VerdictArrived,
+    message_delivery,
+    stream_message,
+)
+from squall.worker.bolt_executor import BoltExecutor
+from squall.worker.delivery import TupleDelivery
+from squall.worker.inbound import Inbound
+from squall.worker.receive_queue import ReceiveQueue
+from squall.worker.spout_tracking import SpoutTracker
+
+
+def _messages(seed: int, trees: int) -> list:
+    """Inits, acks and fails of `trees` trees, shuffled (acks may overtake their init)."""
+    rng = random.Random(seed)
+    out: list = []
+    for root in range(1, trees + 1):
+        edges = [rng.getrandbits(63) + 1 for _ in range(3)]
+        out.append(InitTree(1, root, edges[0] ^ edges[1], 7))
+        out.append(AckTree(1, root, edges[0] ^ edges[2]))
+        if root % 5:  # most complete, every fifth waits for an ack that never comes
+            out.append(AckTree(1, root, edges[1] ^ edges[2]))
+        if root % 7 == 0:
+            out.append(FailTree(1, root))
+    rng.shuffle(out)
+    return out
+
+
+def test_the_ackers_batch_path_decides_what_the_event_path_decides():
+    messages = _messages(seed=16, trees=300)
+    by_event, by_call = Acker(timeout=30), Acker(timeout=30)
+    expected = by_event.handle(AckerReceivedMany(messages[:400], 1.0))
+    expected += [v for m in messages[400:] for v in by_event.handle(AckerReceivedMany([m], 2.0))]
+    got = by_call.received(messages[:400], 1.0) + by_call.received(messages[400:], 2.0)
+    assert got == expected and by_call.trees == by_event.trees
+    assert any(type(v) is TreeDone for v in got) and any(type(v) is TreeFailed for v in got)
+    with pytest.raises(TypeError):
+        by_call.received([TreeDone(1, 2)], 3.0)
+
+
+def test_the_spout_trackers_verdicts_match_one_event_per_verdict():
+    def tracker() -> SpoutTracker:
+        t = SpoutTracker(1, (9,), 30.0, 0, AckIdsFrom(5))
+        for msg in "abc":
+            t.emitted(msg, (2,), now=1.0)
+        return t
+
+    by_event, by_call = tracker(), tracker()
+    roots = list(by_event.pending)
+    verdicts = [TreeDone(1, roots[0]), TreeFailed(1, roots[1]), TreeDone(1, 12345)]
+    expected = [i for v in verdicts for i in by_event.handle(VerdictArrived(v, 1.5))]
+    assert by_call.verdicts(verdicts, 1.5) == expected == [CallAck("a"), CallFail("b")]
+    assert list(by_call.pending) == list(by_event.pending) == [roots[2]]
+    assert by_call.latency.count == by_event.latency.count == 1
+    with pytest.raises(TypeError, match="acker verdicts"):
+        by_call.verdicts([AckTree(1, roots[2], 3)], 2.0)
+
+
+class AckIdsFrom:
+    """Ids from a seeded generator (non-zero)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def __call__(self) -> int:
+        return self.rng.getrandbits(62) + 1
+
+
+def test_protocol_messages_cross_the_wire_as_their_system_tuples_and_back():
+    for message in (
+        InitTree(3, -5, 6, 1),
+        AckTree(3, 1 << 62, -7),
+        FailTree(3, 8),
+        TreeDone(1, 9),
+        TreeFailed(1, 10),
+    ):
+        d = message_delivery(message)
+        assert d.target == message.target and d.component == SYSTEM_COMPONENT
+        assert stream_message(d.target, d.stream, d.values) == message
+
+
+@pytest.mark.parametrize(
+    "stream, values",
+    [("__ack_ack", (1,)), ("__ack_init", (1, 2, 3, 4)), ("__ack_ack", (1, "x")), ("x", (1,))],
+)
+def test_a_malformed_system_tuple_is_a_value_error(stream, values):
+    with pytest.raises(ValueError):
+        stream_message(1, stream, values)
+
+
+class NoIO:
+    """The TaskIO a bolt's inbox needs here: none (nothing is executed)."""
+
+    ackers = ()
+
+
+class Words(Spout):
+    outputs = ["w"]
+
+
+class Sink(Bolt):
+    outputs = ["w"]
+
+    def process(self, tup):
+        pass
+
+
+def test_a_malformed_ack_from_a_peer_is_dropped_and_logged_and_the_rest_delivered(caplog):
+    class T(Topology):
+        s = Words.spec()
+        b = Sink.spec(inputs={s: Grouping.shuffle})
+
+    conf = {"topology.message.timeout.secs": 30, "topology.executor.receive.buffer.size": 10}
+    context = TaskContext("t", "b", 1, (1,), "/tmp")
+    bolt = BoltExecutor(Sink(), context, {"default": ("w",)}, conf, NoIO())
+    inbound = Inbound(T.structure(), {1: bolt})
+    arrived = [
+        TupleDelivery(1, SYSTEM_COMPONENT, 0, "__ack_ack", (5,)),  # one value short
+        TupleDelivery(1, SYSTEM_COMPONENT, 0, "__ack_ack", (5, 6)),
+        TupleDelivery(1, "s", 2, "default", ("a",), (5,), (6,)),
+    ]
+    with caplog.at_level(logging.WARNING, logger="squall.worker"):
+        inbound.deliver_many(arrived)  # the receive thread's call: must not raise
+    assert "malformed __ack_ack" in caplog.text
+    taken = bolt.inbox.take(10, 0)
+    assert taken[0] == AckTree(1, 5, 6) and len(taken) == 2
+    assert taken[1].values == ("a",) and taken[1].ids == {5: 6}
+
+
+def test_a_queue_weighs_only_its_tables_and_counts_everything_else_one_row():
+    asked = []
+
+    def weight(item):
+        asked.append(item)
+        return len(item)
+
+    q = ReceiveQueue(capacity=5, weight=weight, weighed=Batch)
+    table = Batch("s", 1, "default", ("w",), pa.table({"w": [1, 2, 3]}))
+    q.put_many(["x", table, "y"])
+    assert q.rows == 5 and not q.has_room() and asked == [table]
+    assert q.take(2, 0) == ["x", table] and q.rows == 1
+
+
+def test_the_gil_switch_interval_is_a_positive_number_of_microseconds():
+    assert load_defaults()["topology.worker.gil.switch.micros"] == 500
+    with pytest.raises(ConfigError):
+        validate({"topology.worker.gil.switch.micros": 0}, load_defaults(), "test")
