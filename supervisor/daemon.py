@@ -4,10 +4,11 @@ assignments in ZooKeeper.
 ZooKeeper watches only wake the sync loop; one thread does every sync, so launches and kills
 never race. The loop also runs every supervisor.monitor.frequency.secs to restart workers that
 exited (after a back-off when they keep dying) and to stop workers past their memory limit.
-Downloading and unpacking code never runs on the loop (code_fetcher.py): one topology's bad
-package shows as that topology's error and delays no other topology. A failed worker's
-report and back-off are in worker_failures.py; the supervisor's id and start checks in
-identity.py.
+Downloading and unpacking code, and fetching the conf a worker starts with, never run on the
+loop (code_fetcher.py, conf_fetcher.py): one topology's bad package or slow download shows as
+that topology's error and delays no other topology. A worker's start is in worker_starts.py,
+a failed worker's report and back-off in worker_failures.py, the supervisor's id and start
+checks in identity.py.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
 from .assignment_watch import AssignmentWatch
 from .backoff import Retry, next_wake
 from .code_fetcher import CodeFetcher, fetch_code
+from .conf_fetcher import ConfFetcher, fetch_conf
 from .identity import DuplicateSupervisorError, check_credentials, supervisor_id
 from .launcher import RUN_AS_USER, Launcher, check_run_as_user
 from .spark_server import SparkConnectServer
@@ -47,12 +49,12 @@ from .sync import (
     startable,
 )
 from .worker_checks import hung_workers, over_memory
-from .worker_failures import WorkerFailures
+from .worker_starts import WorkerStarts
 
 log = logging.getLogger("squall.supervisor")
 
 
-class Supervisor(WorkerFailures):
+class Supervisor(WorkerStarts):
     def __init__(self, conf: dict[str, Any]) -> None:
         self.local_dir = Path(conf["storm.local.dir"]).resolve() / "supervisor"
         self.id = supervisor_id(conf, self.local_dir)
@@ -71,6 +73,8 @@ class Supervisor(WorkerFailures):
         self.code_root = self.local_dir / "stormdist"
         self.wake = threading.Event()
         self.fetcher = CodeFetcher(self.code_root, functools.partial(fetch_code, conf), self.wake)
+        self.confs = ConfFetcher(functools.partial(fetch_conf, conf), self.wake)
+        self.waiting: dict[WorkerKey, float] = {}  # starts waiting for a conf, since when
         self.restarts: dict[WorkerKey, Retry] = {}
         self.stopping = threading.Event()
         self.needs_register = threading.Event()
@@ -135,7 +139,11 @@ class Supervisor(WorkerFailures):
         try:
             while not self.stopping.is_set():
                 period = self.conf["supervisor.monitor.frequency.secs"]
-                retries = [*self.restarts.values(), *self.fetcher.retries.values()]
+                retries = [
+                    *self.restarts.values(),
+                    *self.fetcher.retries.values(),
+                    *self.confs.retries.values(),
+                ]
                 self.wake.wait(next_wake(retries, time.monotonic(), period))
                 self.wake.clear()
                 if self.stopping.is_set():
@@ -145,7 +153,6 @@ class Supervisor(WorkerFailures):
                 except Exception:  # noqa: BLE001 - the loop must outlive one bad sync
                     log.exception("sync failed; retrying")
         finally:
-            self.fetcher.close()
             self.launcher.stop_all()
             if self.spark_server:
                 self.spark_server.stop()
@@ -170,6 +177,7 @@ class Supervisor(WorkerFailures):
             delay = self.fetcher.retries[tid].not_before - now
             log.warning("cannot use the code of %s (retrying in %.0fs): %s", tid, delay, error)
             self._report(tid, None, f"cannot use the topology's code: {error}")
+        self._collect_confs(now)
         for ended in self.launcher.reap(now):
             log.warning("%s", ended.describe())
             self._failed(ended.key, now, ended.describe(), ended.ran_for)
@@ -188,11 +196,12 @@ class Supervisor(WorkerFailures):
         tids = {k[0] for k in desired}
         self.fetcher.request(tids, now)
         self.fetcher.forget(tids)
+        self.confs.forget(tids)
         self.restarts = {k: r for k, r in self.restarts.items() if k in desired}
-        for spec in startable(todo.start, self.fetcher.ready, self.restarts, now):
-            self._start_worker(spec, now)
+        self._start_ready(startable(todo.start, self.fetcher.ready, self.restarts, now), now)
         for tid in {p.name for p in self.code_root.glob("*")} - tids:
-            busy = self.fetcher.busy(tid) or any(k[0] == tid for k in self.launcher.running())
+            busy = self.fetcher.busy(tid) or self.confs.busy(tid)
+            busy = busy or any(k[0] == tid for k in self.launcher.running())
             if not busy:
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
 

@@ -12,10 +12,8 @@ from squall.records import Assignment
 from squall.zk_layout import ZkLayout
 
 from .backoff import Retry, after_failure
-from .code_fetcher import CodeFetcher, fetch_conf
 from .error_reports import report_error
-from .launcher import Launcher
-from .sync import WorkerKey, WorkerSpec
+from .sync import WorkerKey
 
 log = logging.getLogger("squall.supervisor")
 
@@ -25,11 +23,8 @@ class WorkerFailures:
     host: str
     zk: Any
     layout: ZkLayout
-    launcher: Launcher
-    fetcher: CodeFetcher
     restarts: dict[WorkerKey, Retry]
     accepted: dict[str, Assignment]
-    worker_auth: dict[str, Any]
 
     def _failed(self, key: WorkerKey, now: float, text: str, ran_for: float = 0.0) -> None:
         """A worker failed: report it as its topology's error and back its restart off."""
@@ -43,16 +38,3 @@ class WorkerFailures:
         if tid not in self.accepted:
             return
         report_error(self.zk, self.layout.errors(tid), text, self.host, port)
-
-    def _start_worker(self, spec: WorkerSpec, now: float) -> None:
-        """One worker's start; its failure (nimbus unreachable, a user it cannot run as) is
-        its topology's error, retried with back-off, and never keeps the other topologies'
-        workers from starting."""
-        key = (spec.topology_id, spec.port)
-        try:
-            code_dir = self.fetcher.code_dir(spec.topology_id)
-            topology_conf = fetch_conf(self.conf, spec.topology_id, code_dir)
-            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf, **self.worker_auth})
-        except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
-            log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
-            self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")

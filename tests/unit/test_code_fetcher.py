@@ -1,4 +1,4 @@
-"""The code fetcher runs one job per topology off the caller's thread: a topology whose
+"""The code fetcher runs one job per topology, each on its own thread: a topology whose
 download hangs holds up no other, and a failed one is retried only after its back-off."""
 
 import threading
@@ -27,7 +27,7 @@ def test_a_hanging_topology_holds_up_no_other_and_a_failure_backs_off(tmp_path):
         for _ in range(100):
             wake.wait(5)
             wake.clear()
-            if fetcher.jobs["good"].done() and fetcher.jobs["bad"].done():
+            if fetcher.jobs.ended("good") and fetcher.jobs.ended("bad"):
                 break
         assert fetcher.collect(now=101.0) == [
             ("bad", "ValueError: package has more than 10 entries")
@@ -36,9 +36,13 @@ def test_a_hanging_topology_holds_up_no_other_and_a_failure_backs_off(tmp_path):
         assert not (tmp_path / "bad").exists()
         assert fetcher.retries["bad"] == Retry(1, 102.0)
         fetcher.request(["bad"], now=101.5)  # still backing off: no new job
-        assert "bad" not in fetcher.jobs
+        assert not fetcher.busy("bad")
         release.set()
-        fetcher.jobs["slow"].result(30)
+        for _ in range(100):
+            if fetcher.jobs.ended("slow"):
+                break
+            wake.wait(5)
+            wake.clear()
         assert fetcher.collect(now=103.0) == []
         assert fetcher.ready("slow")
         assert sorted(calls) == ["bad", "good", "slow"]
@@ -46,4 +50,3 @@ def test_a_hanging_topology_holds_up_no_other_and_a_failure_backs_off(tmp_path):
         assert "bad" not in fetcher.retries
     finally:
         release.set()
-        fetcher.close()
