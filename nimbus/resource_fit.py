@@ -8,7 +8,9 @@ Rules, in order (each tie by interleaved slot order, so the result is determinis
 2. Every other task, largest need first (first-fit decreasing packs best), goes to the used
    slot with the fewest tasks among those under ceil(n/k) tasks where it fits; else to a new
    slot (while fewer than k are used) on the host with the fewest of this topology's slots,
-   then the most free memory; else to any used slot where it fits.
+   then room for the most such tasks (up to ceil(n/k): a worker opened where the next tasks
+   cannot follow wastes one of k), then the most free memory; else to any used slot where
+   it fits.
 3. If one task fits nowhere, nothing is placed: the caller gets the reason, never a part.
 """
 
@@ -92,11 +94,22 @@ def place(
         def by_load(s: Slot) -> tuple[int, int]:
             return (load[s], order[s])
 
+        def holds(host: str, mem: float = mem, cpu: float = cpu) -> int:
+            """How many tasks like this one a new worker on `host` could take, up to the
+            target: a worker opened where the next tasks cannot follow wastes one of k."""
+            free_mem, free_cpu = room[host]
+            fit = min(
+                request.worker_heap_mb / mem if mem > 0 else target,
+                free_mem / mem if mem > 0 else target,
+                free_cpu / cpu if cpu > 0 else target,
+            )
+            return min(int(fit + EPSILON), target)
+
         slot = min((s for s in used if load[s] < target and fits(s)), key=by_load, default=None)
         if slot is None and len(used) < k:  # a new slot: one host at a time, not every slot
             host = min(
                 (h for h, free_slots in spare.items() if free_slots and fits(free_slots[-1])),
-                key=lambda h: (on_host[h], -room[h][0], order[spare[h][-1]]),
+                key=lambda h: (on_host[h], -holds(h), -room[h][0], order[spare[h][-1]]),
                 default=None,
             )
             if host is not None:

@@ -226,3 +226,35 @@ def test_supervisor_capacities_decode_strictly_with_storms_defaults():
         )
         with pytest.raises(RecordError, match="cpu_capacity|finite"):
             decode(SupervisorInfo, data, "s")
+
+
+def test_a_limited_worker_count_opens_its_worker_where_the_next_tasks_fit():
+    """Found by the property test above: two tasks of 50 MB / 30% CPU in one worker. The
+    first went to h1 (as much memory as h2, but CPU for one task only), the second then
+    fitted nowhere and the topology was refused; a round later it evicted a lower-priority
+    topology to land on h2. It is placed on h2 at once, and nothing moves after."""
+    cluster = Cluster(
+        {
+            "h0": Host((1,), 0.0, 50.0),
+            "h1": Host((1, 2), 300.0, 50.0),
+            "h2": Host((1, 2, 3), 300.0, 400.0),
+        },
+        {"ann": (0.0, 400.0)},
+    )
+
+    def request(tid, tasks, workers, priority, needs):
+        return TopologyRequest(
+            tid, tasks, workers, owner="ann", priority=priority, needs=needs, worker_heap_mb=400.0
+        )
+
+    requests = [
+        request("t0", {1: "x", 2: "x"}, 1, 0, {"x": (50.0, 30.0), "y": (50.0, 5.0)}),
+        request("t1", {1: "x"}, 1, 1, {}),
+        request("t2", {1: "x", 2: "x", 3: "x"}, 3, 0, {}),
+        request("t3", {1: "x", 2: "x"}, 2, 0, {}),
+    ]
+    first = schedule_all(requests, cluster)
+    assert set(first["t0"].placement.values()) == {("h2", 1)}
+    check_valid(cluster, requests, first)
+    again = [TopologyRequest(**{**r.__dict__, "existing": first[r.id].placement}) for r in requests]
+    assert schedule_all(again, cluster) == first
