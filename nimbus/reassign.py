@@ -113,7 +113,7 @@ def _round(
         out += writes + [i for i in more if not isinstance(i, AppendLog)]
         logs += [i for i in more if isinstance(i, AppendLog)]
     # The ZooKeeper writes first, then the log messages: each kind is carried out as one
-    # batch (controller.batches), so moving many topologies costs two round trips, not two each.
+    # batch (instruction_runner.batches), so moving many topologies costs two round trips, not two each.
     out += logs
     return replace(model, settled=None if out else settled), out, outcomes
 
