@@ -38,7 +38,9 @@ def cluster(n: int, slots: int) -> NimbusModel:
         topologies[tid] = TopologyModel(tid, base, assign_task_ids(executors))
     model = NimbusModel(settings, topologies, sups, epoch=1, leading=True)
     model, _ = reassign_round(model, dict.fromkeys(topologies, True), {}, 0.0, 0.0)
-    return model
+    # a leader's occupancy is built by its first monitor round and carried from then on
+    occupied = getattr(model, "occupied", None)  # absent in the code before slice F2
+    return occupied() if occupied else model
 
 
 def lost_supervisor(n: int, slots: int) -> tuple[float, int]:

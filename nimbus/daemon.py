@@ -29,7 +29,8 @@ from squall.tls import server_context
 from .authorizer import authorizer_kind
 from .cluster_state import ClusterState
 from .code_store import CodeStore
-from .controller import Controller, TakeLead
+from .controller import Controller
+from .controller_jobs import TakeLead
 from .handler import NimbusHandler
 from .inbox import Inbox
 from .server import NimbusServer

@@ -10,7 +10,7 @@ nothing. Dispatch is exhaustive: an event of an unknown type raises TypeError.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -24,11 +24,12 @@ from . import instructions as ins
 from . import log_debug, states
 from .heartbeats import HeartbeatCache
 from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, synced_with
+from .occupancy import current
 from .reassign import log_message, place_new, reassign_round, reassign_touched
 from .resource_conf import component_resources, worker_heap
 from .scheduler import start_times
 from .store import topology_confs
-from .supervisor_change import touched_topologies
+from .supervisor_change import narrowed_cluster, touched_topologies
 from .write_size import BUDGET, topology_write_bytes
 
 Result = tuple[NimbusModel, list[ins.Instruction]]
@@ -262,35 +263,46 @@ def _monitor(model: NimbusModel, e: ev.MonitorTick) -> Result:
     if not model.leading:
         return model, []
     before = model.supervisors
-    model = replace(model, supervisors=e.supervisors)
+    # the occupancy is built here once after a lead is taken, then carried from round to round
+    model = replace(model, supervisors=e.supervisors).occupied()
+    if isinstance(e, ev.SupervisorsChanged):
+        return _supervisors_changed(model, before, e)
     # Every topology the status machine reschedules (active and inactive ones), in one
     # scheduler call over one cluster snapshot.
-    due = {
+    return reassign_round(model, _due(model, model.topologies, e.wall), e.beats, e.now, e.wall)
+
+
+def _due(model: NimbusModel, ids: Iterable[str], wall: float) -> dict[str, bool]:
+    """Of `ids`, the topologies a monitor round reschedules (live tasks stay, dead move)."""
+    return {
         tid: False
-        for tid, t in sorted(model.topologies.items())
-        if states.transition(t.base, states.Monitor(), e.wall) == [states.Reassign(scratch=False)]
+        for tid in sorted(ids)
+        if states.transition(model.topologies[tid].base, states.Monitor(), wall)
+        == [states.Reassign(scratch=False)]
     }
-    if isinstance(e, ev.SupervisorsChanged):
-        return _supervisors_changed(model, before, due, e)
-    return reassign_round(model, due, e.beats, e.now, e.wall)
 
 
 def _supervisors_changed(
-    model: NimbusModel,
-    before: Mapping[str, SupervisorInfo],
-    due: dict[str, bool],
-    e: ev.MonitorTick,
+    model: NimbusModel, before: Mapping[str, SupervisorInfo], e: ev.MonitorTick
 ) -> Result:
     """When supervisors only left, only the topologies on them are rescheduled
-    (nimbus/supervisor_change.py), so a lost host costs what it ran, not the cluster's size;
-    reassign_touched falls back to every due topology when that round leaves one unplaced."""
-    touched = touched_topologies(model.topologies, before, e.supervisors)
+    (nimbus/supervisor_change.py), against the free slots alone where that gives the same
+    outcome, so a lost host costs what it ran, not the cluster's size; reassign_touched falls
+    back to every due topology when that round leaves one unplaced."""
+    occupancy = current(model.occupancy, model.topologies)  # _monitor made it current
+    touched = touched_topologies(occupancy, before, e.supervisors)
     if touched is None:  # a supervisor came: every topology may use it
-        return reassign_round(model, due, e.beats, e.now, e.wall)
-    narrowed = {tid: scratch for tid, scratch in due.items() if tid in touched}
+        return reassign_round(model, _due(model, model.topologies, e.wall), e.beats, e.now, e.wall)
+    narrowed = _due(model, touched, e.wall)
     if not narrowed:
         return model, []
-    return reassign_touched(model, narrowed, due, e.beats, e.now, e.wall)
+    rescheduled = {tid: model.topologies[tid] for tid in narrowed}
+    cluster = narrowed_cluster(occupancy, rescheduled, e.supervisors, model.settings)
+
+    def due() -> dict[str, bool]:
+        return _due(model, model.topologies, e.wall)
+
+    return reassign_touched(model, narrowed, due, e.beats, e.now, e.wall, cluster)
 
 
 def _became_leader(model: NimbusModel, e: ev.BecameLeader) -> Result:

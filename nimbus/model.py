@@ -16,6 +16,7 @@ from squall.log_config import LogConfig
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
 
+from . import occupancy as occ
 from .heartbeats import HeartbeatCache
 
 SCHEDULING_KEYS = (
@@ -81,6 +82,10 @@ class NimbusModel:
     # either and need not be scheduled (nimbus/reassign.py). A steady monitor round over
     # thousands of workers costs its comparison, not a scheduler call.
     settled: tuple[Any, ...] | None = None
+    # Which ports each topology uses on each supervisor (nimbus/occupancy.py), carried
+    # forward by with_topology / with_topologies / without; stale (and rebuilt when asked
+    # for) after any other change of `topologies`.
+    occupancy: occ.Occupancy | None = field(default=None, compare=False, repr=False)
 
     def find(self, name_or_id: str) -> TopologyModel:
         """The topology with this id or name; NotAliveException if there is none."""
@@ -95,11 +100,29 @@ class NimbusModel:
         return any(t.base.name == name for t in self.topologies.values())
 
     def with_topology(self, topology: TopologyModel) -> NimbusModel:
-        return replace(self, topologies={**self.topologies, topology.id: topology})
+        return self.with_topologies({topology.id: topology})
+
+    def with_topologies(self, changed: Mapping[str, TopologyModel]) -> NimbusModel:
+        topologies = {**self.topologies, **changed}
+        return replace(self, topologies=topologies, occupancy=self._carried(topologies, changed))
 
     def without(self, topology_id: str) -> NimbusModel:
         rest = {t: m for t, m in self.topologies.items() if t != topology_id}
-        return replace(self, topologies=rest)
+        return replace(self, topologies=rest, occupancy=self._carried(rest, {topology_id: None}))
+
+    def occupied(self) -> NimbusModel:
+        """This model with its occupancy current (built once if it is stale)."""
+        occupancy = occ.current(self.occupancy, self.topologies)
+        return self if occupancy is self.occupancy else replace(self, occupancy=occupancy)
+
+    def _carried(
+        self, topologies: Mapping[str, TopologyModel], changed: Mapping[str, TopologyModel | None]
+    ) -> occ.Occupancy | None:
+        held = self.occupancy
+        if held is None or held.of is not self.topologies:
+            return None
+        pairs = {tid: (self.topologies.get(tid), new) for tid, new in changed.items()}
+        return occ.updated(held, topologies, pairs)
 
 
 def synced_with(

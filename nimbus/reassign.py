@@ -4,7 +4,7 @@ the model, beats and clocks come in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from squall.records import Assignment, Slot, WorkerBeat
@@ -16,7 +16,7 @@ from .instructions import AppendLog, Instruction, WriteAssignment, WriteTasks
 from .model import ClusterSnapshot, NimbusModel, TopologyModel
 from .resource_conf import cluster_of, request_of
 from .scheduler import start_times
-from .scheduling_input import Outcome
+from .scheduling_input import Cluster, Outcome
 
 
 def log_message(type_: str, key: str, values: Mapping, epoch: int) -> AppendLog:
@@ -52,19 +52,23 @@ def reassign_round(
 def reassign_touched(
     model: NimbusModel,
     touched: Mapping[str, bool],
-    due: Mapping[str, bool],
+    due: Callable[[], Mapping[str, bool]],
     beats: Mapping[str, Mapping[Slot, WorkerBeat]],
     now: float,
     wall: float,
+    cluster: Cluster | None = None,
 ) -> tuple[NimbusModel, list[Instruction]]:
     """Reschedule only `touched` (nimbus/supervisor_change.py), every other topology a fixed
     occupant; if any topology of that round is left unplaced (it could not fit, or evicted
-    one), decide the round over every `due` topology instead: only that round may evict
-    topologies outside `touched`, and the narrowed one is then thrown away, written nowhere."""
-    decided, out, outcomes = _round(model, touched, beats, now, wall)
+    one), decide the round over every `due()` topology instead: only that round may evict
+    topologies outside `touched`, and the narrowed one is then thrown away, written nowhere.
+    With `cluster` (supervisor_change.narrowed_cluster: the free slots and the touched ones'
+    own) the scheduler sees the touched topologies alone, so the round costs what they hold
+    and the free capacity, not a request per topology of the cluster."""
+    decided, out, outcomes = _round(model, touched, beats, now, wall, cluster)
     if all(outcome.placed for outcome in outcomes.values()):
         return decided, out
-    return reassign_round(model, due, beats, now, wall)
+    return reassign_round(model, due(), beats, now, wall)
 
 
 def _round(
@@ -73,11 +77,14 @@ def _round(
     beats: Mapping[str, Mapping[Slot, WorkerBeat]],
     now: float,
     wall: float,
+    narrowed: Cluster | None = None,
 ) -> tuple[NimbusModel, list[Instruction], Mapping[str, Outcome]]:
     settings = model.settings
     requests = []
     prepared: dict[str, tuple[TopologyModel, set[int], list[Instruction]]] = {}
-    for tid, topology in sorted(model.topologies.items()):
+    ids = sorted(model.topologies) if narrowed is None else sorted(scratch)
+    for tid in ids:
+        topology = model.topologies[tid]
         if tid not in scratch:
             requests.append(request_of(topology, settings, reschedule=False))
             continue
@@ -96,25 +103,29 @@ def _round(
         prepared[tid] = (topology, dead, writes)
         alive = None if scratch[tid] else frozenset(set(existing) - dead)
         requests.append(request_of(topology, settings, True, alive, scratch=scratch[tid]))
-    cluster = cluster_of(model.supervisors, settings)
-    settled = (requests, cluster)
+    cluster = cluster_of(model.supervisors, settings) if narrowed is None else narrowed
+    settled = (requests, cluster) if narrowed is None else None
     steady = not any(dead or writes for _, dead, writes in prepared.values())
-    if steady and model.settled == settled:  # nothing to decide: same input, same outcome
+    if steady and settled is not None and model.settled == settled:
+        # nothing to decide: same input, same outcome
         caches = {tid: topology for tid, (topology, _, _) in prepared.items()}
-        return replace(model, topologies={**model.topologies, **caches}), [], {}
+        return model.with_topologies(caches), [], {}
     outcomes = schedule_all(requests, cluster)
     snapshot = ClusterSnapshot.of(model)
     out: list[Instruction] = []
     logs: list[Instruction] = []
+    decided: dict[str, TopologyModel] = {}
     for tid in sorted(prepared):
         topology, dead, writes = prepared[tid]
         topology, more = _carry_out(topology, outcomes[tid], dead, snapshot, model.epoch, now, wall)
-        model = model.with_topology(topology)
+        decided[tid] = topology
         out += writes + [i for i in more if not isinstance(i, AppendLog)]
         logs += [i for i in more if isinstance(i, AppendLog)]
-    # The ZooKeeper writes first, then the log messages: each kind is carried out as one
-    # batch (controller.batches), so moving many topologies costs two round trips, not two each.
+    # The ZooKeeper writes first, then the log messages: each kind is carried out as one batch
+    # (instruction_runner.batches), so moving many topologies costs two round trips, not two
+    # each.
     out += logs
+    model = model.with_topologies(decided)
     return replace(model, settled=None if out else settled), out, outcomes
 
 

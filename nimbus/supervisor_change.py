@@ -20,7 +20,10 @@ from collections.abc import Mapping
 
 from squall.records import SupervisorInfo
 
-from .model import TopologyModel
+from .model import NimbusSettings, TopologyModel
+from .occupancy import Occupancy, uses
+from .resource_conf import user_pools
+from .scheduling_input import Cluster, Host
 
 Offer = tuple[str, tuple[int, ...], float, float]
 
@@ -33,22 +36,53 @@ def offer(info: SupervisorInfo) -> Offer:
 def came_or_changed(
     before: Mapping[str, SupervisorInfo], after: Mapping[str, SupervisorInfo]
 ) -> bool:
+    if after.items() <= before.items():  # in C; the records read before are the same objects
+        return False
     return any(sid not in before or offer(before[sid]) != offer(i) for sid, i in after.items())
 
 
 def touched_topologies(
-    topologies: Mapping[str, TopologyModel],
+    occupancy: Occupancy,
     before: Mapping[str, SupervisorInfo],
     after: Mapping[str, SupervisorInfo],
 ) -> set[str] | None:
     """Ids of the topologies with a slot on a supervisor gone between `before` and `after`;
-    None when one came or changed (every topology is then rescheduled). Costs one look at
-    each topology's hosts (Assignment.node_host), not at its tasks."""
+    None when one came or changed (every topology is then rescheduled). Costs the lost
+    supervisors' entries in the occupancy kept between events, not a look at every topology."""
     if came_or_changed(before, after):
         return None
-    lost = before.keys() - after.keys()
-    return {
-        tid
-        for tid, topology in topologies.items()
-        if topology.assignment is not None and not lost.isdisjoint(topology.assignment.node_host)
-    }
+    return set().union(*(occupancy.on(sid) for sid in before.keys() - after.keys()))
+
+
+def narrowed_cluster(
+    occupancy: Occupancy,
+    rescheduled: Mapping[str, TopologyModel],
+    supervisors: Mapping[str, SupervisorInfo],
+    settings: NimbusSettings,
+) -> Cluster | None:
+    """The scheduler's whole input besides the rescheduled topologies' requests: every live
+    slot that no other topology's assignment names (the free ones) or that one of
+    `rescheduled` holds, in the cluster's slot order. For slot-count topologies the cluster
+    scheduler's outcome for them is then the one it gives with every other topology a fixed
+    occupant (those only reserve their slots, so what is left to the rescheduled ones is
+    exactly this), without a request per topology or a pass over every slot. None where that
+    does not hold: a topology declares resources (free memory and CPU would then depend on
+    every topology's tasks), or a rescheduled topology shares a slot with another one (who
+    keeps it depends on rank)."""
+    if occupancy.resource_aware:
+        return None
+    theirs: dict[str, set[int]] = {}
+    for tid, topology in rescheduled.items():
+        if occupancy.shared(tid, topology.assignment):
+            return None
+        for sid, ports in uses(topology.assignment).items():
+            theirs.setdefault(sid, set()).update(ports)
+    used, hosts = occupancy.used, {}
+    for sid, info in supervisors.items():
+        taken = used.get(sid, frozenset())
+        mine = theirs.get(sid, ())
+        if not mine and taken.issuperset(info.ports):  # a full host: most of a busy cluster
+            continue
+        ports = tuple(p for p in info.ports if p not in taken or p in mine)
+        hosts[sid] = Host(ports, info.memory_capacity_mb, info.cpu_capacity)
+    return Cluster(hosts, user_pools(settings))

@@ -8,7 +8,9 @@ import pytest
 from squall.config import load_defaults
 from squall.nimbus import instructions as ins
 from squall.nimbus.cluster_state import FencedOut
-from squall.nimbus.controller import Controller, Decide, batches
+from squall.nimbus.controller import Controller
+from squall.nimbus.controller_jobs import Decide
+from squall.nimbus.instruction_runner import batches
 from squall.nimbus.instructions import AppendLog, WriteAssignment, WriteBase
 from squall.records import Assignment, StormBase
 
@@ -21,7 +23,7 @@ def controller(epoch=5, written=None):
 
 def test_an_unknown_instruction_raises():
     with pytest.raises(TypeError, match="unknown nimbus instruction"):
-        controller()._execute(object())
+        controller().runner.run(object())
 
 
 def test_an_instruction_of_another_epoch_is_fenced_out():
@@ -29,8 +31,8 @@ def test_an_instruction_of_another_epoch_is_fenced_out():
     shell = controller(epoch=5, written=written)
     base = StormBase("t", "active", 0, 1, {})
     with pytest.raises(FencedOut):
-        shell._execute(ins.WriteBase("t-1", base, 4))
-    shell._execute(ins.WriteBase("t-1", base, 5))
+        shell.runner.run(ins.WriteBase("t-1", base, 4))
+    shell.runner.run(ins.WriteBase("t-1", base, 5))
     assert written == ["t-1"]
 
 
@@ -89,7 +91,7 @@ def test_an_upload_waits_for_a_lead_being_taken():
     import dataclasses
     import time
 
-    from squall.nimbus.controller import TakeLead
+    from squall.nimbus.controller_jobs import TakeLead
 
     shell = controller()
     shell.inbox = SimpleNamespace(begin=lambda now, owner: "upload-1")

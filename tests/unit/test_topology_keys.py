@@ -75,7 +75,7 @@ def created_with(conf_overrides):
     shell = Controller(conf, state, inbox=None, code=SimpleNamespace(store=None), later=None)
     base = StormBase("t", "active", 0, 1, {})
     assignment = Assignment(epoch=1, code_dir="", node_host={}, task_slots={}, task_start_secs={})
-    shell._execute(ins.CreateTopology("t-1", base, {1: "a"}, assignment, 1))
+    shell.runner.run(ins.CreateTopology("t-1", base, {1: "a"}, assignment, 1))
     return made
 
 

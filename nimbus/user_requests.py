@@ -1,0 +1,108 @@
+"""The Thrift writes nimbus's controller accepts (submit, kill, rebalance, ...), uploads'
+start and the inbox's cleanup: each validates what it can on the caller's thread, builds a
+typed event, and waits for the controller thread to decide it (nimbus/controller.py). Kept
+apart from the queue so that what a client may ask is readable in one place."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from squall import log_config
+from squall import thrift_api as T
+from squall.validation import check_topology_name, validate_topology, validate_topology_conf
+
+from . import events as ev
+from .code_store import CodeStore
+from .controller_jobs import Barrier, Decide
+from .inbox import Inbox
+
+log = logging.getLogger("squall.nimbus")
+
+LeaderOf = Callable[[], str | None]  # "host:port" of the current leader, if any
+
+
+class UserRequests:
+    """Mixed into nimbus.controller.Controller, which provides the queue (`call`), the
+    clocks and whether this nimbus leads."""
+
+    conf: dict[str, Any]
+    inbox: Inbox
+    code: CodeStore
+    leader_of: LeaderOf
+    clock: Callable[[], float]
+    wall: Callable[[], float]
+    leading: bool  # a property of the controller: its published model leads
+    call: Callable[..., None]  # run a job on the controller thread and wait for it
+
+    def submit(
+        self, name: str, location: str, json_conf: str, topology: Any, initial_status: int
+    ) -> str:
+        if not self.leading:  # first, as Storm's nimbus does: a standby judges nothing
+            raise self._not_leader()
+        try:
+            check_topology_name(name)
+            structure = validate_topology(topology)
+            conf = validate_topology_conf(json_conf)
+            self.inbox.check_finished(location)
+            wall = self.wall()
+            tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(wall)}"
+            inactive = initial_status == T.TopologyInitialStatus.INACTIVE
+            self.call(
+                Decide(
+                    ev.Submit(name, tid, structure, conf, location, inactive, self.clock(), wall)
+                )
+            )
+        except (T.InvalidTopologyException, T.AlreadyAliveException):
+            self.inbox.discard(location)  # a refused submit leaves no upload behind
+            raise
+        return tid
+
+    def kill(self, name: str, wait_secs: int | None) -> None:
+        self.call(Decide(ev.Kill(name, wait_secs, self.wall())))
+
+    def activate(self, name: str) -> None:
+        self.call(Decide(ev.Activate(name, self.wall())))
+
+    def deactivate(self, name: str) -> None:
+        self.call(Decide(ev.Deactivate(name, self.wall())))
+
+    def rebalance(
+        self, name: str, wait_secs: int | None, num_workers: int | None, executors: dict | None
+    ) -> None:
+        self.call(Decide(ev.Rebalance(name, wait_secs, num_workers, executors, self.wall())))
+
+    def set_config(self, name: str, key: str, json_value: str) -> None:
+        try:
+            value = json.loads(json_value)
+        except ValueError:
+            value = json_value
+        self.call(Decide(ev.SetConfig(name, key, value, self.wall())))
+
+    def set_log_config(self, name: str, changes: dict[str, log_config.Change]) -> None:
+        self.call(Decide(ev.SetLogConfig(name, changes, self.wall())))
+
+    def debug(self, name: str, component: str, enable: bool, percentage: float) -> None:
+        self.call(Decide(ev.Debug(name, component, enable, percentage, self.wall())))
+
+    def begin_upload(self, owner: str | None = None) -> str:
+        if not self.leading:
+            self.call(Barrier())  # a lead just won is being taken: an upload waits for it
+        if not self.leading:
+            raise self._not_leader()
+        return self.inbox.begin(self.clock(), owner)
+
+    def cleanup_inbox(self) -> None:
+        """Expire abandoned uploads and downloads (Inbox and CodeStore lock themselves)."""
+        now = self.clock()
+        expired = self.inbox.expire(now, self.conf["nimbus.inbox.jar.expiration.secs"])
+        if expired:
+            log.info("deleted %d expired uploads", len(expired))
+        self.code.expire_downloads(now, self.conf["nimbus.file.copy.expiration.secs"])
+
+    def _not_leader(self) -> T.IllegalStateException:
+        leader = self.leader_of() or "unknown"
+        return T.IllegalStateException(msg=f"this nimbus is not the leader; the leader is {leader}")
