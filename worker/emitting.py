@@ -1,0 +1,249 @@
+"""The emitting half of an executor: routing an emit, turning the task machine's Sends into
+deliveries, and buffering deliveries and protocol messages for `TaskIO.send_many`.
+
+Kept apart from executors.py (the thread, its liveness and its error reports) so that each
+reads in one sitting; `Emitter` is a base class of `Executor` and is never used alone. It
+expects, set by `Executor.__init__`: component, context, streams, io, stats, sampler,
+batch_size, flush_interval, stopping, _send_many, _out, _out_since, and `_call`.
+
+The per-tuple path is batched as Storm 2 batches it: what a task emits (and its acks) is
+gathered and handed to `send_many` as one list at the end of each batch of inputs, once
+`topology.producer.batch.size` deliveries are held, and at the latest after
+`topology.batch.flush.interval.millis`. A TaskIO without `send_many` (a test driving an
+executor by hand) gets each delivery at once from `send`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from squall.components import Component, TaskContext
+from squall.event_sampling import EVENT_LOGGER, Sampler
+
+from .acking import (
+    PROTOCOL_TYPES,
+    AckTree,
+    CallAck,
+    CallFail,
+    FailTree,
+    InitTree,
+    ProtocolMessage,
+    Send,
+    TreeDone,
+    TreeFailed,
+    message_stream,
+)
+from .delivery import Delivery, TableDelivery, TupleDelivery
+from .tables import as_table
+from .task_seam import TaskIO
+from .task_stats import TaskStats
+
+eventlog = logging.getLogger(EVENT_LOGGER)
+
+
+class _Collector:
+    def __init__(self, executor: Emitter) -> None:
+        self.executor = executor
+
+    def emit(
+        self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None
+    ) -> list[int]:
+        return self.executor.emit(values, stream, direct_task, msg_id)
+
+    def emit_batch(
+        self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None
+    ) -> None:
+        self.executor.emit_batch(columns, stream, direct_task, msg_id)
+
+
+_PROTOCOL = frozenset(PROTOCOL_TYPES)
+_new = tuple.__new__
+
+Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | CallAck | CallFail
+
+
+class Emitter:
+    """Emits, buffers and flushes for one task (see the module docstring)."""
+
+    component: Component | None
+    context: TaskContext
+    streams: dict[str, tuple[str, ...]]
+    io: TaskIO
+    stats: TaskStats
+    sampler: Sampler
+    batch_size: int
+    flush_interval: float
+    stopping: threading.Event
+    _send_many: Callable[[list[Delivery | ProtocolMessage], threading.Event], None] | None
+    _out: list[Delivery | ProtocolMessage]
+    _out_since: float
+
+    def _call(self, what: str, fn: Any, *args: Any) -> bool:  # pragma: no cover
+        raise NotImplementedError
+
+    def _fields(self, stream: str) -> tuple[str, ...]:
+        fields = self.streams.get(stream)
+        if fields is None:
+            raise ValueError(f"{self.context.component_id} emits on undeclared stream {stream!r}")
+        return fields
+
+    def emit(self, values: list[Any], stream: str, direct: int | None, msg_id: Any) -> list[int]:
+        """Route and send (buffered); the tasks it went to, as Storm's emit returns them.
+        Every emit of every task passes here: one immutable payload shared by all targets,
+        and each Send of the machine becomes its delivery right here."""
+        fields = self.streams.get(stream)
+        if fields is None or len(values) != len(fields):
+            self._check_emit(values, stream)
+        context = self.context
+        name, task = context.component_id, context.task_id
+        targets = self.io.targets(name, task, stream, values, direct)
+        payload = tuple(values)
+        instructions = self._emitted(tuple(targets), msg_id)
+        if self._send_many is None:
+            buffer = self._buffer
+            for instruction in instructions:
+                if type(instruction) is Send:
+                    target, roots, ids = instruction
+                    buffer(TupleDelivery(target, name, task, stream, payload, roots, ids))
+                else:
+                    self.carry_out(instruction)
+        else:  # _buffer inline: a delivery per Send, protocol messages (an init) as they are
+            out, batch_size = self._out, self.batch_size
+            for instruction in instructions:
+                if type(instruction) is Send:
+                    target, roots, ids = instruction
+                    # TupleDelivery(...) without the namedtuple's Python-level __new__
+                    item: Delivery | ProtocolMessage = _new(
+                        TupleDelivery, (target, name, task, stream, payload, roots, ids)
+                    )
+                elif type(instruction) in _PROTOCOL:
+                    item = instruction  # type: ignore[assignment]
+                else:
+                    self.carry_out(instruction)
+                    continue
+                if not out:
+                    self._out_since = time.monotonic()
+                out.append(item)
+                if len(out) >= batch_size:
+                    self.flush()
+                    out = self._out
+        if self.sampler.percentage > 0 and self.sampler():  # no call while debug is off
+            self._event(stream, msg_id, values)
+        stats = self.stats
+        stats.emitted[stream] += 1
+        stats.transferred[stream] += len(targets)
+        return targets
+
+    def _check_emit(self, values: list[Any], stream: str) -> None:
+        fields = self._fields(stream)
+        if len(values) != len(fields):
+            raise ValueError(
+                f"{self.context.component_id} emits {len(values)} values on stream "
+                f"{stream!r}, which declares {len(fields)} fields {list(fields)}"
+            )
+
+    def emit_batch(self, columns: Any, stream: str, direct: int | None, msg_id: Any) -> None:
+        name = self.context.component_id
+        table = as_table(columns, self._fields(stream), f"{name} on stream {stream!r}")
+        if not table.num_rows:
+            return
+        parts = self.io.split(name, self.context.task_id, stream, table, direct)
+        self._send_parts(stream, parts, msg_id)
+        if self.sampler.percentage > 0:
+            for row in table.to_pylist():
+                if self.sampler():
+                    self._event(stream, msg_id, list(row.values()))
+        self.stats.emitted[stream] += table.num_rows
+        self.stats.transferred[stream] += sum(part.num_rows for _, part in parts)
+
+    def _event(self, stream: str, msg_id: Any, values: list[Any]) -> None:
+        """One sampled tuple in the worker log (Storm's event logger's fields)."""
+        name, task = self.context.component_id, self.context.task_id
+        eventlog.info("%s %d %s %r %r", name, task, stream, msg_id, values)
+
+    def _send_parts(self, stream: str, parts: Sequence[tuple[int, Any]], msg_id: Any) -> None:
+        """Ask the task's machine how to send `parts` (one Send per part, in order, plus
+        protocol messages) and do it."""
+        payloads = iter(parts)
+        for instruction in self._emitted(tuple(target for target, _ in parts), msg_id):
+            if isinstance(instruction, Send):
+                target, payload = next(payloads)
+                assert instruction.target == target, (instruction, target)
+                self._send(instruction, stream, payload)
+            else:
+                self.carry_out(instruction)
+
+    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
+        """The machine's instructions for an emit to `targets`: untracked unless overridden."""
+        return [Send(target) for target in targets]
+
+    def _send(self, send: Send, stream: str, payload: Any) -> None:
+        name, task = self.context.component_id, self.context.task_id
+        if isinstance(payload, pa.Table):
+            delivery: Delivery = TableDelivery(
+                send.target, name, task, stream, payload, send.roots, send.ids
+            )
+        else:
+            delivery = TupleDelivery(send.target, name, task, stream, payload, send.roots, send.ids)
+        self._buffer(delivery)
+
+    def _buffer(self, delivery: Delivery | ProtocolMessage) -> None:
+        if self._send_many is None:
+            self.io.send(delivery)
+            return
+        out = self._out
+        if not out:
+            self._out_since = time.monotonic()
+        out.append(delivery)
+        if len(out) >= self.batch_size:
+            self.flush()
+
+    def _buffer_all(self, items: list[Delivery | ProtocolMessage]) -> None:
+        """`_buffer` for several at once (a TaskIO with `send_many` only)."""
+        if not items:
+            return
+        out = self._out
+        if not out:
+            self._out_since = time.monotonic()
+        out += items
+        if len(out) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand what is buffered to the worker as one list (waits while backpressured)."""
+        if self._out:
+            out, self._out = self._out, []
+            self._send_many(out, self.stopping)  # type: ignore[misc]
+
+    def flush_due(self, now: float) -> None:
+        """Flush if the oldest buffered delivery is older than the flush interval."""
+        if self._out and now - self._out_since >= self.flush_interval:
+            self.flush()
+
+    def carry_out(self, instruction: Instruction) -> None:
+        """Do what a machine decided, other than sending an emitted payload."""
+        if type(instruction) in _PROTOCOL and self._send_many is not None:
+            self._buffer(instruction)  # the common case (an ack, an init), without a match
+            return
+        match instruction:
+            case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
+                if self._send_many is None:
+                    target, stream, values = message_stream(instruction)
+                    name, task = self.context.component_id, self.context.task_id
+                    self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
+                else:  # as it is: the transport turns it into a tuple only for the wire
+                    self._buffer(instruction)
+            case CallAck(msg_id):
+                self.stats.acked += 1
+                self._call("ack", self.component.ack, msg_id)  # type: ignore[union-attr]
+            case CallFail(msg_id):
+                self.stats.failed += 1
+                self._call("fail", self.component.fail, msg_id)  # type: ignore[union-attr]
+            case _:
+                raise TypeError(f"no executor carries out {instruction!r}")

@@ -1,0 +1,76 @@
+"""The seam between an executor and its worker: `TaskIO` (where an emit goes, how a delivery
+is sent, where an error is reported) and `inbox_item`, what a target executor's inbox takes
+for a delivery. Both the in-process runner (squall.testing) and the worker implement it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from squall.components import Batch, Tuple
+
+from .acking import SYSTEM_STREAMS, ProtocolMessage, stream_message
+from .delivery import Delivery, TableDelivery, TupleDelivery
+
+Input = Tuple | Batch
+InboxItem = Input | ProtocolMessage
+
+
+class TaskIO(Protocol):
+    """What an executor needs from its worker: where an emit goes, the acker tasks, a way
+    to send a delivery to any task, and a place to report user-code errors (per task: the
+    worker throttles each task's reports)."""
+
+    ackers: tuple[int, ...]
+
+    def targets(
+        self, component: str, task: int, stream: str, values: Sequence[Any], direct: int | None
+    ) -> list[int]: ...
+
+    def split(
+        self, component: str, task: int, stream: str, table: pa.Table, direct: int | None
+    ) -> list[tuple[int, pa.Table]]: ...
+
+    def send(self, delivery: Delivery) -> None: ...
+
+    def send_many(
+        self, deliveries: list[Delivery | ProtocolMessage], stopping: threading.Event
+    ) -> None:
+        """Send in order (protocol messages as they are); may wait (until `stopping`) while
+        a local target's queue is full."""
+
+    def congested(self, component: str) -> bool:
+        """Whether a task `component` emits to has a full queue (a spout then pauses)."""
+        return False
+
+    def report_error(self, component: str, task: int, text: str) -> None: ...
+
+
+def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
+    """What the target executor's inbox takes for a delivery on a stream with `fields`."""
+    if type(delivery) is TupleDelivery and delivery.stream not in SYSTEM_STREAMS:
+        return Tuple(
+            delivery.component,
+            delivery.task,
+            delivery.stream,
+            fields,
+            delivery.values,
+            delivery.anchors,
+        )
+    if isinstance(delivery, TableDelivery):
+        return Batch(
+            delivery.component,
+            delivery.task,
+            delivery.stream,
+            fields,
+            delivery.table,
+            delivery.anchors,
+        )
+    if delivery.stream in SYSTEM_STREAMS:
+        return stream_message(delivery.target, delivery.stream, delivery.values)
+    head = (delivery.component, delivery.task, delivery.stream, fields)
+    return Tuple(*head, delivery.values, delivery.anchors)
