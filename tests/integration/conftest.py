@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from squall.local import LocalCluster
+from squall.zkserver import ZooKeeperServer
 
 HERE = Path(__file__).parent
 TOPOLOGIES = HERE / "topologies"
@@ -18,6 +19,17 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 def cluster(tmp_path_factory):
     with LocalCluster(tmp_path_factory.mktemp("cluster"), supervisors=2) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def zk_server(tmp_path_factory):
+    """A bare ZooKeeper server of the module's own (no nimbus, no ACLs), for the tests of
+    reads and writes against ZooKeeper itself."""
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zk")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def squall(cluster, *args: str) -> subprocess.CompletedProcess:

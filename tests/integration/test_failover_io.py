@@ -13,23 +13,13 @@ from squall.nimbus.cluster_state import ClusterState, FencedOut
 from squall.nimbus.store import Store
 from squall.records import Assignment, SupervisorInfo, decode, encode
 from squall.zk_layout import ZkLayout
-from squall.zkserver import ZooKeeperServer
 
 LAYOUT = ZkLayout("/batched")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zk")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture
-def zk(server):
-    client = KazooClient(hosts=server.hosts)
+def zk(zk_server):
+    client = KazooClient(hosts=zk_server.hosts)
     try:
         client.start()
         yield client

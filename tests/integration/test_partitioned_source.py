@@ -23,15 +23,6 @@ from .tcp_proxy import TcpProxy
 
 
 @pytest.fixture(scope="module")
-def zk_server(tmp_path_factory):
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zk")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
 def zk(zk_server):
     client = KazooClient(hosts=zk_server.hosts)
     try:

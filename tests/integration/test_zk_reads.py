@@ -12,21 +12,11 @@ from kazoo.security import make_digest_acl
 from squall import zk_multiread
 from squall.records import WorkerBeat, encode
 from squall.zk import read_named, read_records
-from squall.zkserver import ZooKeeperServer
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zk")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
-def zk(server):
-    client = KazooClient(hosts=server.hosts)
+def zk(zk_server):
+    client = KazooClient(hosts=zk_server.hosts)
     try:
         client.start()
         yield client
@@ -51,9 +41,9 @@ def test_every_node_in_chunks_a_missing_one_left_out_a_corrupt_one_skipped(zk):
     assert read_records(zk, WorkerBeat, "/many") == read
 
 
-def test_under_a_chroot(server, zk):
+def test_under_a_chroot(zk_server, zk):
     zk.create("/rooted/beats/a", beat(7), makepath=True)
-    rooted = KazooClient(hosts=f"{server.hosts}/rooted")
+    rooted = KazooClient(hosts=f"{zk_server.hosts}/rooted")
     try:
         rooted.start()
         assert read_named(rooted, WorkerBeat, "/beats", ["a"])["a"].seq == 7
