@@ -40,7 +40,7 @@ def ui(ctx: click.Context) -> None:
     from squall.ui.server import run_ui
 
     try:
-        run_ui(ctx.obj, announce=err.print)
+        run_ui(ctx.obj, announce=lambda line: err.print(line, soft_wrap=True))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(1)

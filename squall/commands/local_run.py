@@ -39,7 +39,10 @@ def local(
         cluster.ui_port = _free_or_any(ctx.obj["ui.port"]) if with_ui else 0
         with cluster:
             if with_ui:
-                err.print(f"web UI and Storm UI REST API: {cluster.ui_address} (while it runs)")
+                err.print(
+                    f"web UI and Storm UI REST API: {cluster.ui_address} (while it runs)",
+                    soft_wrap=True,  # one line: the address must copy whole
+                )
             conf = cluster.client_conf()
             with cluster.client() as client:
                 name = submit_file(client, file, conf, overrides={"topology.output.dir": str(out)})
