@@ -167,7 +167,8 @@ class LocalCluster:
         return f"{self.ui_url}/" + (f"?{QUERY}={token}" if token else "")
 
     def ui_headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.ui_token}"} if self.ui_token else {}
+        token = self.ui_token  # one read of the file
+        return {"Authorization": f"Bearer {token}"} if token else {}
 
     def start_ui(self, timeout: float = 60) -> None:
         """`squall ui` on a free loopback port, waited for until it serves its page."""

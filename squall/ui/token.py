@@ -41,7 +41,9 @@ def ensure_ui_token(conf: Mapping[str, Any]) -> str | None:
     return path.read_text().strip()
 
 
-def presented(headers: Mapping[str, str], cookies: Mapping[str, str], query: Mapping[str, str]):
+def presented(
+    headers: Mapping[str, str], cookies: Mapping[str, str], query: Mapping[str, str]
+) -> str | None:
     """The token a request carries, wherever it carries it; None when it carries none."""
     scheme, _, value = headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and value.strip():
