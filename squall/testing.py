@@ -115,6 +115,7 @@ def run(
         lambda component, _task, text: result.errors[component].append(text),
         send_many=inbound.deliver_many,
         congested=inbound.congested,
+        deliver_local=inbound.deliver_local,
     )
     scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
     out = str(output_dir or Path(scratch.name) / "output")

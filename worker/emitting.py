@@ -4,13 +4,19 @@ deliveries, and buffering deliveries and protocol messages for `TaskIO.send_many
 Kept apart from executors.py (the thread, its liveness and its error reports) so that each
 reads in one sitting; `Emitter` is a base class of `Executor` and is never used alone. It
 expects, set by `Executor.__init__`: component, context, streams, io, stats, sampler,
-batch_size, flush_interval, stopping, _send_many, _out, _out_since, and `_call`.
+batch_size, flush_interval, stopping, _send_many, _deliver_local, _here, _out, _local_out,
+_held, _out_since, and `_call`.
 
 The per-tuple path is batched as Storm 2 batches it: what a task emits (and its acks) is
 gathered and handed to `send_many` as one list at the end of each batch of inputs, once
 `topology.producer.batch.size` deliveries are held, and at the latest after
 `topology.batch.flush.interval.millis`. A TaskIO without `send_many` (a test driving an
 executor by hand) gets each delivery at once from `send`.
+
+A tuple for a task of the same worker (`TaskIO.local_tasks`) is made here as the `Tuple` its
+receiver takes, once, and handed over by `TaskIO.deliver_local` per target: no TupleDelivery
+that the receiving side would take apart again (that cost a tenth of a one-worker topology's
+CPU). Everything else (remote tuples, tables, protocol messages) goes to `send_many`.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from squall.components import Component, TaskContext
+from squall.components import Component, TaskContext, Tuple
 from squall.event_sampling import EVENT_LOGGER, Sampler
 
 from .acking import (
@@ -39,7 +45,7 @@ from .acking import (
     TreeFailed,
     message_stream,
 )
-from .delivery import Delivery, TableDelivery, TupleDelivery
+from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
 from .tables import as_table
 from .task_seam import TaskIO
 from .task_stats import TaskStats
@@ -81,7 +87,11 @@ class Emitter:
     flush_interval: float
     stopping: threading.Event
     _send_many: Callable[[list[Delivery | ProtocolMessage], threading.Event], None] | None
+    _deliver_local: Callable[[dict[int, list[Tuple]], int, threading.Event], None] | None
+    _here: frozenset[int]
     _out: list[Delivery | ProtocolMessage]
+    _local_out: dict[int, list[Tuple]]
+    _held: int
     _out_since: float
 
     def _call(self, what: str, fn: Any, *args: Any) -> bool:  # pragma: no cover
@@ -114,11 +124,32 @@ class Emitter:
                 else:
                     self.carry_out(instruction)
         else:  # _buffer inline: a delivery per Send, protocol messages (an init) as they are
-            out, batch_size = self._out, self.batch_size
+            here, local = self._here, self._local_out
             for instruction in instructions:
                 if type(instruction) is Send:
                     target, roots, ids = instruction
-                    # TupleDelivery(...) without the namedtuple's Python-level __new__
+                    if target in here:  # the receiver's Tuple, made once, here
+                        if not roots:
+                            anchors = NO_ANCHORS
+                        elif len(roots) == 1:  # one tree: most tuples
+                            anchors = {roots[0]: ids[0]}
+                        else:
+                            anchors = dict(zip(roots, ids, strict=True))
+                        # Tuple(...) and TupleDelivery(...) below without the namedtuple's
+                        # Python-level __new__
+                        tup = _new(Tuple, (name, task, stream, fields, payload, anchors))
+                        queued = local.get(target)
+                        if queued is None:
+                            local[target] = [tup]
+                        else:
+                            queued.append(tup)
+                        if not self._held:
+                            self._out_since = time.monotonic()
+                        self._held += 1
+                        if self._held >= self.batch_size:
+                            self.flush()
+                            local = self._local_out
+                        continue
                     item: Delivery | ProtocolMessage = _new(
                         TupleDelivery, (target, name, task, stream, payload, roots, ids)
                     )
@@ -127,12 +158,13 @@ class Emitter:
                 else:
                     self.carry_out(instruction)
                     continue
-                if not out:
+                if not self._held:
                     self._out_since = time.monotonic()
-                out.append(item)
-                if len(out) >= batch_size:
+                self._out.append(item)
+                self._held += 1
+                if self._held >= self.batch_size:
                     self.flush()
-                    out = self._out
+                    local = self._local_out
         if self.sampler.percentage > 0 and self.sampler():  # no call while debug is off
             self._event(stream, msg_id, values)
         stats = self.stats
@@ -197,33 +229,39 @@ class Emitter:
         if self._send_many is None:
             self.io.send(delivery)
             return
-        out = self._out
-        if not out:
+        if not self._held:
             self._out_since = time.monotonic()
-        out.append(delivery)
-        if len(out) >= self.batch_size:
+        self._out.append(delivery)
+        self._held += 1
+        if self._held >= self.batch_size:
             self.flush()
 
     def _buffer_all(self, items: list[Delivery | ProtocolMessage]) -> None:
         """`_buffer` for several at once (a TaskIO with `send_many` only)."""
         if not items:
             return
-        out = self._out
-        if not out:
+        if not self._held:
             self._out_since = time.monotonic()
-        out += items
-        if len(out) >= self.batch_size:
+        self._out += items
+        self._held += len(items)
+        if self._held >= self.batch_size:
             self.flush()
 
     def flush(self) -> None:
-        """Hand what is buffered to the worker as one list (waits while backpressured)."""
-        if self._out:
+        """Hand what is buffered to the worker (waits while backpressured): the Tuples made
+        for this worker's tasks, then the rest as one list."""
+        if self._held:
+            local, self._local_out = self._local_out, {}
             out, self._out = self._out, []
-            self._send_many(out, self.stopping)  # type: ignore[misc]
+            self._held = 0
+            if local:
+                self._deliver_local(local, self.context.task_id, self.stopping)  # type: ignore[misc]
+            if out:
+                self._send_many(out, self.stopping)  # type: ignore[misc]
 
     def flush_due(self, now: float) -> None:
         """Flush if the oldest buffered delivery is older than the flush interval."""
-        if self._out and now - self._out_since >= self.flush_interval:
+        if self._held and now - self._out_since >= self.flush_interval:
             self.flush()
 
     def carry_out(self, instruction: Instruction) -> None:

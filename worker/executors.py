@@ -78,7 +78,13 @@ class Executor(Emitter):
         self.batch_size = conf.get("topology.producer.batch.size", 1000)
         self.flush_interval = conf.get("topology.batch.flush.interval.millis", 1) / 1000
         self._send_many = getattr(io, "send_many", None)
+        self._deliver_local = getattr(io, "deliver_local", None)
+        # the tasks this executor hands Tuples to directly (emitting.py); none without both
+        ready = self._send_many is not None and self._deliver_local is not None
+        self._here = frozenset(getattr(io, "local_tasks", ())) if ready else frozenset()
         self._out = []  # emits and acks not yet flushed
+        self._local_out = {}  # Tuples made for local tasks, not yet flushed, per target
+        self._held = 0  # how many of both
         self._out_since = 0.0  # when the oldest of them was buffered (monotonic)
         self.stopping = threading.Event()
         self.active = threading.Event()

@@ -111,11 +111,25 @@ class Inbound:
         for task, items in protocol.items():
             self.executors[task].inbox.put_many(items, protocol=True)
         for task, items in data.items():
-            inbox = self.executors[task].inbox
-            if self.backpressure and stopping is not None and task not in sources:
-                while not inbox.has_room() and not stopping.is_set():
-                    inbox.wait_room(ROOM_WAIT_SECS)
-            inbox.put_many(items)
+            self._put_data(task, items, stopping, task not in sources)
+
+    def deliver_local(
+        self, by_target: Mapping[int, list[Tuple]], source: int, stopping: threading.Event
+    ) -> None:
+        """An executor's flush of the Tuples it made itself for tasks of this worker (the
+        per-tuple case: no TupleDelivery to build and take apart), in order per target;
+        waits while a target other than the `source` task itself is full of data."""
+        for task, items in by_target.items():
+            self._put_data(task, items, stopping, task != source)
+
+    def _put_data(
+        self, task: int, items: list[InboxItem], stopping: threading.Event | None, wait: bool
+    ) -> None:
+        inbox = self.executors[task].inbox
+        if wait and self.backpressure and stopping is not None:
+            while not inbox.has_room() and not stopping.is_set():
+                inbox.wait_room(ROOM_WAIT_SECS)
+        inbox.put_many(items)
 
     def _item(self, delivery: Delivery) -> InboxItem | None:
         """What the target's inbox takes; None (logged) when this worker cannot take it."""

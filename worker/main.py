@@ -135,6 +135,7 @@ class Worker(ZooKeeperReactions):
             self.errors.report,
             send_many=self.transport.send_many,
             congested=self.transport.congested,
+            deliver_local=self.inbound.deliver_local,
         )
         handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
         self.spark = SparkHolder(

@@ -2,7 +2,8 @@
 groupings (Router); `send` is the Transport's in a worker (which skips the network for
 tasks of the same worker) and Inbound's `deliver` when every task lives in one process
 (squall.testing). `send_many` takes an executor's flushed list (and may wait while a local
-target is full); `congested` tells a spout whether a task it emits to is full."""
+target is full), `deliver_local` the Tuples it made for tasks of this worker; `congested`
+tells a spout whether a task it emits to is full."""
 
 from __future__ import annotations
 
@@ -26,10 +27,16 @@ class WorkerTaskIO:
         report_error: Callable[[str, int, str], None],
         send_many: Callable[[list[Any], threading.Event], None] | None = None,
         congested: Callable[[int], bool] | None = None,
+        deliver_local: Callable[[dict[int, list[Any]], int, threading.Event], None] | None = None,
     ) -> None:
+        """`deliver_local`: Inbound's, for the Tuples executors make for this worker's tasks
+        (`router.local`); without it every emit goes to `send_many`."""
         self.router = router
         self._send = send
         self._send_many = send_many
+        if deliver_local is not None:
+            self.deliver_local = deliver_local
+            self.local_tasks = frozenset(router.local)
         self._congested = congested
         self.ackers = tuple(ackers)
         self.near_ackers = tuple(a for a in self.ackers if a in router.local)  # this worker's

@@ -43,6 +43,15 @@ class TaskIO(Protocol):
         """Send in order (protocol messages as they are); may wait (until `stopping`) while
         a local target's queue is full."""
 
+    # Optional, together: the tasks of this process, and how the Tuples an executor made for
+    # them are put on their inboxes (in order per target; may wait while one is full, unless
+    # it is the `source` task itself). Without them, every emit goes to `send_many`.
+    local_tasks: frozenset[int]
+
+    def deliver_local(
+        self, by_target: dict[int, list[Tuple]], source: int, stopping: threading.Event
+    ) -> None: ...
+
     def congested(self, component: str) -> bool:
         """Whether a task `component` emits to has a full queue (a spout then pauses)."""
         return False

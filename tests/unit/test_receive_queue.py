@@ -174,3 +174,70 @@ def test_a_flush_into_a_full_local_queue_waits_for_room_and_acks_never_wait():
     stuck.set()  # a stopping sender gives up waiting
     inbound.deliver_many(data[:1], stuck)
     assert bolt.inbox.qsize() == 3
+
+
+class LocalIO(ManyIO):
+    """ManyIO whose task 7 runs in this process: its Tuples come to `deliver_local`."""
+
+    local_tasks = frozenset({7})
+
+    def __init__(self, routes):
+        super().__init__(routes)
+        self.local = []
+
+    def deliver_local(self, by_target, source, stopping):
+        self.local.append((source, {t: list(items) for t, items in by_target.items()}))
+
+
+def test_a_tuple_for_a_task_of_this_worker_is_made_once_as_the_tuple_its_bolt_takes():
+    io = LocalIO({("b", "default"): [7, 8]})
+    io.ackers = (9,)
+    ids = iter(range(100, 200))
+    ex = BoltExecutor(
+        Twice(),
+        TaskContext("t", "b", 2, (2,), "/tmp"),
+        {"default": ("w",)},
+        CONF,
+        io,
+        new_id=lambda: next(ids),
+    )
+    ex.execute_all([Tuple("s", 1, "default", ("w",), (5,), {42: 1})])  # anchored to tree 42
+    # 4 sends and 1 ack: a flush at the batch size (3), the rest at the end of the batch
+    assert [source for source, _ in io.local] == [2]  # both local Tuples in the first
+    assert [len(f) for f in io.flushes] == [1, 2]
+    local = [t for _, by_target in io.local for t in by_target[7]]
+    assert local == [
+        Tuple("b", 2, "default", ("w",), (5,)),
+        Tuple("b", 2, "default", ("w",), (10,)),
+    ]
+    assert [dict(t.ids) for t in local] == [{42: 100}, {42: 102}]  # each its own edge id
+    remote = [d for f in io.flushes for d in f]
+    assert [(type(d).__name__, d.target) for d in remote] == [
+        ("TupleDelivery", 8),
+        ("TupleDelivery", 8),
+        ("AckTree", 9),
+    ]
+    assert remote[0].values == (5,) and remote[0].roots == (42,) and remote[0].ids == (101,)
+    assert remote[2].xor == 1 ^ 100 ^ 101 ^ 102 ^ 103  # the input's id, XOR every edge
+
+
+def test_local_tuples_wait_for_room_in_another_task_and_never_for_the_source_itself():
+    inbound, bolt = _inbound()
+    tuples = [Tuple("s", 2, "default", ("w",), (n,)) for n in range(3)]
+    inbound.deliver_local({1: tuples[:2]}, 2, threading.Event())  # fills the queue
+    assert not bolt.inbox.has_room()
+    inbound.deliver_local({1: tuples[2:]}, 1, threading.Event())  # task 1 to itself: no wait
+    stopping = threading.Event()
+    waiting = threading.Thread(target=inbound.deliver_local, args=({1: tuples[:1]}, 2, stopping))
+    waiting.start()
+    try:
+        waiting.join(0.3)
+        assert waiting.is_alive()  # held back while the queue is full
+        taken = bolt.inbox.take(100, 0)
+        waiting.join(10)
+        assert not waiting.is_alive()
+    finally:
+        stopping.set()
+        waiting.join(10)
+    assert [t.values for t in taken] == [(0,), (1,), (2,)]
+    assert [t.values for t in bolt.inbox.take(100, 0)] == [(0,)]
