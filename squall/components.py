@@ -147,6 +147,10 @@ class Component:
     of stream id to fields."""
 
     outputs: ClassVar[list[str] | dict[str, list[str]]] = []
+    # True for a component that blocks in its calls (sleeps, waits on I/O or a subprocess):
+    # its task then keeps a thread of its own instead of taking turns with the worker's
+    # other tasks on one thread (topology.worker.shared.thread)
+    own_thread: ClassVar[bool] = False
     collector: Collector
 
     def __init__(self, **kwargs: Any) -> None:

@@ -45,15 +45,9 @@ def wait_until_done(executors: Mapping[int, Executor], deadline: float, result: 
 
 
 def check_alive(executors: Mapping[int, Executor]) -> None:
-    stopped = sorted(
-        {e.context.component_id for e in executors.values() if not e.thread.is_alive()}
-    )
+    stopped = sorted({e.context.component_id for e in executors.values() if not e.running})
     if stopped:
-        causes = [
-            e.fatal.splitlines()[0]
-            for e in executors.values()
-            if e.fatal and not e.thread.is_alive()
-        ]
+        causes = [e.fatal.splitlines()[0] for e in executors.values() if e.fatal and not e.running]
         raise RunFailed(f"{', '.join(stopped)} could not start: {'; '.join(causes) or '?'}")
 
 

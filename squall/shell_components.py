@@ -58,6 +58,7 @@ class _Shell:
 
     needs_code_dir: ClassVar[bool] = True  # executor_factory passes the unpacked code dir
     kind: ClassVar[str] = "shell component"
+    own_thread: ClassVar[bool] = True  # every call waits on the subprocess
     collector: Any
     task: ShellTask
 

@@ -32,6 +32,7 @@ from squall.run_waits import RunFailed, RunTimeout, wait_until_done, wait_while
 from squall.structure import ACKER, TopologyStructure, assign_task_ids
 from squall.topology import Topology
 from squall.worker.executor_factory import make_executor
+from squall.worker.executor_group import group_executors
 from squall.worker.executors import Executor
 from squall.worker.inbound import Inbound
 from squall.worker.routing import Router
@@ -138,6 +139,7 @@ def run(
         if isinstance(component, Spout):
             record_verdicts(component, name, result)
         executors[task] = executor
+    group_executors(executors, conf)  # the tasks that share one thread, as in a worker
     try:
         deadline = time.monotonic() + timeout
         for executor in executors.values():
@@ -151,7 +153,7 @@ def run(
         )
         polls = {t: e.polls for t, e in executors.items() if isinstance(e, SpoutExecutor)}
         for executor in executors.values():
-            executor.active.set()
+            executor.activate(True)
         # each spout's idle flag is news only once it polled while active: until then a run
         # could look finished before it began
         wait_while(

@@ -1,6 +1,6 @@
-"""The __acker task's loop: protocol messages from its inbox into `Acker` (every message
-waiting per wake-up), its verdicts out to the spout tasks (in one flush per wake-up), and a
-tick a second to forget trees past the message timeout."""
+"""The __acker task's turns: protocol messages from its inbox into `Acker` (every message
+waiting per turn), its verdicts out to the spout tasks (in one flush per turn), and a tick a
+second to forget trees past the message timeout."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .acking import AckerReceived, AckTree, FailTree, InitTree, Tick
 from .executors import Executor
 
 EXPIRY_PERIOD = 1.0
+IDLE_WAIT = 0.5  # seconds an idle acker waits for messages before it looks again
 
 
 class AckerExecutor(Executor):
@@ -20,19 +21,19 @@ class AckerExecutor(Executor):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.acker = Acker(self.timeout)
+        self.last_expiry = time.monotonic()
 
-    def loop(self) -> None:
-        last_expiry = time.monotonic()
-        while not self.stopping.is_set():
-            self.mark()
-            messages = self.inbox.take(1 << 30, 0.5)
-            now = time.monotonic()
-            if messages:
-                self.receive_many(messages, now)
-            self.flush()  # the verdicts of this wake-up, as one list
-            if now - last_expiry > EXPIRY_PERIOD:
-                self.acker.handle(Tick(now))
-                last_expiry = now
+    def turn(self) -> float:
+        self.mark()
+        messages = self.inbox.take(1 << 30, 0)
+        now = time.monotonic()
+        if messages:
+            self.receive_many(messages, now)
+        self.flush()  # the verdicts of this turn, as one list
+        if now - self.last_expiry > EXPIRY_PERIOD:
+            self.acker.handle(Tick(now))
+            self.last_expiry = now
+        return 0.0 if messages else IDLE_WAIT
 
     def receive_many(self, messages: list[Any], now: float) -> None:
         verdicts = self.acker.received(messages, now)  # TypeError for what is not a message

@@ -19,6 +19,7 @@ from .micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob, rows
 from .spark import SparkHolder, result_table
 
 log = logging.getLogger("squall.worker")
+IDLE_WAIT = 0.2  # seconds an idle bolt waits for input before it looks again
 
 
 class BoltExecutor(Executor):
@@ -79,12 +80,13 @@ class BoltExecutor(Executor):
         self.flush()
         self.stats.processed_batch(total, executing, time.monotonic() - started)
 
-    def loop(self) -> None:
-        while not self.stopping.is_set():
-            self.mark()
-            items = self.inbox.take(self.batch_size, 0.2)
-            if items:
-                self.execute_all(items)  # type: ignore[arg-type]
+    def turn(self) -> float:
+        self.mark()
+        items = self.inbox.take(self.batch_size, 0)
+        if items:
+            self.execute_all(items)  # type: ignore[arg-type]
+            return 0.0
+        return IDLE_WAIT
 
     def _process(self, item: Input) -> None:
         """A table of tuples is acked whole: one failing row fails it."""

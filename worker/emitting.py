@@ -4,8 +4,8 @@ deliveries, and buffering deliveries and protocol messages for `TaskIO.send_many
 Kept apart from executors.py (the thread, its liveness and its error reports) so that each
 reads in one sitting; `Emitter` is a base class of `Executor` and is never used alone. It
 expects, set by `Executor.__init__`: component, context, streams, io, stats, sampler,
-batch_size, flush_interval, stopping, _send_many, _deliver_local, _here, _out, _local_out,
-_held, _out_since, and `_call`.
+batch_size, flush_interval, stopping, flush_waits, _send_many, _deliver_local, _here, _out,
+_local_out, _held, _out_since, and `_call`.
 
 The per-tuple path is batched as Storm 2 batches it: what a task emits (and its acks) is
 gathered and handed to `send_many` as one list at the end of each batch of inputs, once
@@ -86,8 +86,9 @@ class Emitter:
     batch_size: int
     flush_interval: float
     stopping: threading.Event
-    _send_many: Callable[[list[Delivery | ProtocolMessage], threading.Event], None] | None
-    _deliver_local: Callable[[dict[int, list[Tuple]], int, threading.Event], None] | None
+    flush_waits: bool
+    _send_many: Callable[[list[Delivery | ProtocolMessage], threading.Event | None], None] | None
+    _deliver_local: Callable[[dict[int, list[Tuple]], int, threading.Event | None], None] | None
     _here: frozenset[int]
     _out: list[Delivery | ProtocolMessage]
     _local_out: dict[int, list[Tuple]]
@@ -254,10 +255,11 @@ class Emitter:
             local, self._local_out = self._local_out, {}
             out, self._out = self._out, []
             self._held = 0
+            stopping = self.stopping if self.flush_waits else None  # None: never waits
             if local:
-                self._deliver_local(local, self.context.task_id, self.stopping)  # type: ignore[misc]
+                self._deliver_local(local, self.context.task_id, stopping)  # type: ignore[misc]
             if out:
-                self._send_many(out, self.stopping)  # type: ignore[misc]
+                self._send_many(out, stopping)  # type: ignore[misc]
 
     def flush_due(self, now: float) -> None:
         """Flush if the oldest buffered delivery is older than the flush interval."""

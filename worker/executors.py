@@ -12,8 +12,10 @@ the target executors' inboxes, and call `start()` / `stop()`. An inbox (receive_
 holds `Tuple` or `Batch` inputs for bolts and protocol messages (`acking.TreeDone`,
 `InitTree`, ...) for spouts and ackers.
 
-An executor takes every input waiting in one wake-up; emitting, buffering and flushing
-live in emitting.py (`Emitter`, a base class of `Executor`).
+An executor works in turns (`turn`): it takes every input waiting, does what they ask and
+says when it wants its next turn; between turns its thread waits for an arrival. The plain
+executors of a worker may also take turns on one shared thread (executor_group.py).
+Emitting, buffering and flushing live in emitting.py (`Emitter`, a base class of `Executor`).
 """
 
 from __future__ import annotations
@@ -72,8 +74,14 @@ class Executor(Emitter):
         self.stats = TaskStats()
         # Storm's debug option: a seeded share of emitted tuples goes to the event log
         self.sampler = Sampler(seed=context.task_id)
+        # set by every arrival in the inbox: what the executor's thread (or its group's,
+        # executor_group.py) waits on between turns
+        self.wake = threading.Event()
         self.inbox = ReceiveQueue(
-            conf.get("topology.executor.receive.buffer.size", 32768), rows, weighed=Batch
+            conf.get("topology.executor.receive.buffer.size", 32768),
+            rows,
+            weighed=Batch,
+            wake=self.wake,
         )
         self.batch_size = conf.get("topology.producer.batch.size", 1000)
         self.flush_interval = conf.get("topology.batch.flush.interval.millis", 1) / 1000
@@ -94,6 +102,9 @@ class Executor(Emitter):
         self.busy = False
         self.holding = 0  # inputs taken and not yet finished
         self.fatal: str | None = None  # why this task stopped for good (its error report)
+        self.ended = False  # its turns are over: stopped, or a fatal error
+        self.group: Any = None  # the ExecutorGroup whose thread runs it, if any
+        self.flush_waits = True  # a flush waits while a target is full (not in a group)
         self.thread = threading.Thread(
             target=self._run, name=f"task-{context.task_id}", daemon=True
         )
@@ -101,10 +112,28 @@ class Executor(Emitter):
             component.collector = _Collector(self)
 
     def start(self) -> None:
-        self.thread.start()
+        if self.group is not None:
+            self.group.start()
+        else:
+            self.thread.start()
 
     def stop(self) -> None:
         self.stopping.set()
+        self.wake.set()
+
+    def activate(self, on: bool) -> None:
+        """The topology's status for a spout (others ignore it): emit or not; a change
+        wakes the executor at once."""
+        if on:
+            self.active.set()
+        else:
+            self.active.clear()
+        self.wake.set()
+
+    @property
+    def running(self) -> bool:
+        """Whether its turns go on (its thread, or its group's, may outlive it)."""
+        return not self.ended and self.thread.is_alive()
 
     # --- liveness ---
 
@@ -149,23 +178,60 @@ class Executor(Emitter):
         return True
 
     def _run(self) -> None:
+        try:
+            if not self.begin():
+                return
+            try:
+                self.loop()
+            except Exception:  # noqa: BLE001 - a bug in a loop must not leave a silent dead task
+                self.loop_failed()
+                return
+            self.end()
+        finally:
+            self.ended = True
+
+    def begin(self) -> bool:
+        """The component's initialize; False when it raised (the task then ends as fatal)."""
         if self.component is not None:
             self.mark(busy=True)
             try:
                 self.component.initialize(self.conf, self.context)
             except Exception:  # noqa: BLE001 - user code
                 self._failed("initialize", fatal=True)
-                return
+                return False
         self.stats.ready = self.ready_on_start
         self.mark()
+        return True
+
+    def loop_failed(self) -> None:
+        """A bug in the task's loop or turn (not in user code): the task ends as fatal."""
+        self._failed("the task loop", fatal=True)
+
+    def end(self) -> None:
+        """The last flush and the component's cleanup, once its turns are over."""
         try:
-            self.loop()
-            self.flush()
-        except Exception:  # noqa: BLE001 - a bug in a loop must not leave a silent dead task
-            self._failed("the task loop", fatal=True)
+            self.last_turn()
+        except Exception:  # noqa: BLE001 - as in a turn
+            self.loop_failed()
             return
         if self.component is not None:
             self._call("cleanup", self.component.cleanup)
 
-    def loop(self) -> None:  # pragma: no cover - overridden
+    def loop(self) -> None:
+        """Turns on this executor's own thread until it is stopped, waiting between them
+        for an arrival or the time the last turn asked for."""
+        wake = self.wake
+        while not self.stopping.is_set():
+            wait = self.turn()
+            if wait > 0:
+                wake.wait(wait)
+                wake.clear()  # what arrived before the clear is taken by the next turn
+
+    def turn(self) -> float:  # pragma: no cover - overridden
+        """One turn, never blocking on input: the seconds until the executor wants its next
+        turn if nothing arrives meanwhile (0: at once)."""
         raise NotImplementedError
+
+    def last_turn(self) -> None:
+        """What is still to do once stopped: by default, flush what is buffered."""
+        self.flush()

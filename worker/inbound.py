@@ -114,11 +114,14 @@ class Inbound:
             self._put_data(task, items, stopping, task not in sources)
 
     def deliver_local(
-        self, by_target: Mapping[int, list[Tuple]], source: int, stopping: threading.Event
+        self,
+        by_target: Mapping[int, list[Tuple]],
+        source: int,
+        stopping: threading.Event | None,
     ) -> None:
         """An executor's flush of the Tuples it made itself for tasks of this worker (the
         per-tuple case: no TupleDelivery to build and take apart), in order per target;
-        waits while a target other than the `source` task itself is full of data."""
+        with `stopping`, waits while a target other than the `source` task itself is full."""
         for task, items in by_target.items():
             self._put_data(task, items, stopping, task != source)
 

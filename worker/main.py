@@ -36,6 +36,7 @@ from .bind_address import bind_address, loopback_surprise
 from .credentials_watch import CredentialsWatch
 from .error_reports import ErrorReports
 from .executor_factory import load_executor
+from .executor_group import group_executors
 from .executors import Executor
 from .inbound import Inbound
 from .log_levels import LogLevels
@@ -151,6 +152,7 @@ class Worker(ZooKeeperReactions):
             self.executors[task] = load_executor(
                 self.structure, self.code_dir, context, self.conf, io, self.spark
             )
+        group_executors(self.executors, self.conf)  # the tasks that share one thread
         self.credentials.initial()  # before any component's initialize, as Storm does
         self.transport.start()
         for executor in self.executors.values():

@@ -22,10 +22,12 @@ class ReceiveQueue:
         capacity: int,
         weight: Callable[[Any], int] | None = None,
         weighed: type | None = None,
+        wake: threading.Event | None = None,
     ) -> None:
         """`capacity`: data rows the queue holds before it counts as full; `weight`: the rows
         of one data item (a table is its row count), 1 each when None; `weighed`: the one
-        type `weight` is asked about, every other item being 1 row (no call per tuple)."""
+        type `weight` is asked about, every other item being 1 row (no call per tuple);
+        `wake`: set by every arrival (what the executor waits on between its turns)."""
         self.capacity = capacity
         self._weight = weight
         self._weighed = weighed
@@ -33,6 +35,7 @@ class ReceiveQueue:
         self._protocol: deque[Any] = deque()
         self._rows = 0  # data rows queued
         self._ready = threading.Condition(threading.Lock())
+        self.wake = wake
 
     # --- senders ---
 
@@ -48,6 +51,8 @@ class ReceiveQueue:
                 self._data.extend(items)
                 self._rows += self._rows_of(items)
             self._ready.notify_all()
+        if self.wake is not None:
+            self.wake.set()
 
     def put(self, item: Any, protocol: bool = False) -> None:
         self.put_many((item,), protocol)

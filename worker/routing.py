@@ -88,20 +88,18 @@ class Router:
                     for consumer, grouping in structure.consumers(name, stream)
                 ]
         self.counters: dict[tuple[int, str, str], int] = defaultdict(int)
+        consumers: dict[str, set[str]] = defaultdict(set)
+        for (source, _), subs in self.subscriptions.items():
+            consumers[source].update(sub.component for sub in subs)
+        # every task that a component's emits reach, directly or through other components: a
+        # spout checks them all for congestion (a task on a shared thread never waits in a
+        # flush, so a full queue two hops away holds back the spout, not the bolt between)
         self.downstream: dict[str, tuple[int, ...]] = {
             name: tuple(
-                sorted(
-                    {
-                        task
-                        for (source, _), subs in self.subscriptions.items()
-                        if source == name
-                        for sub in subs
-                        for task in sub.tasks
-                    }
-                )
+                sorted(t for c in _reachable(name, consumers) for t in by_component.get(c, ()))
             )
             for name in structure.components
-        }  # every task a component's emits may reach (a spout checks them for congestion)
+        }
 
     def _chosen(
         self, sub: Subscription, task: int, stream: str, direct_task: int | None
@@ -170,6 +168,18 @@ class Router:
             else:
                 out.extend((target, table) for target in chosen)
         return out
+
+
+def _reachable(start: str, consumers: Mapping[str, set[str]]) -> set[str]:
+    """The components downstream of `start` (itself only through a cycle)."""
+    seen: set[str] = set()
+    todo = list(consumers.get(start, ()))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += consumers.get(name, ())
+    return seen
 
 
 def _rows_by_key(

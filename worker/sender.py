@@ -84,6 +84,11 @@ class Sender:
             ):
                 self.room.wait(0.05)
 
+    def full(self) -> bool:
+        """Whether the outbox is at its limit (a spout on a shared thread, whose flushes
+        never wait, pauses instead)."""
+        return bool(self.limit) and self.queued >= self.limit
+
     def _taken(self, items: list[Any]) -> None:
         with self.room:
             self.queued -= len(items)

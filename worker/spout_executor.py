@@ -1,4 +1,4 @@
-"""The spout task's loop: calls next_tuple while the topology is active and the tracker
+"""The spout task's turns: calls next_tuple while the topology is active and the tracker
 allows (topology.max.spout.pending), and turns acker verdicts and timeouts, as decided by
 `SpoutTracker`, into the spout's ack/fail calls.
 
@@ -19,6 +19,10 @@ from .acking import CallAck, CallFail
 from .executors import Executor, Instruction
 from .spout_tracking import SpoutTracker
 
+INACTIVE_WAIT = 0.1  # seconds between turns of an inactive spout (activation wakes it)
+PENDING_WAIT = 0.001  # between turns at max.spout.pending (a verdict wakes it)
+MIN_BACKOFF, MAX_BACKOFF = 0.001, 0.05  # a dry spout polls again after these, doubling
+
 
 class SpoutExecutor(Executor):
     component: Spout
@@ -35,6 +39,9 @@ class SpoutExecutor(Executor):
             getattr(self.io, "near_ackers", ()),
         )
         self.polls = 0  # next_tuple calls so far: `idle` says something once one ran active
+        self.pause = min(self.conf.get("topology.backpressure.check.millis", 50) / 1000, 0.01)
+        self.backoff = MIN_BACKOFF  # how long a dry spout waits before its next poll
+        self.next_poll = 0.0
         self.stats.latency = self.tracker.latency  # summarized only when a beat reads it
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
@@ -95,27 +102,28 @@ class SpoutExecutor(Executor):
         self.flush()
         return emitted_any
 
-    def loop(self) -> None:
-        backoff = 0.001
-        pause = self.conf.get("topology.backpressure.check.millis", 50) / 1000
-        while not self.stopping.is_set():
-            self.mark()
-            self.settle()
-            if not self.active.is_set():
-                self.stats.idle = True
-                self.active.wait(0.1)
-                continue
-            if not self.tracker.can_emit:
-                self.settle(0.001)  # max.spout.pending: wait for acks or timeouts
-                continue
-            if self.congested():
-                self.settle(min(pause, 0.01))  # backpressure: a downstream queue is full
-                continue
-            emitted = self.burst()
-            self.stats.idle = not emitted and not self.tracker.pending
-            if emitted:
-                backoff = 0.001
-            else:
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 0.05)
+    def turn(self) -> float:
+        self.mark()
         self.settle()
+        if not self.active.is_set():
+            self.stats.idle = True
+            return INACTIVE_WAIT  # activation wakes it sooner
+        if not self.tracker.can_emit:
+            return PENDING_WAIT  # max.spout.pending: a verdict wakes it sooner
+        if self.congested():
+            return self.pause  # backpressure: a downstream queue is full
+        now = self.progress_at
+        if now < self.next_poll:  # dry at the last poll: backing off
+            return self.next_poll - now
+        emitted = self.burst()
+        self.stats.idle = not emitted and not self.tracker.pending
+        if emitted:
+            self.backoff = MIN_BACKOFF
+            return 0.0
+        self.next_poll = time.monotonic() + self.backoff
+        wait, self.backoff = self.backoff, min(self.backoff * 2, MAX_BACKOFF)
+        return wait
+
+    def last_turn(self) -> None:
+        self.settle()
+        self.flush()

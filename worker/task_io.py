@@ -25,9 +25,10 @@ class WorkerTaskIO:
         send: Callable[[Delivery], None],
         ackers: Sequence[int],
         report_error: Callable[[str, int, str], None],
-        send_many: Callable[[list[Any], threading.Event], None] | None = None,
+        send_many: Callable[[list[Any], threading.Event | None], None] | None = None,
         congested: Callable[[int], bool] | None = None,
-        deliver_local: Callable[[dict[int, list[Any]], int, threading.Event], None] | None = None,
+        deliver_local: Callable[[dict[int, list[Any]], int, threading.Event | None], None]
+        | None = None,
     ) -> None:
         """`deliver_local`: Inbound's, for the Tuples executors make for this worker's tasks
         (`router.local`); without it every emit goes to `send_many`."""
@@ -58,7 +59,7 @@ class WorkerTaskIO:
     def send(self, delivery: Delivery) -> None:
         self._send(delivery)
 
-    def send_many(self, deliveries: list[Any], stopping: threading.Event) -> None:
+    def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
         """Deliveries and protocol messages (acking.PROTOCOL_TYPES), in order."""
         if self._send_many is None:
             for delivery in deliveries:

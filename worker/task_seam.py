@@ -38,10 +38,10 @@ class TaskIO(Protocol):
     def send(self, delivery: Delivery) -> None: ...
 
     def send_many(
-        self, deliveries: list[Delivery | ProtocolMessage], stopping: threading.Event
+        self, deliveries: list[Delivery | ProtocolMessage], stopping: threading.Event | None
     ) -> None:
-        """Send in order (protocol messages as they are); may wait (until `stopping`) while
-        a local target's queue is full."""
+        """Send in order (protocol messages as they are); with `stopping`, may wait (until it
+        is set) while a target's queue is full; without, never waits."""
 
     # Optional, together: the tasks of this process, and how the Tuples an executor made for
     # them are put on their inboxes (in order per target; may wait while one is full, unless
@@ -49,7 +49,7 @@ class TaskIO(Protocol):
     local_tasks: frozenset[int]
 
     def deliver_local(
-        self, by_target: dict[int, list[Tuple]], source: int, stopping: threading.Event
+        self, by_target: dict[int, list[Tuple]], source: int, stopping: threading.Event | None
     ) -> None: ...
 
     def congested(self, component: str) -> bool:

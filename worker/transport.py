@@ -196,11 +196,11 @@ class Transport:
                     self.outbox.put(BackpressureStatus(self.worker_id, due))  # type: ignore[arg-type]
 
     def congested(self, task: int) -> bool:
-        """Whether `task` cannot take more now: a full local queue, or a remote worker's
-        latest status says so."""
+        """Whether `task` cannot take more now: a full local queue, or for a remote task
+        this worker's full transfer queue or its worker's latest status."""
         if task in self.local:
             return self.full is not None and self.full(task)
-        return self.remote.congested(task, time.monotonic())
+        return self.sender.full() or self.remote.congested(task, time.monotonic())
 
     def _receive_message(self) -> list[bytes]:
         """One message's frames, read a part at a time (libzmq hands over a message only once

@@ -57,16 +57,22 @@ class Watchdog:
 
     def check(self, now: float) -> str | None:
         """The reason the worker must exit now, reported; None while every task is live."""
+        stalled = []
         for task, executor in sorted(self.executors.items()):
             component = executor.context.component_id
-            if executor.fatal is not None and not executor.thread.is_alive():
+            if executor.fatal is not None and not executor.running:
                 self.report(component, task, executor.fatal)
                 return executor.fatal
             progress = executor.progress()
             quiet = stalled_for(progress, now, self.stall_secs)
             if quiet is not None:
-                where = stuck_at(thread_frames(executor.thread), in_library)
-                text = stall_message(executor.kind, component, task, quiet, progress.waiting, where)
-                self.report(component, task, text)
-                return text
-        return None
+                stalled.append((not progress.busy, task, executor, progress, quiet))
+        if not stalled:
+            return None
+        # the one inside a call first: tasks sharing its thread (executor_group.py) only wait
+        _, task, executor, progress, quiet = min(stalled, key=lambda s: s[:2])
+        component = executor.context.component_id
+        where = stuck_at(thread_frames(executor.thread), in_library)
+        text = stall_message(executor.kind, component, task, quiet, progress.waiting, where)
+        self.report(component, task, text)
+        return text

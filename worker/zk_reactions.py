@@ -59,10 +59,7 @@ class ZooKeeperReactions:
         with self.activation:
             emit = self.status_active and self.topology_ready
             for executor in self.executors.values():
-                if emit:
-                    executor.active.set()
-                else:
-                    executor.active.clear()
+                executor.activate(emit)
 
     def _check_ready(self) -> None:
         """Latch `topology_ready` once every task's heartbeat says it is ready (readiness.py

@@ -108,3 +108,23 @@ def test_int_and_compound_keys_route_batches_as_tuples():
 def test_downstream_lists_every_task_a_component_reaches():
     r = router(Grouping.shuffle)
     assert r.downstream == {"src": (1, 2, 3), "dst": ()}
+
+
+class Relay(Bolt):
+    outputs = ["key", "n"]
+
+
+def test_downstream_reaches_through_every_hop():
+    src = S.spec()
+    mid = Relay.spec(inputs={src: Grouping.shuffle}, par=2)
+    topo = type(
+        "T", (Topology,), {"src": src, "mid": mid, "end": B.spec(inputs={mid: Grouping.shuffle})}
+    )
+    structure = topo.structure()
+    tasks = assign_task_ids(structure.task_counts())
+    r = Router(structure, tasks, ())
+    by_name = {
+        name: tuple(sorted(t for t, c in tasks.items() if c == name)) for name in tasks.values()
+    }
+    assert r.downstream["src"] == tuple(sorted(by_name["mid"] + by_name["end"]))
+    assert r.downstream["mid"] == by_name["end"] and r.downstream["end"] == ()

@@ -1,0 +1,165 @@
+"""Executors taking turns on one shared thread (worker/executor_group.py), over real threads
+and queues (no sockets, no ZooKeeper): every member runs, one whose start or turn fails ends
+alone, a blocked member is the one the watchdog blames, and the tasks that block keep their
+own threads."""
+
+import threading
+import time
+
+import pytest
+
+from squall import Bolt, Spout
+from squall.components import TaskContext, Tuple
+from squall.local import wait_for
+from squall.worker.bolt_executor import BoltExecutor
+from squall.worker.executor_group import ExecutorGroup, group_executors
+from squall.worker.spout_executor import SpoutExecutor
+from squall.worker.watchdog import Watchdog
+
+CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
+
+
+class IO:
+    ackers = ()
+
+    def targets(self, component, task, stream, values, direct):
+        return []
+
+    def send(self, delivery):
+        pass
+
+    def report_error(self, component, task, text):
+        raise AssertionError(text)
+
+
+class Recording(Bolt):
+    def initialize(self, conf, context):
+        self.seen = []
+
+    def process(self, tup):
+        self.seen.append(tup.values[0])
+
+
+class Blocking(Bolt):
+    def __init__(self, release):
+        super().__init__()
+        self.release = release
+        self.entered = threading.Event()
+
+    def process(self, tup):
+        self.entered.set()
+        self.release.wait(30)
+
+
+class BrokenStart(Bolt):
+    def initialize(self, conf, context):
+        raise ConnectionError("no such database: orders")
+
+
+class Sleepy(Bolt):
+    own_thread = True
+
+
+class Quiet(Spout):
+    outputs = ["n"]
+
+    def next_tuple(self):
+        return False
+
+
+def bolt(component, task):
+    context = TaskContext("t", f"c{task}", task, (task,), "/tmp")
+    return BoltExecutor(component, context, {}, CONF, IO())
+
+
+def tup(n):
+    return Tuple("src", 1, "default", ("n",), (n,))
+
+
+@pytest.fixture
+def release():
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def stopped(executors):
+    for ex in executors:
+        ex.stop()
+    for ex in executors:
+        ex.thread.join(10)
+
+
+def test_members_take_turns_on_one_thread_and_each_gets_its_inputs_in_order():
+    a, b = Recording(), Recording()
+    group = ExecutorGroup([bolt(a, 2), bolt(b, 3)], "tasks")
+    first, second = group.members
+    assert first.thread is second.thread is group.thread
+    for ex in group.members:
+        ex.start()  # the first start starts the shared thread, the second is a no-op
+    try:
+        first.inbox.put_many([tup(n) for n in range(5)])
+        second.inbox.put_many([tup(n) for n in range(3)])
+        wait_for(lambda: len(a.seen) == 5 and len(b.seen) == 3, 10, "both bolts' inputs")
+        assert a.seen == [0, 1, 2, 3, 4] and b.seen == [0, 1, 2]
+    finally:
+        stopped(group.members)
+    assert not group.thread.is_alive() and not any(ex.running for ex in group.members)
+
+
+def test_a_member_that_cannot_start_or_whose_turn_fails_ends_alone():
+    good = Recording()
+    broken, buggy, working = bolt(BrokenStart(), 5), bolt(Recording(), 6), bolt(good, 7)
+    buggy.turn = lambda: 1 / 0  # a bug in the executor's own code, not in user code
+    group = ExecutorGroup([broken, buggy, working], "tasks")
+    reports = []
+    dog = Watchdog(
+        {5: broken, 6: buggy, 7: working}, 120, lambda c, t, text: reports.append((t, text))
+    )
+    working.start()
+    try:
+        wait_for(lambda: not broken.running and not buggy.running, 10, "both to end")
+        working.inbox.put(tup(1))
+        wait_for(lambda: good.seen == [1], 10, "the working member to go on")
+        assert working.running and group.thread.is_alive()
+        assert broken.fatal.splitlines()[0] == "ConnectionError: no such database: orders"
+        assert buggy.fatal.splitlines()[0].startswith("ZeroDivisionError")
+        reason = dog.check(time.monotonic())
+        assert reports == [(5, reason)] and reason == broken.fatal
+    finally:
+        stopped(group.members)
+
+
+def test_the_member_blocked_in_a_call_is_blamed_not_those_waiting_behind_it(release):
+    blocking = Blocking(release)
+    waiting, stuck = bolt(Recording(), 2), bolt(blocking, 3)
+    group = ExecutorGroup([waiting, stuck], "tasks")
+    reports = []
+    dog = Watchdog({2: waiting, 3: stuck}, 5, lambda c, t, text: reports.append((t, text)))
+    waiting.start()
+    try:
+        stuck.inbox.put(tup(1))
+        wait_for(blocking.entered.is_set, 10, "the bolt to block")
+        waiting.inbox.put_many([tup(2), tup(3)])  # task 2 now waits for the shared thread
+        reason = dog.check(time.monotonic() + 6)
+        assert reports == [(3, reason)]
+        assert reason.startswith("bolt c3 task 3 made no progress for ")
+    finally:
+        release.set()
+        stopped(group.members)
+
+
+def test_blocking_components_keep_their_own_threads_and_the_key_turns_sharing_off():
+    executors = {
+        1: SpoutExecutor(Quiet(), TaskContext("t", "s", 1, (1,), "/tmp"), {}, CONF, IO()),
+        2: bolt(Recording(), 2),
+        3: bolt(Sleepy(), 3),
+    }
+    own = {task: ex.thread for task, ex in executors.items()}
+    assert group_executors(executors, {"topology.worker.shared.thread": False}) == []
+    assert all(ex.thread is own[task] for task, ex in executors.items())
+    [group] = group_executors(executors, {"topology.worker.shared.thread": True})
+    assert group.members == [executors[1], executors[2]]
+    assert executors[3].group is None and executors[3].thread is own[3]
+    assert executors[1].thread is executors[2].thread is group.thread
+    assert not executors[1].flush_waits and executors[3].flush_waits

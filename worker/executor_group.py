@@ -1,0 +1,99 @@
+"""The plain executors of a worker (spouts, bolts, ackers) taking turns on one thread.
+
+Under CPython's GIL the threads of one worker never run Python at the same time, yet every
+tuple crossed three or four of them, and each hand-over cost a wake-up, a lock and a wait for
+the GIL: measured on the per-tuple bench, 40% of a worker's CPU went to hand-overs. On one
+thread (as a Bytewax worker runs its dataflow) a tuple emitted in a turn is taken in the
+next member's turn of the same round, in batches as large as the spout's bursts.
+
+What stays on threads of their own: SparkBolts (a Spark job blocks for seconds), shell
+components and any component whose class sets `own_thread = True` (one that blocks in its
+calls, sleeps or waits on I/O), and everything when `topology.worker.shared.thread` is false.
+
+Members never wait in a flush (a full queue only this thread could empty would hang it, and
+two workers waiting on each other's full queues would deadlock): backpressure holds their
+spouts instead, which look at every task downstream of them (Router.downstream) before a
+burst, and the round then drains what is queued.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .bolt_executor import SparkBoltExecutor
+from .executors import Executor
+
+MAX_WAIT = 0.5  # seconds an idle group sleeps at most before every member takes a turn
+
+
+def shares_thread(executor: Executor) -> bool:
+    """Whether an executor may take turns on its worker's shared thread."""
+    component = executor.component
+    return not isinstance(executor, SparkBoltExecutor) and not getattr(
+        component, "own_thread", False
+    )
+
+
+class ExecutorGroup:
+    def __init__(self, members: Iterable[Executor], name: str) -> None:
+        self.members = list(members)
+        self.wake = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._started = False
+        for member in self.members:
+            member.group = self
+            member.thread = self.thread
+            member.wake = member.inbox.wake = self.wake
+            member.flush_waits = False
+
+    def start(self) -> None:
+        """Start the shared thread (each member's `start` calls it; the first one counts)."""
+        if not self._started:
+            self._started = True
+            self.thread.start()
+
+    def _run(self) -> None:
+        live = []
+        for member in self.members:
+            if member.begin():
+                live.append(member)
+            else:
+                member.ended = True
+        try:
+            self._turns(live)
+        finally:
+            for member in self.members:
+                member.ended = True
+
+    def _turns(self, live: list[Executor]) -> None:
+        wake = self.wake
+        while live:
+            wait = MAX_WAIT
+            for member in list(live):
+                if member.stopping.is_set():
+                    live.remove(member)
+                    member.end()
+                    member.ended = True
+                    continue
+                try:
+                    wait = min(wait, member.turn())
+                except Exception:  # noqa: BLE001 - a bug in a turn ends that task, not all
+                    member.loop_failed()
+                    live.remove(member)
+                    member.ended = True
+            if wait > 0 and live:
+                wake.wait(wait)
+                wake.clear()  # what arrived before the clear is taken in the next round
+
+
+def group_executors(
+    executors: Mapping[int, Executor], conf: Mapping[str, Any]
+) -> list[ExecutorGroup]:
+    """Put the executors that may share a thread into one group (none when the topology's
+    `topology.worker.shared.thread` is false); the others keep their own threads."""
+    if not conf.get("topology.worker.shared.thread", True):
+        return []
+    members = [e for _, e in sorted(executors.items()) if shares_thread(e)]
+    return [ExecutorGroup(members, "tasks")] if len(members) > 1 else []
