@@ -186,7 +186,7 @@ class Component:
         self, values: list[Any], stream: str = DEFAULT_STREAM, direct_task: int | None = None
     ) -> list[int]:
         """Emit one tuple; returns the task ids it was sent to (Storm's emit does)."""
-        return self.collector.emit(list(values), stream, direct_task, None)
+        return self.collector.emit(values, stream, direct_task, None)
 
     def emit_batch(
         self, columns: Any, stream: str = DEFAULT_STREAM, direct_task: int | None = None
@@ -218,7 +218,7 @@ class Spout(Component):
         direct_task: int | None = None,
         msg_id: Any = None,
     ) -> list[int]:
-        return self.collector.emit(list(values), stream, direct_task, msg_id)
+        return self.collector.emit(values, stream, direct_task, msg_id)
 
     def emit_batch(
         self,

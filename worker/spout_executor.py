@@ -84,20 +84,21 @@ class SpoutExecutor(Executor):
 
     def burst(self) -> bool:
         """next_tuple until it is dry or a limit is reached; whether anything was emitted."""
-        started = time.monotonic()
+        clock = time.monotonic
+        started = clock()
         emitted_any = False
+        next_tuple, tracker, interval = self.component.next_tuple, self.tracker, self.flush_interval
+        self.busy, self.holding = True, 0
         for _ in range(self.batch_size):
             self.polls += 1
-            self.mark(busy=True)
+            self.progress_at = now = clock()  # mark(busy=True), inline
             emitted = False
             try:
-                emitted = bool(self.component.next_tuple())
+                emitted = bool(next_tuple())
             except Exception:  # noqa: BLE001 - user code
                 self._failed("next_tuple")
             emitted_any = emitted_any or emitted
-            if not emitted or not self.tracker.can_emit:
-                break
-            if self.progress_at - started >= self.flush_interval:
+            if not emitted or not tracker.can_emit or now - started >= interval:
                 break
         self.flush()
         return emitted_any
