@@ -69,6 +69,13 @@ class Recorder:
         self.counts[bisect_left(BOUNDS_MS, ms)] += n
         self.sum_ms += ms * n
 
+    def record_each(self, values: list[float], total: float) -> None:
+        """`record` of each of `values` (none negative; `total` their sum), in one call."""
+        counts = self.counts
+        for ms in values:
+            counts[bisect_left(BOUNDS_MS, ms)] += 1
+        self.sum_ms += total
+
     @property
     def count(self) -> int:
         return sum(self.counts)

@@ -38,7 +38,7 @@ class AckerExecutor(Executor):
     def receive_many(self, messages: list[Any], now: float) -> None:
         verdicts = self.acker.received(messages, now)  # TypeError for what is not a message
         if self._send_many is not None:
-            self._buffer_all(verdicts)  # every one a protocol message
+            self._buffer_protocol(verdicts)  # every one a protocol message
         else:
             for instruction in verdicts:
                 self.carry_out(instruction)

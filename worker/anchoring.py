@@ -71,10 +71,11 @@ class Anchoring:
             return [untracked(target) for target in targets]
         out: list[AnchoringInstruction] = []
         roots, new_id, emitted = self.roots, self.new_id, self.emitted
+        one = len(roots) == 1
         for target in targets:
             edge = new_id()
             emitted ^= edge
-            out.append(_new(Send, (target, roots, (edge,) * len(roots))))
+            out.append(_new(Send, (target, roots, (edge,) if one else (edge,) * len(roots))))
         self.emitted = emitted
         return out
 
@@ -83,6 +84,10 @@ class Anchoring:
         if not ackers:
             return []
         n = len(ackers)  # acker_for, inline: this runs for every input of every bolt
+        inputs = self.inputs
+        if len(inputs) == 1 and len(inputs[0]) == 1:  # one input of one tree: most tuples
+            ((root, value),) = inputs[0].items()
+            return [_new(AckTree, (ackers[root % n], root, value ^ emitted))]
         return [
             _new(AckTree, (ackers[root % n], root, value ^ emitted))
             for ids in self.inputs

@@ -43,7 +43,7 @@ class BoltExecutor(Executor):
     def finish(self, ok: bool) -> None:
         acks = self.anchoring.processed(ok)  # AckTree and FailTree: protocol messages only
         if self._send_many is not None:
-            self._buffer_all(acks)  # type: ignore[arg-type]
+            self._buffer_protocol(acks)  # type: ignore[arg-type]
         else:
             for instruction in acks:
                 self.carry_out(instruction)
@@ -87,7 +87,7 @@ class BoltExecutor(Executor):
                 self._drained()  # before the ack: a sink flushes before its input counts
             acks = anchoring.processed(ok)  # AckTree and FailTree: protocol messages only
             if buffered:
-                self._buffer_all(acks)  # type: ignore[arg-type]
+                self._buffer_protocol(acks)  # type: ignore[arg-type]
             else:
                 for instruction in acks:
                     self.carry_out(instruction)

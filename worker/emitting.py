@@ -5,7 +5,7 @@ Kept apart from executors.py (the thread, its liveness and its error reports) so
 reads in one sitting; `Emitter` is a base class of `Executor` and is never used alone. It
 expects, set by `Executor.__init__`: component, context, streams, io, stats, sampler,
 batch_size, flush_interval, stopping, flush_waits, _send_many, _deliver_local, _here, _out,
-_local_out, _held, _out_since, and `_call`.
+_local_out, _local_protocol, _held, _out_since, and `_call`.
 
 The per-tuple path is batched as Storm 2 batches it: what a task emits (and its acks) is
 gathered and handed to `send_many` as one list at the end of each batch of inputs, once
@@ -14,9 +14,11 @@ gathered and handed to `send_many` as one list at the end of each batch of input
 executor by hand) gets each delivery at once from `send`.
 
 A tuple for a task of the same worker (`TaskIO.local_tasks`) is made here as the `Tuple` its
-receiver takes, once, and handed over by `TaskIO.deliver_local` per target: no TupleDelivery
-that the receiving side would take apart again (that cost a tenth of a one-worker topology's
-CPU). Everything else (remote tuples, tables, protocol messages) goes to `send_many`.
+receiver takes, once, and handed over by `TaskIO.deliver_local` per target, with the
+protocol messages (acks, inits, verdicts) for tasks of the worker: no TupleDelivery that the
+receiving side would take apart again, no routing per message (together a sixth of a
+one-worker topology's CPU). Everything else (remote tuples and messages, tables) goes to
+`send_many`.
 """
 
 from __future__ import annotations
@@ -82,10 +84,14 @@ class Emitter:
     stopping: threading.Event
     flush_waits: bool
     _send_many: Callable[[list[Delivery | ProtocolMessage], threading.Event | None], None] | None
-    _deliver_local: Callable[[dict[int, list[Tuple]], int, threading.Event | None], None] | None
+    _deliver_local: (
+        Callable[[dict[int, list[Tuple]], dict[int, list[Any]], int, threading.Event | None], None]
+        | None
+    )
     _here: frozenset[int]
     _out: list[Delivery | ProtocolMessage]
     _local_out: dict[int, list[Tuple]]
+    _local_protocol: dict[int, list[ProtocolMessage]]
     _held: int
     _out_since: float
 
@@ -151,6 +157,10 @@ class Emitter:
                         TupleDelivery, (target, name, task, stream, payload, roots, ids)
                     )
                 elif type(instruction) in _PROTOCOL:
+                    if instruction[0] in here:  # an init for an acker of this worker
+                        self._buffer_protocol((instruction,))  # type: ignore[arg-type]
+                        local = self._local_out  # in case that flushed
+                        continue
                     item = instruction  # type: ignore[assignment]
                 else:
                     self.carry_out(instruction)
@@ -233,14 +243,25 @@ class Emitter:
         if self._held >= self.batch_size:
             self.flush()
 
-    def _buffer_all(self, items: list[Delivery | ProtocolMessage]) -> None:
-        """`_buffer` for several at once (a TaskIO with `send_many` only)."""
-        if not items:
+    def _buffer_protocol(self, messages: Sequence[ProtocolMessage]) -> None:
+        """`_buffer` for several protocol messages at once (a TaskIO with `send_many` only):
+        those for tasks of this worker wait per target, as local Tuples do."""
+        if not messages:
             return
         if not self._held:
             self._out_since = time.monotonic()
-        self._out += items
-        self._held += len(items)
+        here, out, local = self._here, self._out, self._local_protocol
+        for message in messages:
+            target = message[0]
+            if target in here:
+                queued = local.get(target)
+                if queued is None:
+                    local[target] = [message]
+                else:
+                    queued.append(message)
+            else:
+                out.append(message)
+        self._held += len(messages)
         if self._held >= self.batch_size:
             self.flush()
 
@@ -249,11 +270,12 @@ class Emitter:
         for this worker's tasks, then the rest as one list."""
         if self._held:
             local, self._local_out = self._local_out, {}
+            protocol, self._local_protocol = self._local_protocol, {}
             out, self._out = self._out, []
             self._held = 0
             stopping = self.stopping if self.flush_waits else None  # None: never waits
-            if local:
-                self._deliver_local(local, self.context.task_id, stopping)  # type: ignore[misc]
+            if local or protocol:
+                self._deliver_local(local, protocol, self.context.task_id, stopping)  # type: ignore[misc]
             if out:
                 self._send_many(out, stopping)  # type: ignore[misc]
 

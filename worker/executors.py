@@ -92,6 +92,7 @@ class Executor(Emitter):
         self._here = frozenset(getattr(io, "local_tasks", ())) if ready else frozenset()
         self._out = []  # emits and acks not yet flushed
         self._local_out = {}  # Tuples made for local tasks, not yet flushed, per target
+        self._local_protocol = {}  # protocol messages for local tasks, the same way
         self._held = 0  # how many of both
         self._out_since = 0.0  # when the oldest of them was buffered (monotonic)
         self.stopping = threading.Event()

@@ -115,14 +115,19 @@ class Inbound:
 
     def deliver_local(
         self,
-        by_target: Mapping[int, list[Tuple]],
+        data: Mapping[int, list[Tuple]],
+        protocol: Mapping[int, list[ProtocolMessage]],
         source: int,
         stopping: threading.Event | None,
     ) -> None:
-        """An executor's flush of the Tuples it made itself for tasks of this worker (the
-        per-tuple case: no TupleDelivery to build and take apart), in order per target;
-        with `stopping`, waits while a target other than the `source` task itself is full."""
-        for task, items in by_target.items():
+        """An executor's flush of the Tuples and protocol messages it made for tasks of this
+        worker (the per-tuple case: no TupleDelivery to build and take apart, no routing per
+        message), in order per target; with `stopping`, waits while a target other than
+        the `source` task itself is full of data."""
+        executors = self.executors
+        for task, messages in protocol.items():
+            executors[task].inbox.put_many(messages, protocol=True)
+        for task, items in data.items():
             self._put_data(task, items, stopping, task != source)
 
     def _put_data(

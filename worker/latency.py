@@ -27,11 +27,16 @@ class CompleteLatency:
         self.histogram = Recorder()
 
     def add(self, ms: float) -> None:
-        ms = max(ms, 0.0)
-        self.count += 1
-        self.total_ms += ms
-        self.recent.append(ms)
-        self.histogram.record(ms)
+        self.add_many([ms])
+
+    def add_many(self, values: list[float]) -> None:
+        """`add` for each of `values` (a wake-up's acks), in one call."""
+        values = [ms if ms > 0.0 else 0.0 for ms in values]
+        self.count += len(values)
+        total = sum(values)
+        self.total_ms += total
+        self.recent.extend(values)
+        self.histogram.record_each(values, total)
 
     def summary(self) -> dict[str, Any] | None:
         """The heartbeat's `complete_ms`; None before the first ack."""

@@ -105,7 +105,7 @@ class SpoutTracker:
         """A wake-up's VerdictArrived events at `now`, without an event object each (the
         executor's per-tuple call): one CallAck or CallFail per verdict on a pending root."""
         out: list[SpoutInstruction] = []
-        pending, latency = self.pending, self.latency
+        pending, latencies = self.pending, []
         for verdict in verdicts:
             kind = type(verdict)
             if kind is not TreeDone and kind is not TreeFailed:
@@ -114,10 +114,12 @@ class SpoutTracker:
             if entry is None:
                 continue
             if kind is TreeDone:
-                latency.add((now - entry[1]) * 1000)
+                latencies.append((now - entry[1]) * 1000)
                 out.append(_new(CallAck, (entry[0],)))
             else:
                 out.append(_new(CallFail, (entry[0],)))
+        if latencies:
+            self.latency.add_many(latencies)
         return out
 
     def tick(self, now: float) -> list[SpoutInstruction]:

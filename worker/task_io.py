@@ -27,11 +27,13 @@ class WorkerTaskIO:
         report_error: Callable[[str, int, str], None],
         send_many: Callable[[list[Any], threading.Event | None], None] | None = None,
         congested: Callable[[int], bool] | None = None,
-        deliver_local: Callable[[dict[int, list[Any]], int, threading.Event | None], None]
+        deliver_local: Callable[
+            [dict[int, list[Any]], dict[int, list[Any]], int, threading.Event | None], None
+        ]
         | None = None,
     ) -> None:
-        """`deliver_local`: Inbound's, for the Tuples executors make for this worker's tasks
-        (`router.local`); without it every emit goes to `send_many`."""
+        """`deliver_local`: Inbound's, for the Tuples and protocol messages executors make
+        for this worker's tasks (`router.local`); without it all goes to `send_many`."""
         self.router = router
         self._send = send
         self._send_many = send_many

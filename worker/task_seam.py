@@ -43,13 +43,18 @@ class TaskIO(Protocol):
         """Send in order (protocol messages as they are); with `stopping`, may wait (until it
         is set) while a target's queue is full; without, never waits."""
 
-    # Optional, together: the tasks of this process, and how the Tuples an executor made for
-    # them are put on their inboxes (in order per target; may wait while one is full, unless
-    # it is the `source` task itself). Without them, every emit goes to `send_many`.
+    # Optional, together: the tasks of this process, and how the Tuples and protocol messages
+    # an executor made for them are put on their inboxes (in order per target; with
+    # `stopping`, may wait while one is full of data, unless it is the `source` task itself).
+    # Without them, every emit and message goes to `send_many`.
     local_tasks: frozenset[int]
 
     def deliver_local(
-        self, by_target: dict[int, list[Tuple]], source: int, stopping: threading.Event | None
+        self,
+        data: dict[int, list[Tuple]],
+        protocol: dict[int, list[ProtocolMessage]],
+        source: int,
+        stopping: threading.Event | None,
     ) -> None: ...
 
     def congested(self, component: str) -> bool:

@@ -177,16 +177,18 @@ def test_a_flush_into_a_full_local_queue_waits_for_room_and_acks_never_wait():
 
 
 class LocalIO(ManyIO):
-    """ManyIO whose task 7 runs in this process: its Tuples come to `deliver_local`."""
+    """ManyIO whose tasks 7 (a bolt) and 9 (the acker) run in this process: what is for
+    them comes to `deliver_local`."""
 
-    local_tasks = frozenset({7})
+    local_tasks = frozenset({7, 9})
 
     def __init__(self, routes):
         super().__init__(routes)
-        self.local = []
+        self.local, self.local_protocol = [], []
 
-    def deliver_local(self, by_target, source, stopping):
-        self.local.append((source, {t: list(items) for t, items in by_target.items()}))
+    def deliver_local(self, data, protocol, source, stopping):
+        self.local.append((source, {t: list(items) for t, items in data.items()}))
+        self.local_protocol += [m for messages in protocol.values() for m in messages]
 
 
 def test_a_tuple_for_a_task_of_this_worker_is_made_once_as_the_tuple_its_bolt_takes():
@@ -203,9 +205,9 @@ def test_a_tuple_for_a_task_of_this_worker_is_made_once_as_the_tuple_its_bolt_ta
     )
     ex.execute_all([Tuple("s", 1, "default", ("w",), (5,), {42: 1})])  # anchored to tree 42
     # 4 sends and 1 ack: a flush at the batch size (3), the rest at the end of the batch
-    assert [source for source, _ in io.local] == [2]  # both local Tuples in the first
-    assert [len(f) for f in io.flushes] == [1, 2]
-    local = [t for _, by_target in io.local for t in by_target[7]]
+    assert [source for source, _ in io.local] == [2, 2]
+    assert [len(f) for f in io.flushes] == [1, 1]
+    local = [t for _, data in io.local for t in data.get(7, ())]
     assert local == [
         Tuple("b", 2, "default", ("w",), (5,)),
         Tuple("b", 2, "default", ("w",), (10,)),
@@ -215,20 +217,25 @@ def test_a_tuple_for_a_task_of_this_worker_is_made_once_as_the_tuple_its_bolt_ta
     assert [(type(d).__name__, d.target) for d in remote] == [
         ("TupleDelivery", 8),
         ("TupleDelivery", 8),
-        ("AckTree", 9),
     ]
     assert remote[0].values == (5,) and remote[0].roots == (42,) and remote[0].ids == (101,)
-    assert remote[2].xor == 1 ^ 100 ^ 101 ^ 102 ^ 103  # the input's id, XOR every edge
+    [ack] = io.local_protocol  # for the acker of this worker: no routing on its way
+    assert type(ack).__name__ == "AckTree" and ack.target == 9
+    assert ack.xor == 1 ^ 100 ^ 101 ^ 102 ^ 103  # the input's id, XOR every edge
 
 
 def test_local_tuples_wait_for_room_in_another_task_and_never_for_the_source_itself():
+    from squall.worker.acking import AckTree
+
     inbound, bolt = _inbound()
     tuples = [Tuple("s", 2, "default", ("w",), (n,)) for n in range(3)]
-    inbound.deliver_local({1: tuples[:2]}, 2, threading.Event())  # fills the queue
+    inbound.deliver_local({1: tuples[:2]}, {}, 2, threading.Event())  # fills the queue
     assert not bolt.inbox.has_room()
-    inbound.deliver_local({1: tuples[2:]}, 1, threading.Event())  # task 1 to itself: no wait
+    inbound.deliver_local({1: tuples[2:]}, {}, 1, threading.Event())  # task 1 to itself
+    inbound.deliver_local({}, {1: [AckTree(1, 5, 6)]}, 2, threading.Event())  # never waits
     stopping = threading.Event()
-    waiting = threading.Thread(target=inbound.deliver_local, args=({1: tuples[:1]}, 2, stopping))
+    args = ({1: tuples[:1]}, {}, 2, stopping)
+    waiting = threading.Thread(target=inbound.deliver_local, args=args)
     waiting.start()
     try:
         waiting.join(0.3)
@@ -239,5 +246,6 @@ def test_local_tuples_wait_for_room_in_another_task_and_never_for_the_source_its
     finally:
         stopping.set()
         waiting.join(10)
-    assert [t.values for t in taken] == [(0,), (1,), (2,)]
+    assert taken[0] == AckTree(1, 5, 6)  # protocol messages first
+    assert [t.values for t in taken[1:]] == [(0,), (1,), (2,)]
     assert [t.values for t in bolt.inbox.take(100, 0)] == [(0,)]
