@@ -30,6 +30,8 @@ from squall.structure import (
     TopologyStructure,
 )
 
+MAX_CACHED_KEYS = 1 << 16  # str keys whose CRC a router keeps (past it: hashed each time)
+
 
 @dataclass(frozen=True)
 class Subscription:
@@ -88,6 +90,7 @@ class Router:
                     for consumer, grouping in structure.consumers(name, stream)
                 ]
         self.counters: dict[tuple[int, str, str], int] = defaultdict(int)
+        self._key_crcs: dict[str, int] = {}  # str keys seen, hashed once (word-count keys recur)
         consumers: dict[str, set[str]] = defaultdict(set)
         for (source, _), subs in self.subscriptions.items():
             consumers[source].update(sub.component for sub in subs)
@@ -140,7 +143,13 @@ class Router:
             if direct_task is None and sub.grouping.kind == FIELDS:  # per tuple: no lists
                 index = sub.key_index
                 if len(index) == 1:
-                    out.append(tasks[zlib.crc32(_key_bytes(values[index[0]])) % len(tasks)])
+                    key = values[index[0]]
+                    crc = self._key_crcs.get(key) if type(key) is str else None
+                    if crc is None:
+                        crc = zlib.crc32(_key_bytes(key))
+                        if type(key) is str and len(self._key_crcs) < MAX_CACHED_KEYS:
+                            self._key_crcs[key] = crc
+                    out.append(tasks[crc % len(tasks)])
                 else:
                     out.append(tasks[fields_hash([values[i] for i in index]) % len(tasks)])
                 continue

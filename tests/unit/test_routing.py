@@ -128,3 +128,16 @@ def test_downstream_reaches_through_every_hop():
     }
     assert r.downstream["src"] == tuple(sorted(by_name["mid"] + by_name["end"]))
     assert r.downstream["mid"] == by_name["end"] and r.downstream["end"] == ()
+
+
+def test_cached_key_hashes_route_as_the_hash_does_also_past_the_cache(monkeypatch):
+    import squall.worker.routing as routing
+
+    monkeypatch.setattr(routing, "MAX_CACHED_KEYS", 5)
+    r = router(Grouping.fields("key"))
+    keys = [f"k{i}" for i in range(20)] + [7, b"x", "k3"]
+    for _ in range(2):  # the second time from the cache (for the first five str keys)
+        assert [r.targets("src", 4, "default", [k, 0]) for k in keys] == [
+            [(1, 2, 3)[fields_hash([k]) % 3]] for k in keys
+        ]
+    assert len(r._key_crcs) == 5
