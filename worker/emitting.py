@@ -1,37 +1,25 @@
-"""The emitting half of an executor: routing an emit, turning the task machine's Sends into
-deliveries, and buffering deliveries and protocol messages for `TaskIO.send_many`.
+"""The emitting half of an executor: routing an emit and turning the task machine's Sends
+into deliveries, buffered by its `Outbox` (outbox.py).
 
 Kept apart from executors.py (the thread, its liveness and its error reports) so that each
 reads in one sitting; `Emitter` is a base class of `Executor` and is never used alone. It
-expects, set by `Executor.__init__`: component, context, streams, io, stats, sampler,
-batch_size, flush_interval, stopping, flush_waits, _send_many, _deliver_local, _here, _out,
-_local_out, _local_protocol, _held, _out_since, and `_call`.
-
-The per-tuple path is batched as Storm 2 batches it: what a task emits (and its acks) is
-gathered and handed to `send_many` as one list at the end of each batch of inputs, once
-`topology.producer.batch.size` deliveries are held, and at the latest after
-`topology.batch.flush.interval.millis`. A TaskIO without `send_many` (a test driving an
-executor by hand) gets each delivery at once from `send`.
+expects, set by `Executor.__init__`: component, context, streams, io, stats, sampler, and
+`_call`, besides what Outbox expects.
 
 A tuple for a task of the same worker (`TaskIO.local_tasks`) is made here as the `Tuple` its
-receiver takes, once, and handed over by `TaskIO.deliver_local` per target, with the
-protocol messages (acks, inits, verdicts) for tasks of the worker: no TupleDelivery that the
-receiving side would take apart again, no routing per message (together a sixth of a
-one-worker topology's CPU). Everything else (remote tuples and messages, tables) goes to
-`send_many`.
+receiver takes, once: no TupleDelivery that the receiving side would take apart again.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from squall.components import Component, TaskContext, Tuple
+from squall.components import Component, Tuple
 from squall.event_sampling import EVENT_LOGGER, Sampler
 
 from .acking import (
@@ -48,8 +36,8 @@ from .acking import (
     message_stream,
 )
 from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
+from .outbox import Outbox
 from .tables import as_table
-from .task_seam import TaskIO
 from .task_stats import TaskStats
 
 eventlog = logging.getLogger(EVENT_LOGGER)
@@ -70,30 +58,13 @@ _new = tuple.__new__
 Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | CallAck | CallFail
 
 
-class Emitter:
-    """Emits, buffers and flushes for one task (see the module docstring)."""
+class Emitter(Outbox):
+    """Emits for one task (see the module docstring)."""
 
     component: Component | None
-    context: TaskContext
     streams: dict[str, tuple[str, ...]]
-    io: TaskIO
     stats: TaskStats
     sampler: Sampler
-    batch_size: int
-    flush_interval: float
-    stopping: threading.Event
-    flush_waits: bool
-    _send_many: Callable[[list[Delivery | ProtocolMessage], threading.Event | None], None] | None
-    _deliver_local: (
-        Callable[[dict[int, list[Tuple]], dict[int, list[Any]], int, threading.Event | None], None]
-        | None
-    )
-    _here: frozenset[int]
-    _out: list[Delivery | ProtocolMessage]
-    _local_out: dict[int, list[Tuple]]
-    _local_protocol: dict[int, list[ProtocolMessage]]
-    _held: int
-    _out_since: float
 
     def _call(self, what: str, fn: Any, *args: Any) -> bool:  # pragma: no cover
         raise NotImplementedError
@@ -232,62 +203,10 @@ class Emitter:
             delivery = TupleDelivery(send.target, name, task, stream, payload, send.roots, send.ids)
         self._buffer(delivery)
 
-    def _buffer(self, delivery: Delivery | ProtocolMessage) -> None:
-        if self._send_many is None:
-            self.io.send(delivery)
-            return
-        if not self._held:
-            self._out_since = time.monotonic()
-        self._out.append(delivery)
-        self._held += 1
-        if self._held >= self.batch_size:
-            self.flush()
-
-    def _buffer_protocol(self, messages: Sequence[ProtocolMessage]) -> None:
-        """`_buffer` for several protocol messages at once (a TaskIO with `send_many` only):
-        those for tasks of this worker wait per target, as local Tuples do."""
-        if not messages:
-            return
-        if not self._held:
-            self._out_since = time.monotonic()
-        here, out, local = self._here, self._out, self._local_protocol
-        for message in messages:
-            target = message[0]
-            if target in here:
-                queued = local.get(target)
-                if queued is None:
-                    local[target] = [message]
-                else:
-                    queued.append(message)
-            else:
-                out.append(message)
-        self._held += len(messages)
-        if self._held >= self.batch_size:
-            self.flush()
-
-    def flush(self) -> None:
-        """Hand what is buffered to the worker (waits while backpressured): the Tuples made
-        for this worker's tasks, then the rest as one list."""
-        if self._held:
-            local, self._local_out = self._local_out, {}
-            protocol, self._local_protocol = self._local_protocol, {}
-            out, self._out = self._out, []
-            self._held = 0
-            stopping = self.stopping if self.flush_waits else None  # None: never waits
-            if local or protocol:
-                self._deliver_local(local, protocol, self.context.task_id, stopping)  # type: ignore[misc]
-            if out:
-                self._send_many(out, stopping)  # type: ignore[misc]
-
-    def flush_due(self, now: float) -> None:
-        """Flush if the oldest buffered delivery is older than the flush interval."""
-        if self._held and now - self._out_since >= self.flush_interval:
-            self.flush()
-
     def carry_out(self, instruction: Instruction) -> None:
         """Do what a machine decided, other than sending an emitted payload."""
         if type(instruction) in _PROTOCOL and self._send_many is not None:
-            self._buffer(instruction)  # the common case (an ack, an init), without a match
+            self._buffer_protocol((instruction,))  # the common case, without a match
             return
         match instruction:
             case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
