@@ -139,7 +139,7 @@ def run(
         if isinstance(component, Spout):
             record_verdicts(component, name, result)
         executors[task] = executor
-    group_executors(executors, conf)  # the tasks that share one thread, as in a worker
+    group_executors(executors, structure, conf)  # tasks sharing one thread, as in a worker
     try:
         deadline = time.monotonic() + timeout
         for executor in executors.values():

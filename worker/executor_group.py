@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from squall.structure import TopologyStructure
+
 from .bolt_executor import SparkBoltExecutor
 from .executors import Executor
 
@@ -89,11 +91,40 @@ class ExecutorGroup:
 
 
 def group_executors(
-    executors: Mapping[int, Executor], conf: Mapping[str, Any]
+    executors: Mapping[int, Executor], structure: TopologyStructure, conf: Mapping[str, Any]
 ) -> list[ExecutorGroup]:
     """Put the executors that may share a thread into one group (none when the topology's
-    `topology.worker.shared.thread` is false); the others keep their own threads."""
+    `topology.worker.shared.thread` is false); the others keep their own threads.
+
+    Members take their turns in the order tuples flow (spouts, then each bolt after those it
+    reads from, ackers last), so that what a spout emits is processed, acked and decided in
+    the same round: in task-id order a tree took three rounds (p50 7 ms at half rate)."""
     if not conf.get("topology.worker.shared.thread", True):
         return []
-    members = [e for _, e in sorted(executors.items()) if shares_thread(e)]
+    depth = flow_depths(structure)
+    members = sorted(
+        (e for e in executors.values() if shares_thread(e)),
+        key=lambda e: (depth.get(e.context.component_id, len(depth)), e.context.task_id),
+    )
     return [ExecutorGroup(members, "tasks")] if len(members) > 1 else []
+
+
+def flow_depths(structure: TopologyStructure) -> dict[str, int]:
+    """Each component's place in the flow: 0 for a spout, else one more than the deepest
+    component it reads from (an input that closes a cycle does not count). Ackers and
+    system components are not in it: they go last."""
+    inputs = {
+        name: {i.component for i in info.inputs} for name, info in structure.components.items()
+    }
+    depths: dict[str, int] = {}
+
+    def depth(name: str, seen: frozenset[str]) -> int:
+        if name not in depths:
+            seen = seen | {name}
+            sources = [c for c in inputs.get(name, ()) if c in inputs and c not in seen]
+            depths[name] = 1 + max((depth(c, seen) for c in sources), default=-1)
+        return depths[name]
+
+    for name in inputs:
+        depth(name, frozenset())
+    return depths

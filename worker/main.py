@@ -152,7 +152,7 @@ class Worker(ZooKeeperReactions):
             self.executors[task] = load_executor(
                 self.structure, self.code_dir, context, self.conf, io, self.spark
             )
-        group_executors(self.executors, self.conf)  # the tasks that share one thread
+        group_executors(self.executors, self.structure, self.conf)  # tasks on one thread
         self.credentials.initial()  # before any component's initialize, as Storm does
         self.transport.start()
         for executor in self.executors.values():

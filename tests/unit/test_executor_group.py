@@ -3,16 +3,18 @@ and queues (no sockets, no ZooKeeper): every member runs, one whose start or tur
 alone, a blocked member is the one the watchdog blames, and the tasks that block keep their
 own threads."""
 
+import dataclasses
 import threading
 import time
 
 import pytest
 
-from squall import Bolt, Spout
+from squall import Bolt, Grouping, Spout, Topology
 from squall.components import TaskContext, Tuple
 from squall.local import wait_for
+from squall.worker.acker_executor import AckerExecutor
 from squall.worker.bolt_executor import BoltExecutor
-from squall.worker.executor_group import ExecutorGroup, group_executors
+from squall.worker.executor_group import ExecutorGroup, flow_depths, group_executors
 from squall.worker.spout_executor import SpoutExecutor
 from squall.worker.watchdog import Watchdog
 
@@ -149,6 +151,15 @@ def test_the_member_blocked_in_a_call_is_blamed_not_those_waiting_behind_it(rele
         stopped(group.members)
 
 
+class Chain(Topology):
+    """s -> c2 -> c3, and c4 reading both s and c3: the order tuples flow in."""
+
+    s = Quiet.spec()
+    c2 = Recording.spec(inputs={s: Grouping.shuffle})
+    c3 = Sleepy.spec(inputs={c2: Grouping.shuffle})
+    c4 = Recording.spec(inputs={s: Grouping.shuffle, c3: Grouping.shuffle})
+
+
 def test_blocking_components_keep_their_own_threads_and_the_key_turns_sharing_off():
     executors = {
         1: SpoutExecutor(Quiet(), TaskContext("t", "s", 1, (1,), "/tmp"), {}, CONF, IO()),
@@ -156,10 +167,35 @@ def test_blocking_components_keep_their_own_threads_and_the_key_turns_sharing_of
         3: bolt(Sleepy(), 3),
     }
     own = {task: ex.thread for task, ex in executors.items()}
-    assert group_executors(executors, {"topology.worker.shared.thread": False}) == []
+    structure = Chain.structure()
+    assert group_executors(executors, structure, {"topology.worker.shared.thread": False}) == []
     assert all(ex.thread is own[task] for task, ex in executors.items())
-    [group] = group_executors(executors, {"topology.worker.shared.thread": True})
+    [group] = group_executors(executors, structure, {"topology.worker.shared.thread": True})
     assert group.members == [executors[1], executors[2]]
     assert executors[3].group is None and executors[3].thread is own[3]
     assert executors[1].thread is executors[2].thread is group.thread
     assert not executors[1].flush_waits and executors[3].flush_waits
+
+
+def test_members_take_turns_in_the_order_tuples_flow_with_ackers_last():
+    assert flow_depths(Chain.structure()) == {"s": 0, "c2": 1, "c3": 2, "c4": 3}
+    acker = AckerExecutor(None, TaskContext("t", "__acker", 1, (1,), "/tmp"), {}, CONF, IO())
+    executors = {1: acker, 2: bolt(Recording(), 4), 3: bolt(Recording(), 2)}
+    spout_context = TaskContext("t", "s", 9, (9,), "/tmp")
+    executors[9] = SpoutExecutor(Quiet(), spout_context, {}, CONF, IO())
+    [group] = group_executors(executors, Chain.structure(), {})
+    assert [m.context.component_id for m in group.members] == ["s", "c2", "c4", "__acker"]
+
+
+def test_a_cycle_does_not_loop_forever():
+    class Loop(Topology):
+        s = Quiet.spec()
+        a = Recording.spec(inputs={s: Grouping.shuffle})
+
+    structure = Loop.structure()
+    info = structure.components["a"]
+    looped = dataclasses.replace(
+        info, inputs=(*info.inputs, dataclasses.replace(info.inputs[0], component="a"))
+    )
+    structure = dataclasses.replace(structure, components={**structure.components, "a": looped})
+    assert flow_depths(structure) == {"s": 0, "a": 1}
