@@ -20,13 +20,14 @@ from squall.topology_keys import TopologyKeys
 from . import curve
 from .backpressure import BackpressureStatus
 from .codec import FieldsOf, encode_bounded, encode_status
-from .delivery import Delivery
+from .delivery import Delivery, TableDelivery, TupleDelivery
 from .framing import MAX_PARTS, pack
 
 log = logging.getLogger("squall.worker.transport")
 
 Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = MAX_PARTS
+_DATA = (TupleDelivery, TableDelivery)
 
 
 class ConnectPeers:
@@ -125,10 +126,10 @@ class Sender:
                 frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
                 for d in too_large:
                     log.error(
-                        "a tuple from %s to task %d is larger than worker.max.message.bytes "
-                        "(%d) and cannot be sent; it is dropped (its tree fails on timeout)",
-                        d.component,
-                        d.target,
+                        "a %s to task %d does not fit worker.max.message.bytes (%d) and "
+                        "cannot be sent; it is dropped (its tree fails on timeout)",
+                        f"tuple from {d.component}" if type(d) in _DATA else type(d).__name__,
+                        d[0],
                         self.max_message_bytes,
                     )
                 for message in pack(frames, self.frame_bytes):

@@ -31,7 +31,7 @@ import zmq
 from squall.topology_keys import TopologyKeys
 
 from . import curve
-from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, message_delivery
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
 from .backpressure import BackpressureStatus, RemoteCongestion
 from .bind_address import endpoint
 from .codec import CodecError, FieldsOf, decode
@@ -135,7 +135,8 @@ class Transport:
 
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
         """An executor's flush: local deliveries (and protocol messages, as they are) to their
-        queues in one call, the remote ones to the sender thread as one item."""
+        queues in one call, the remote ones to the sender thread as one item (protocol
+        messages as they are too: the codec packs them in frames of their own)."""
         here, addresses = self.local, self.addresses
         local: list[Any] = []
         remote: list[tuple[Address, Any]] = []
@@ -148,7 +149,7 @@ class Transport:
             if address is None:
                 log.warning("no address for task %s; tuple dropped", target)
             else:
-                remote.append((address, message_delivery(d) if type(d) in PROTOCOL else d))
+                remote.append((address, d))
         if local:
             self._deliver_all(local, stopping)
         if remote and stopping is not None and self.full is not None:
@@ -157,9 +158,12 @@ class Transport:
         if remote:
             self.sender.put(remote)
 
-    def _wait_for_room(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
+    def _wait_for_room(self, deliveries: list[Any], stopping: threading.Event) -> None:
         """Hold an executor's flush while a remote task it sends data to is congested."""
-        targets = {d.target for d in deliveries if d.stream not in SYSTEM_STREAMS}
+        protocol = PROTOCOL
+        targets = {
+            d[0] for d in deliveries if type(d) not in protocol and d.stream not in SYSTEM_STREAMS
+        }
         while not stopping.is_set() and any(self.congested(t) for t in targets):
             stopping.wait(self.check_secs / 10)
 

@@ -1,0 +1,81 @@
+"""Protocol messages between two real Transports over CURVE: they arrive as the messages they
+are (in order per type, beside the tuples), and a key holder's malformed protocol frame is
+dropped by the receive thread, which goes on delivering what comes next."""
+
+import threading
+
+import zmq
+
+from squall.local import wait_for
+from squall.thrift_api import DEFAULT_STREAM
+from squall.topology_keys import new_keys
+from squall.worker import curve
+from squall.worker.acking import AckTree, InitTree, TreeDone
+from squall.worker.delivery import TupleDelivery
+from squall.worker.protocol_frames import PROTOCOL_MAGIC
+from squall.worker.transport import Transport
+from squall.zkserver import free_port
+
+
+def fields_of(component: str, stream: str) -> tuple[str, ...]:
+    return ("n",)
+
+
+class Received:
+    def __init__(self) -> None:
+        self.items: list = []
+        self.lock = threading.Lock()
+
+    def many(self, items, stopping=None) -> None:
+        with self.lock:
+            self.items.extend(items)
+
+    def one(self, item) -> None:
+        self.many([item])
+
+
+def test_protocol_messages_cross_as_themselves_and_junk_frames_are_dropped():
+    keys = new_keys()
+    received = Received()
+    port = free_port()
+    receiver = Transport(
+        "127.0.0.1",
+        port,
+        received.one,
+        fields_of,
+        2**16,
+        keys,
+        deliver_many=received.many,
+        full=lambda task: False,  # backpressure on: arrivals go through Parking
+    )
+    sender = Transport("127.0.0.1", free_port(), lambda d: None, fields_of, 2**16, keys)
+    receiver.start()
+    sender.start()
+    ctx = zmq.Context()
+    try:
+        sender.route({1: ("127.0.0.1", port), 2: ("127.0.0.1", port)}, set())
+        acks = [AckTree(1, n, -n) for n in range(3000)]  # 72 KB: several frames
+        tuples = [TupleDelivery(2, "numbers", 0, DEFAULT_STREAM, (n,)) for n in range(50)]
+        sender.send_many([InitTree(1, 5, 6, 2), *tuples, *acks, TreeDone(2, 7)], None)
+        wait_for(lambda: len(received.items) == 3052, 30, "every message and tuple")
+        assert [m for m in received.items if type(m) is AckTree] == acks
+        assert [m for m in received.items if type(m) is TupleDelivery] == tuples
+        assert {m for m in received.items if type(m) in (InitTree, TreeDone)} == {
+            InitTree(1, 5, 6, 2),
+            TreeDone(2, 7),
+        }
+
+        push = ctx.socket(zmq.PUSH)
+        push.setsockopt(zmq.LINGER, 0)
+        curve.connect_as_peer(push, keys)
+        push.connect(f"tcp://127.0.0.1:{port}")
+        for junk in (PROTOCOL_MAGIC, PROTOCOL_MAGIC + b"\x01" + bytes(8), PROTOCOL_MAGIC + b"\x09"):
+            push.send(junk)
+        push.send(PROTOCOL_MAGIC + b"\x03" + (2).to_bytes(8, "little") * 2)  # TreeDone(2, 2)
+        wait_for(lambda: len(received.items) == 3053, 30, "the frame after the junk")
+        assert received.items[-1] == TreeDone(2, 2)
+        assert receiver.threads[0].is_alive()
+    finally:
+        ctx.destroy(linger=0)
+        sender.close()
+        receiver.close()
