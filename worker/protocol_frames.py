@@ -23,7 +23,7 @@ from typing import Any
 
 from .acking import AckTree, FailTree, InitTree, ProtocolMessage, TreeDone, TreeFailed
 
-PROTOCOL_MAGIC = b"SQP1"  # a compact frame starts with SQK1, an Arrow IPC stream with 0xFF
+PROTOCOL_MAGIC = b"SQP1"  # compact_frames.MAGIC is SQK2, Arrow IPC starts 0xFF
 KINDS: tuple[type, ...] = (InitTree, AckTree, FailTree, TreeDone, TreeFailed)
 _HEAD = len(PROTOCOL_MAGIC) + 1
 _CODE = {kind: PROTOCOL_MAGIC + bytes([i]) for i, kind in enumerate(KINDS)}

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from squall.worker.acking import AckTree, FailTree, InitTree, TreeDone, TreeFailed
-from squall.worker.codec import CodecError, decode, encode, encode_bounded
+from squall.worker.codec import MAGIC, CodecError, decode, encode, encode_bounded
 from squall.worker.delivery import TupleDelivery
 from squall.worker.parking import Parking
 from squall.worker.protocol_frames import KINDS, PROTOCOL_MAGIC, encode_messages
@@ -48,7 +48,7 @@ def test_messages_and_tuples_share_a_send_and_keep_their_types():
         AckTree(3, 6, 0),
     ]
     frames = encode(sent, fields_of)
-    assert [f[:4] for f in frames] == [PROTOCOL_MAGIC, PROTOCOL_MAGIC, b"SQK1"]
+    assert [f[:4] for f in frames] == [PROTOCOL_MAGIC, PROTOCOL_MAGIC, MAGIC]
     out = [d for f in frames for d in decode(f)]
     assert out == [sent[0], sent[3], sent[2], sent[1]]
     assert type(out[0]) is AckTree and type(out[2]) is TreeDone  # not plain tuples
