@@ -25,7 +25,7 @@ as any frame.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -40,6 +40,7 @@ from .protocol_frames import (
     ProtocolFrameError,
     decode_messages,
     encode_messages,
+    grouped_by,
 )
 
 FieldsOf = Callable[[str, str], tuple[str, ...]]
@@ -58,6 +59,7 @@ class CodecError(ValueError):
 
 
 _PROTOCOL = frozenset(PROTOCOL_TYPES)
+_COMPONENT, _STREAM = operator.itemgetter(1), operator.itemgetter(3)  # of a TupleDelivery
 _new = tuple.__new__
 
 
@@ -127,20 +129,18 @@ def encode_bounded(
 def _grouped(
     deliveries: Iterable[Delivery | ProtocolMessage],
 ) -> tuple[list[TableDelivery], dict[tuple[str, str], list[TupleDelivery]], list[ProtocolMessage]]:
-    tables: list[TableDelivery] = []
-    groups: dict[tuple[str, str], list[TupleDelivery]] = defaultdict(list)
+    """Tables, tuples by (component, stream) and protocol messages, each in its order."""
+    items = list(deliveries)
+    by_kind = grouped_by(items, list(map(type, items))) if items else {}
+    tuples: list[TupleDelivery] = by_kind.pop(TupleDelivery, [])  # type: ignore[assignment]
+    tables: list[TableDelivery] = by_kind.pop(TableDelivery, [])  # type: ignore[assignment]
     messages: list[ProtocolMessage] = []
-    for d in deliveries:
-        kind = type(d)
-        if kind is TupleDelivery:
-            groups[(d[1], d[3])].append(d)  # type: ignore[index]  # component, stream
-        elif kind in _PROTOCOL:
-            messages.append(d)  # type: ignore[arg-type]
-        elif kind is TableDelivery:
-            tables.append(d)  # type: ignore[arg-type]
-        else:
-            raise TypeError(f"not a delivery: {d!r}")
-    return tables, groups, messages
+    for kind, group in by_kind.items():
+        if kind not in _PROTOCOL:
+            raise TypeError(f"not a delivery: {group[0]!r}")
+        messages += group  # type: ignore[arg-type]
+    keys = list(zip(map(_COMPONENT, tuples), map(_STREAM, tuples), strict=True))
+    return tables, grouped_by(tuples, keys) if tuples else {}, messages
 
 
 def _table_frame(d: TableDelivery) -> bytes:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
 from functools import partial
-from itertools import chain
-from typing import Any
+from itertools import chain, compress, repeat
+from operator import eq
+from typing import Any, TypeVar
 
 from .acking import AckTree, FailTree, InitTree, ProtocolMessage, TreeDone, TreeFailed
 
@@ -34,6 +36,27 @@ _MAKE: dict[int, tuple[int, Callable[[Any], Any]]] = {
 _SWAP = sys.byteorder != "little"  # the wire is little-endian, as Arrow's is in practice
 
 
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+FEW_KEYS = 8  # up to this many distinct keys, `grouped_by` makes one C pass per key
+
+
+def grouped_by(items: Sequence[T], keys: Sequence[K]) -> dict[K, list[T]]:
+    """`items` by their key (`keys[i]` is item i's), keys in order of first appearance and
+    each group in the items' order: what a loop appending to a dict of lists gives, without
+    a Python step per item when there are few keys (a send holds one or two streams and
+    message types)."""
+    distinct = dict.fromkeys(keys)
+    if len(distinct) == 1:
+        return {keys[0]: list(items)}
+    if len(distinct) <= FEW_KEYS:
+        return {key: list(compress(items, map(eq, keys, repeat(key)))) for key in distinct}
+    out: dict[K, list[T]] = defaultdict(list)
+    for item, key in zip(items, keys, strict=True):
+        out[key].append(item)
+    return dict(out)
+
+
 class ProtocolFrameError(ValueError):
     """A frame that starts with PROTOCOL_MAGIC but is not a protocol frame."""
 
@@ -44,9 +67,7 @@ def encode_messages(
     """Frames of at most `max_bytes` for `messages` (one type per frame, in order within a
     type), and the messages that cannot go: one that does not fit alone, or a field beyond
     64 bits (a bug elsewhere: logged by the sender, not allowed to stop its thread)."""
-    by_kind: dict[type, list[ProtocolMessage]] = {}
-    for message in messages:
-        by_kind.setdefault(type(message), []).append(message)
+    by_kind = grouped_by(messages, list(map(type, messages))) if messages else {}
     frames: list[bytes] = []
     unsendable: list[ProtocolMessage] = []
     for kind, group in by_kind.items():

@@ -10,7 +10,13 @@ from squall.worker.acking import AckTree, FailTree, InitTree, TreeDone, TreeFail
 from squall.worker.codec import MAGIC, CodecError, decode, encode, encode_bounded
 from squall.worker.delivery import TupleDelivery
 from squall.worker.parking import Parking
-from squall.worker.protocol_frames import KINDS, PROTOCOL_MAGIC, encode_messages
+from squall.worker.protocol_frames import (
+    FEW_KEYS,
+    KINDS,
+    PROTOCOL_MAGIC,
+    encode_messages,
+    grouped_by,
+)
 
 FIELDS = {("src", "default"): ("word",)}
 
@@ -102,3 +108,14 @@ def test_parking_never_holds_protocol_messages_and_keeps_data_order():
     assert delivered[3:] == data and parking.parked == {}
     parking.arrived([data[0], FailTree(1, 5)])  # nothing full: delivered as it came
     assert delivered[6:] == [data[0], FailTree(1, 5)]
+
+
+@pytest.mark.parametrize("distinct", [1, 3, FEW_KEYS + 5])
+def test_grouped_by_is_the_loop_it_replaces(distinct):
+    items = list(range(200))
+    keys = [("k", (i * 7) % distinct) for i in items]
+    expected: dict = {}
+    for item, key in zip(items, keys, strict=True):
+        expected.setdefault(key, []).append(item)
+    got = grouped_by(items, keys)
+    assert got == expected and list(got) == list(expected)  # first-appearance order too
