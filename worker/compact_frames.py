@@ -37,15 +37,15 @@ class CompactFrameError(ValueError):
 def compact_frame(component: str, stream: str, group: list[TupleDelivery], width: int) -> bytes:
     """MAGIC + MessagePack; TypeError, ValueError or OverflowError when a value cannot go."""
     targets, _, tasks, _, values, roots, ids = zip(*group, strict=True)
-    routing = array(
+    routing = array(  # from a list: array() of an iterator appends an item at a time
         "q",
-        chain(
-            targets,
-            tasks,
-            map(len, roots),
-            chain.from_iterable(roots),
-            chain.from_iterable(ids),
-        ),
+        [
+            *targets,
+            *tasks,
+            *map(len, roots),
+            *chain.from_iterable(roots),
+            *chain.from_iterable(ids),
+        ],
     )
     if _SWAP:
         routing.byteswap()

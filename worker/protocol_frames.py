@@ -81,7 +81,7 @@ def encode_messages(
         for start in range(0, len(group), per_frame):
             part = group[start : start + per_frame]
             try:
-                body = array("q", chain.from_iterable(part))
+                body = array("q", [*chain.from_iterable(part)])  # a list: faster than an iterator
             except (OverflowError, TypeError):
                 unsendable += part
                 continue
