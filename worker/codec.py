@@ -205,8 +205,8 @@ def decode(frame: bytes) -> list[Any]:
     if head == MAGIC:
         try:
             return compact_deliveries(frame)
-        except CompactFrameError as exc:
-            raise CodecError(str(exc)) from exc
+        except (CompactFrameError, ValueError, TypeError) as exc:  # whatever a peer sent
+            raise CodecError(f"not a compact squall frame: {exc}") from exc
     if head == PROTOCOL_MAGIC:
         try:
             return decode_messages(frame)

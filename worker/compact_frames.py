@@ -61,7 +61,12 @@ def compact_deliveries(frame: bytes) -> list[TupleDelivery]:
         component, stream, width, routing, values = head
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise CompactFrameError(f"not a compact squall frame: {exc}") from exc
-    if type(component) is not str or type(stream) is not str or type(values) is not list:
+    if (
+        type(component) is not str
+        or type(stream) is not str
+        or type(width) is not int
+        or type(values) is not list
+    ):
         raise CompactFrameError("a compact frame is [component, stream, width, routing, values]")
     n = len(values)
     if n and (set(map(type, values)) != _LIST_ONLY or set(map(len, values)) != {width}):

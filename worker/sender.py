@@ -1,7 +1,8 @@
 """The sending side of the transport: one thread owns one PUSH socket per remote worker
 (ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
-message of frames, each an Arrow record batch (codec.py), split to stay under
-worker.max.message.bytes. ZeroMQ reconnects by itself when a peer worker restarts."""
+message of frames (codec.py: compact tuple frames, protocol frames, Arrow tables), split to
+stay under worker.max.message.bytes. Executors hand it deliveries through the outbox
+(outbox.py). ZeroMQ reconnects by itself when a peer worker restarts."""
 
 from __future__ import annotations
 

@@ -185,6 +185,9 @@ def test_the_good_compact_frame_of_the_hostile_list_decodes():
         _compact("src", "default", 2, GOOD, [("w", 1, 2)]),  # values not the stream's width
         _compact("src", "default", 3, GOOD, VALUES),  # width not the values'
         _compact("src", "default", "2", GOOD, VALUES),  # width as text
+        _compact("src", "default", [2], GOOD, VALUES),  # width unhashable
+        _compact("src", "default", 2.0, GOOD, VALUES),  # width a float
+        _compact("src", "default", True, GOOD, [["w"]]),  # width a bool
         _compact("src", "default", 2, GOOD, ["w1"]),  # a row that is not a list
         _compact("src", "default", 2, GOOD, [{"w": 1}]),
         _compact("src", "default", 2, GOOD[:-1], VALUES),  # routing not int64s

@@ -1,5 +1,6 @@
 """Protocol messages travel as frames of packed int64s of their own, checked on the way in."""
 
+import contextlib
 import struct
 
 import pytest
@@ -119,3 +120,29 @@ def test_grouped_by_is_the_loop_it_replaces(distinct):
         expected.setdefault(key, []).append(item)
     got = grouped_by(items, keys)
     assert got == expected and list(got) == list(expected)  # first-appearance order too
+
+
+def _good_frames() -> list[bytes]:
+    tuples = [
+        TupleDelivery(4, "src", 1, "default", ("w",), (7,), (8,)),
+        TupleDelivery(5, "src", 2, "default", (None,), (7, 9), (8, 10)),
+        TupleDelivery(6, "src", 3, "default", ({"k": [1.5]},)),
+    ]
+    return encode([*tuples, AckTree(3, -5, 6), InitTree(1, 2, 3, 4)], fields_of)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(range(3)),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=4),
+    st.integers(0, 10_000),
+    st.binary(max_size=12),
+)
+def test_a_mangled_frame_decodes_or_is_a_codec_error_nothing_else(which, flips, cut, extra):
+    """What a hostile key holder can send: any byte changed, the frame cut, bytes added."""
+    frame = bytearray(_good_frames()[which])
+    for at, value in flips:
+        frame[at % len(frame)] = value
+    mangled = bytes(frame[: max(cut, 4)]) + extra
+    with contextlib.suppress(CodecError):
+        decode(mangled)
