@@ -1,6 +1,7 @@
 """Protocol messages between two real Transports over CURVE: they arrive as the messages they
 are (in order per type, beside the tuples), and a key holder's malformed protocol frame is
-dropped by the receive thread, which goes on delivering what comes next."""
+dropped by the receive thread, which goes on delivering what comes next. A flush splits into
+the local part (delivered at once), the remote part (in order) and what has no address."""
 
 import threading
 
@@ -10,7 +11,7 @@ from squall.local import wait_for
 from squall.thrift_api import DEFAULT_STREAM
 from squall.topology_keys import new_keys
 from squall.worker import curve
-from squall.worker.acking import AckTree, InitTree, TreeDone
+from squall.worker.acking import AckTree, FailTree, InitTree, TreeDone
 from squall.worker.delivery import TupleDelivery
 from squall.worker.protocol_frames import PROTOCOL_MAGIC
 from squall.worker.transport import Transport
@@ -77,5 +78,40 @@ def test_protocol_messages_cross_as_themselves_and_junk_frames_are_dropped():
         assert receiver.threads[0].is_alive()
     finally:
         ctx.destroy(linger=0)
+        sender.close()
+        receiver.close()
+
+
+def test_a_flush_splits_local_remote_and_unknown_targets_keeping_order():
+    keys = new_keys()
+    here, there = Received(), Received()
+    port = free_port()
+    receiver = Transport(
+        "127.0.0.1", port, there.one, fields_of, 2**16, keys, deliver_many=there.many
+    )
+    sender = Transport(
+        "127.0.0.1", free_port(), here.one, fields_of, 2**16, keys, deliver_many=here.many
+    )
+    receiver.start()
+    sender.start()
+    try:
+        sender.route({1: ("127.0.0.1", port), 2: ("127.0.0.1", 1), 3: ("127.0.0.1", port)}, {2})
+        flush = [
+            TupleDelivery(t, "numbers", 0, DEFAULT_STREAM, (n,))
+            for n, t in enumerate([1, 2, 3] * 20)
+        ]
+        sender.send_many([*flush, AckTree(2, 1, 1), AckTree(3, 2, 2)], None)  # all known
+        assert here.items == [d for d in flush if d.target == 2] + [AckTree(2, 1, 1)]
+        wait_for(lambda: len(there.items) == 41, 30, "the remote ones")
+        assert [d for d in there.items if type(d) is TupleDelivery] == [
+            d for d in flush if d.target != 2
+        ]
+        fail = FailTree(3, 7)
+        lost = TupleDelivery(9, "numbers", 0, DEFAULT_STREAM, (0,))  # task 9 has no address
+        sender.send_many([flush[0], lost, flush[1], fail], None)
+        assert here.items[-1] == flush[1]
+        wait_for(lambda: len(there.items) == 43, 30, "the known ones of a flush with a stranger")
+        assert there.items[-2:] in ([fail, flush[0]], [flush[0], fail])
+    finally:
         sender.close()
         receiver.close()
