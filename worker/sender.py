@@ -2,7 +2,7 @@
 (ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
 message of frames (codec.py: compact tuple frames, protocol frames, Arrow tables), split to
 stay under worker.max.message.bytes. Executors hand it deliveries through the outbox
-(outbox.py). ZeroMQ reconnects by itself when a peer worker restarts."""
+(sender_outbox.py). ZeroMQ reconnects by itself when a peer worker restarts."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from .backpressure import BackpressureStatus
 from .codec import FieldsOf, encode_bounded, encode_status
 from .delivery import Delivery, TableDelivery, TupleDelivery
 from .framing import MAX_PARTS, pack
-from .outbox import Outbox
+from .sender_outbox import Outbox
 
 log = logging.getLogger("squall.worker.transport")
 

@@ -4,7 +4,7 @@ any control item (never left asleep past its deadline), producers held at the li
 import threading
 import time
 
-from squall.worker.outbox import Outbox
+from squall.worker.sender_outbox import Outbox
 
 
 def taker(outbox: Outbox, **kwargs):
