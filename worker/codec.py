@@ -1,4 +1,5 @@
-"""Deliveries on the wire: each frame is one Arrow IPC stream of one record batch.
+"""Deliveries on the wire, in frames: Arrow IPC streams of one record batch, compact frames of
+tuples and frames of protocol messages.
 
 TupleDeliveries bound for one worker are grouped by (source component, stream); each group
 becomes one frame whose columns are the stream's declared fields plus the routing columns, with
@@ -8,12 +9,13 @@ typed column (mixed types, nested oddities) travels as JSON text and is marked s
 A TableDelivery (what `emit_batch` sends) is already a table of the stream's fields: it
 travels as it is, one frame each, with its routing in the schema metadata.
 
-A short list (up to COMPACT_MAX_ROWS deliveries of one group) travels as a compact frame
-instead: MAGIC, then one MessagePack array [component, stream, number of fields, rows], each
-row [target, task, roots, ids, values]. Building and reading an Arrow IPC stream costs a
-fixed ~60 us per frame, more than a handful of small tuples cost to pack; MessagePack has no
-code execution on decode (unlike pickle), and every part is checked (CodecError otherwise).
+Tuples travel as a compact frame instead (compact_frames.py: MessagePack values and packed
+int64 routing) whenever MessagePack can hold their values, whatever their number: Arrow's
+fixed ~60 us a frame and its ~1.3 us a row of Python listcomps (to build the columns and to
+read rows back) cost more at every length measured (10 to 2048 rows, bench/RESULTS.md).
 Values MessagePack cannot hold (ints beyond 64 bits, sets, objects) fall back to Arrow.
+
+Protocol messages (acks, inits, verdicts) travel as frames of their own (protocol_frames.py).
 
 A control frame carries a worker's backpressure status: one int32 column `task` (its
 congested tasks) and the worker's host:port in the metadata; `decode` checks it as strictly
@@ -24,15 +26,22 @@ from __future__ import annotations
 
 import json
 import operator
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import msgpack
 import pyarrow as pa
 
+from .acking import PROTOCOL_TYPES, ProtocolMessage
 from .backpressure import BackpressureStatus
+from .compact_frames import MAGIC, CompactFrameError, compact_deliveries, compact_frame
 from .delivery import Delivery, TableDelivery, TupleDelivery
+from .protocol_frames import (
+    PROTOCOL_MAGIC,
+    ProtocolFrameError,
+    decode_messages,
+    encode_messages,
+    grouped_by,
+)
 
 FieldsOf = Callable[[str, str], tuple[str, ...]]
 
@@ -49,60 +58,9 @@ class CodecError(ValueError):
     """A frame is not a squall frame."""
 
 
-MAGIC = b"SQK1"  # a compact frame; an Arrow IPC stream starts with 0xFFFFFFFF
-COMPACT_MAX_ROWS = 128  # measured per row, with decode: 1 row 3.6 vs 141 us, 10 rows 1.7 vs
-# 32 us, 100 rows 1.5 vs 5.7 us; Arrow wins from about 250 rows (1.3 us a row at 1000)
-_INT64 = (-(1 << 63), 1 << 63)
+_PROTOCOL = frozenset(PROTOCOL_TYPES)
+_COMPONENT, _STREAM = operator.itemgetter(1), operator.itemgetter(3)  # of a TupleDelivery
 _new = tuple.__new__
-# a compact row, [target, task, roots, ids, values], from a TupleDelivery's fields by position
-_COMPACT_ROW = operator.itemgetter(0, 2, 5, 6, 4)
-
-
-def _compact_frame(component: str, stream: str, group: list[TupleDelivery], width: int) -> bytes:
-    """MAGIC + MessagePack; TypeError, ValueError or OverflowError when a value cannot go."""
-    rows = list(map(_COMPACT_ROW, group))  # in C: no Python call per row
-    return MAGIC + msgpack.packb([component, stream, width, rows], use_bin_type=True)
-
-
-def _is_id(n: Any) -> bool:
-    return type(n) is int and _INT64[0] <= n < _INT64[1]
-
-
-def _compact_deliveries(frame: bytes) -> list[Delivery | BackpressureStatus]:
-    try:
-        head = msgpack.unpackb(
-            memoryview(frame)[len(MAGIC) :], raw=False, strict_map_key=False, timestamp=0
-        )
-        component, stream, width, rows = head
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise CodecError(f"not a compact squall frame: {exc}") from exc
-    if type(component) is not str or type(stream) is not str or type(rows) is not list:
-        raise CodecError("a compact frame is [component, stream, width, rows]")
-    out: list[Delivery | BackpressureStatus] = []
-    lo, hi = _INT64
-    for row in rows:
-        if type(row) is not list or len(row) != 5:
-            raise CodecError("a compact row is [target, task, roots, ids, values]")
-        target, task, roots, ids, values = row
-        if type(values) is not list or len(values) != width:
-            raise CodecError(f"a compact row's values must be a list of {width}")
-        if type(roots) is not list or type(ids) is not list or len(roots) != len(ids):
-            raise CodecError("a compact row's routing must be one id per root")
-        if not (
-            type(target) is int
-            and type(task) is int
-            and lo <= target < hi
-            and lo <= task < hi
-            and (not roots or all(map(_is_id, roots + ids)))
-        ):
-            raise CodecError("a compact row's routing must be 64-bit integers")
-        out.append(  # TupleDelivery(...) without its Python-level __new__
-            _new(
-                TupleDelivery,
-                (target, component, task, stream, tuple(values), tuple(roots), tuple(ids)),
-            )
-        )
-    return out
 
 
 def _column(values: list[Any]) -> tuple[pa.Array, bool]:
@@ -126,24 +84,26 @@ def _frame(table: pa.Table, metadata: dict[str, str]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def encode(deliveries: Iterable[Delivery], fields_of: FieldsOf) -> list[bytes]:
-    tables, groups = _grouped(deliveries)
-    frames = [_table_frame(d) for d in tables]
+def encode(deliveries: Iterable[Delivery | ProtocolMessage], fields_of: FieldsOf) -> list[bytes]:
+    tables, groups, messages = _grouped(deliveries)
+    frames = encode_messages(messages, 1 << 62)[0]
+    frames += [_table_frame(d) for d in tables]
     for (component, stream), group in groups.items():
         frames.append(_tuples_frame(component, stream, group, fields_of(component, stream)))
     return frames
 
 
 def encode_bounded(
-    deliveries: Iterable[Delivery], fields_of: FieldsOf, max_bytes: int
-) -> tuple[list[bytes], list[Delivery]]:
+    deliveries: Iterable[Delivery | ProtocolMessage], fields_of: FieldsOf, max_bytes: int
+) -> tuple[list[bytes], list[Delivery | ProtocolMessage]]:
     """The frames of `deliveries`, none larger than `max_bytes`, and the deliveries that
     cannot fit even alone. A receiver drops a larger frame and disconnects its sender
     (ZeroMQ's MAXMSGSIZE), so a group that is too big is split in halves until it fits
-    rather than sent to be lost with everything else in it."""
-    tables, groups = _grouped(deliveries)
-    frames: list[bytes] = []
-    too_large: list[Delivery] = []
+    rather than sent to be lost with everything else in it. Protocol messages go first, in
+    frames of their own (protocol_frames.py)."""
+    tables, groups, messages = _grouped(deliveries)
+    frames, unsendable = encode_messages(messages, max_bytes)
+    too_large: list[Delivery | ProtocolMessage] = list(unsendable)
     for d in tables:
         frame = _table_frame(d)
         if len(frame) <= max_bytes:
@@ -167,16 +127,20 @@ def encode_bounded(
 
 
 def _grouped(
-    deliveries: Iterable[Delivery],
-) -> tuple[list[TableDelivery], dict[tuple[str, str], list[TupleDelivery]]]:
-    tables: list[TableDelivery] = []
-    groups: dict[tuple[str, str], list[TupleDelivery]] = defaultdict(list)
-    for d in deliveries:
-        if isinstance(d, TableDelivery):
-            tables.append(d)
-        else:
-            groups[(d.component, d.stream)].append(d)
-    return tables, groups
+    deliveries: Iterable[Delivery | ProtocolMessage],
+) -> tuple[list[TableDelivery], dict[tuple[str, str], list[TupleDelivery]], list[ProtocolMessage]]:
+    """Tables, tuples by (component, stream) and protocol messages, each in its order."""
+    items = list(deliveries)
+    by_kind = grouped_by(items, list(map(type, items))) if items else {}
+    tuples: list[TupleDelivery] = by_kind.pop(TupleDelivery, [])  # type: ignore[assignment]
+    tables: list[TableDelivery] = by_kind.pop(TableDelivery, [])  # type: ignore[assignment]
+    messages: list[ProtocolMessage] = []
+    for kind, group in by_kind.items():
+        if kind not in _PROTOCOL:
+            raise TypeError(f"not a delivery: {group[0]!r}")
+        messages += group  # type: ignore[arg-type]
+    keys = list(zip(map(_COMPONENT, tuples), map(_STREAM, tuples), strict=True))
+    return tables, grouped_by(tuples, keys) if tuples else {}, messages
 
 
 def _table_frame(d: TableDelivery) -> bytes:
@@ -188,12 +152,11 @@ def _table_frame(d: TableDelivery) -> bytes:
 def _tuples_frame(
     component: str, stream: str, group: list[TupleDelivery], fields: tuple[str, ...]
 ) -> bytes:
-    if len(group) <= COMPACT_MAX_ROWS:
-        try:
-            return _compact_frame(component, stream, group, len(fields))
-        except (TypeError, ValueError, OverflowError):
-            pass  # a value MessagePack cannot hold: Arrow (with JSON where needed) can
-    return _arrow_tuples_frame(component, stream, group, fields)
+    try:
+        return compact_frame(component, stream, group, len(fields))
+    except (TypeError, ValueError, OverflowError):
+        # a value MessagePack cannot hold: Arrow (with JSON where needed) can
+        return _arrow_tuples_frame(component, stream, group, fields)
 
 
 def _arrow_tuples_frame(
@@ -235,10 +198,20 @@ def _status(meta: dict[str, str], table: pa.Table) -> BackpressureStatus:
     return BackpressureStatus(worker, frozenset(tasks))
 
 
-def decode(frame: bytes) -> list[Delivery | BackpressureStatus]:
-    """The deliveries of a frame, or the one backpressure status of a control frame."""
-    if frame[: len(MAGIC)] == MAGIC:
-        return _compact_deliveries(frame)
+def decode(frame: bytes) -> list[Any]:
+    """The deliveries of a frame, the protocol messages of a protocol frame, or the one
+    backpressure status of a control frame."""
+    head = frame[: len(MAGIC)]
+    if head == MAGIC:
+        try:
+            return compact_deliveries(frame)
+        except (CompactFrameError, ValueError, TypeError) as exc:  # whatever a peer sent
+            raise CodecError(f"not a compact squall frame: {exc}") from exc
+    if head == PROTOCOL_MAGIC:
+        try:
+            return decode_messages(frame)
+        except ProtocolFrameError as exc:
+            raise CodecError(str(exc)) from exc
     try:
         reader = pa.ipc.open_stream(frame)
         meta = {k.decode(): v.decode() for k, v in (reader.schema.metadata or {}).items()}

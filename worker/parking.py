@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .acking import SYSTEM_STREAMS
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
 from .backpressure import StatusSchedule, congested_tasks
 from .delivery import Delivery
+
+_PROTOCOL = frozenset(PROTOCOL_TYPES)
 
 
 class Parking:
@@ -27,11 +29,16 @@ class Parking:
 
     def arrived(self, deliveries: list[Delivery]) -> None:
         """Deliver what arrived; data for a full (or already parked) task is parked. Protocol
-        messages are never held."""
+        messages are never held. Whether a task is full is asked once per task and frame
+        (nothing arriving here fills a queue before `deliver` at the end)."""
+        held = {t for t in {d[0] for d in deliveries} if t in self.parked or self.full(t)}
+        if not held:  # the usual case: no task of this frame is full
+            self.deliver(deliveries)
+            return
         now: list[Delivery] = []
         for d in deliveries:
-            if d.stream not in SYSTEM_STREAMS and (d.target in self.parked or self.full(d.target)):
-                self.parked.setdefault(d.target, []).append(d)
+            if d[0] in held and type(d) not in _PROTOCOL and d.stream not in SYSTEM_STREAMS:
+                self.parked.setdefault(d[0], []).append(d)
             else:
                 now.append(d)
         if now:

@@ -1,12 +1,13 @@
 """The sending side of the transport: one thread owns one PUSH socket per remote worker
 (ZeroMQ sockets are not thread-safe) and sends what has queued up for a peer as one multipart
-message of frames, each an Arrow record batch (codec.py), split to stay under
-worker.max.message.bytes. ZeroMQ reconnects by itself when a peer worker restarts."""
+message of frames (codec.py: compact tuple frames, protocol frames, Arrow tables), split to
+stay under worker.max.message.bytes. Executors hand it deliveries through the outbox
+(sender_outbox.py). ZeroMQ reconnects by itself when a peer worker restarts."""
 
 from __future__ import annotations
 
 import logging
-import queue
+import operator
 import threading
 import time
 from collections import defaultdict
@@ -20,13 +21,28 @@ from squall.topology_keys import TopologyKeys
 from . import curve
 from .backpressure import BackpressureStatus
 from .codec import FieldsOf, encode_bounded, encode_status
-from .delivery import Delivery
+from .delivery import Delivery, TableDelivery, TupleDelivery
 from .framing import MAX_PARTS, pack
+from .sender_outbox import Outbox
 
 log = logging.getLogger("squall.worker.transport")
 
 Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = MAX_PARTS
+_DATA = (TupleDelivery, TableDelivery)
+
+
+_ADDRESS, _DELIVERY = operator.itemgetter(0), operator.itemgetter(1)
+
+
+def _gather(queued: dict[Address, list[Any]], item: list[tuple[Address, Any]]) -> None:
+    """Add an outbox item's deliveries to their peers' lists, in order: in C when they are
+    all for one peer (two workers: always)."""
+    if len(set(map(_ADDRESS, item))) == 1:
+        queued[item[0][0]].extend(map(_DELIVERY, item))
+        return
+    for address, delivery in item:
+        queued[address].append(delivery)
 
 
 class ConnectPeers:
@@ -63,85 +79,68 @@ class Sender:
         self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
         self.stopping = stopping
         self.peers = peers
-        self.outbox: queue.Queue[Any] = queue.Queue()
+        self.outbox = Outbox(limit)
         self.limit = limit
-        self.queued = 0  # deliveries in the outbox
-        self.room = threading.Condition()
 
     def put(self, items: list[tuple[Address, Delivery]]) -> None:
         """Deliveries for the sender thread (counted against the limit)."""
-        with self.room:
-            self.queued += len(items)
-        self.outbox.put(items)
+        self.outbox.put(items, len(items))
 
     def wait_for_room(self, stopping: threading.Event) -> None:
         """Hold a flush while the outbox is at its limit (checking the flusher's stop)."""
-        if not self.limit:
-            return
-        with self.room:
-            while (
-                self.queued >= self.limit and not stopping.is_set() and not self.stopping.is_set()
-            ):
-                self.room.wait(0.05)
+        self.outbox.wait_for_room(stopping, self.stopping)
 
     def full(self) -> bool:
         """Whether the outbox is at its limit (a spout on a shared thread, whose flushes
         never wait, pauses instead)."""
-        return bool(self.limit) and self.queued >= self.limit
-
-    def _taken(self, items: list[Any]) -> None:
-        with self.room:
-            self.queued -= len(items)
-            self.room.notify_all()
+        return self.outbox.full()
 
     def run(self) -> None:
-        """The sender thread: until the outbox yields None (close), send what queued up."""
+        """The sender thread: until the outbox yields None (close), send what queued up,
+        gathering for up to the flush interval (or MAX_DELIVERIES_PER_SEND) after the first
+        delivery: a frame has a fixed cost, so frames of a few tuples made two workers
+        slower than one."""
         sockets: dict[Address, zmq.Socket] = {}
-        while True:
-            item = self.outbox.get()
-            if item is None:
-                break
-            if self.control(item, sockets):
-                continue
-            self._taken(item)
+        closing = False
+        while not closing and not self.stopping.is_set():
             queued: dict[Address, list[Delivery]] = defaultdict(list)
-            for address, delivery in item:
-                queued[address].append(delivery)
-            count = len(item)
-            # gather for up to the flush interval: an Arrow frame has a fixed cost of a few
-            # hundred microseconds, so frames of a few tuples made two workers slower than one
+            count = 0
+            items = self.outbox.take()
             deadline = time.monotonic() + self.gather_secs
-            while count < MAX_DELIVERIES_PER_SEND:
-                try:
-                    item = self.outbox.get(timeout=max(deadline - time.monotonic(), 0))
-                except queue.Empty:
+            while True:
+                for item in items:
+                    if item is None:
+                        closing = True
+                        break
+                    if not self.control(item, sockets):
+                        _gather(queued, item)
+                        count += len(item)
+                if closing or not count or count >= MAX_DELIVERIES_PER_SEND:
                     break
-                if item is None:
-                    self.stopping.set()
+                if time.monotonic() >= deadline:
                     break
-                if self.control(item, sockets):
-                    continue
-                self._taken(item)
-                for address, delivery in item:
-                    queued[address].append(delivery)
-                count += len(item)
-            for address, deliveries in queued.items():
-                sock = self.socket(address, sockets)
-                frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
-                for d in too_large:
-                    log.error(
-                        "a tuple from %s to task %d is larger than worker.max.message.bytes "
-                        "(%d) and cannot be sent; it is dropped (its tree fails on timeout)",
-                        d.component,
-                        d.target,
-                        self.max_message_bytes,
-                    )
-                for message in pack(frames, self.frame_bytes):
-                    sock.send_multipart(message)
-            if self.stopping.is_set():
-                break
+                items = self.outbox.take(MAX_DELIVERIES_PER_SEND - count, deadline)
+            self._send(queued, sockets)
         for sock in sockets.values():
             sock.close()
+
+    def _send(
+        self, queued: dict[Address, list[Delivery]], sockets: dict[Address, zmq.Socket]
+    ) -> None:
+        """What was gathered, one multipart message (or a few) per peer."""
+        for address, deliveries in queued.items():
+            sock = self.socket(address, sockets)
+            frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
+            for d in too_large:
+                log.error(
+                    "a %s to task %d does not fit worker.max.message.bytes (%d) and "
+                    "cannot be sent; it is dropped (its tree fails on timeout)",
+                    f"tuple from {d.component}" if type(d) in _DATA else type(d).__name__,
+                    d[0],
+                    self.max_message_bytes,
+                )
+            for message in pack(frames, self.frame_bytes):
+                sock.send_multipart(message)
 
     def control(self, item: Any, sockets: dict[Address, zmq.Socket]) -> bool:
         """Carry out a control item (a status to send, peers to connect); False for data."""

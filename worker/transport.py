@@ -24,6 +24,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from itertools import compress
+from operator import itemgetter, not_
 from typing import Any
 
 import zmq
@@ -31,7 +33,7 @@ import zmq
 from squall.topology_keys import TopologyKeys
 
 from . import curve
-from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, message_delivery
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
 from .backpressure import BackpressureStatus, RemoteCongestion
 from .bind_address import endpoint
 from .codec import CodecError, FieldsOf, decode
@@ -44,6 +46,7 @@ log = logging.getLogger("squall.worker.transport")
 
 MALFORMED_LOG_SECS = 10.0
 PROTOCOL = frozenset(PROTOCOL_TYPES)
+_TARGET, _DELIVERY = itemgetter(0), itemgetter(1)
 
 
 class Transport:
@@ -135,11 +138,32 @@ class Transport:
 
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
         """An executor's flush: local deliveries (and protocol messages, as they are) to their
-        queues in one call, the remote ones to the sender thread as one item."""
+        queues in one call, the remote ones to the sender thread as one item (protocol
+        messages as they are too: the codec packs them in frames of their own)."""
+        here, addresses = self.local, self.addresses
+        targets = list(map(_TARGET, deliveries))  # d[0]: every delivery's and message's
+        found = list(map(addresses.get, targets))
+        if None in found:  # a task without an address: the slow way, saying which
+            local, remote = self._split_by_hand(deliveries)
+        else:  # in C: no Python step per delivery
+            is_local = list(map(here.__contains__, targets))
+            local = list(compress(deliveries, is_local))
+            remote = list(compress(zip(found, deliveries, strict=True), map(not_, is_local)))
+        if local:
+            self._deliver_all(local, stopping)
+        if remote and stopping is not None and self.full is not None:
+            self._wait_for_room(list(map(_DELIVERY, remote)), stopping)
+            self.sender.wait_for_room(stopping)
+        if remote:
+            self.sender.put(remote)
+
+    def _split_by_hand(self, deliveries: list[Any]) -> tuple[list[Any], list[tuple[Address, Any]]]:
+        """`deliveries` for tasks here, and with their addresses the rest; those for a task
+        without an address are logged and dropped."""
         here, addresses = self.local, self.addresses
         local: list[Any] = []
         remote: list[tuple[Address, Any]] = []
-        for d in deliveries:  # one pass; d[0] is the target of every delivery and message
+        for d in deliveries:
             target = d[0]
             if target in here:
                 local.append(d)
@@ -148,18 +172,17 @@ class Transport:
             if address is None:
                 log.warning("no address for task %s; tuple dropped", target)
             else:
-                remote.append((address, message_delivery(d) if type(d) in PROTOCOL else d))
-        if local:
-            self._deliver_all(local, stopping)
-        if remote and stopping is not None and self.full is not None:
-            self._wait_for_room([d for _, d in remote], stopping)
-            self.sender.wait_for_room(stopping)
-        if remote:
-            self.sender.put(remote)
+                remote.append((address, d))
+        return local, remote
 
-    def _wait_for_room(self, deliveries: list[Delivery], stopping: threading.Event) -> None:
+    def _wait_for_room(self, deliveries: list[Any], stopping: threading.Event) -> None:
         """Hold an executor's flush while a remote task it sends data to is congested."""
-        targets = {d.target for d in deliveries if d.stream not in SYSTEM_STREAMS}
+        if not self.remote.by_worker:  # no peer said any task is congested (most flushes)
+            return
+        protocol = PROTOCOL
+        targets = {
+            d[0] for d in deliveries if type(d) not in protocol and d.stream not in SYSTEM_STREAMS
+        }
         while not stopping.is_set() and any(self.congested(t) for t in targets):
             stopping.wait(self.check_secs / 10)
 

@@ -106,7 +106,7 @@ def test_a_flush_waits_while_the_transfer_queue_is_at_its_limit():
     )
     flusher.start()
     assert not flushed.wait(0.2)  # at the limit: the flush waits
-    sender._taken(sender.outbox.get())  # the sender thread took them
+    assert len(sender.outbox.take()) == 2  # the sender thread took both puts
     assert flushed.wait(5)
     stopped = threading.Event()
     stopped.set()

@@ -1,13 +1,15 @@
 """Frames on the wire round-trip every delivery, typed or not."""
 
 import random
+import struct
 
 import msgpack
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from squall.worker.codec import (
-    COMPACT_MAX_ROWS,
     MAGIC,
     CodecError,
     _frame,
@@ -106,7 +108,8 @@ def test_a_frame_exactly_at_the_limit_is_sent():
 
 
 def test_truncated_and_lying_frames_are_codec_errors():
-    [frame] = encode(_words(COMPACT_MAX_ROWS + 1, 10), fields_of)  # an Arrow frame
+    arrow = [TupleDelivery(1, "src", 7, "default", ("w", 2**64 + i)) for i in range(200)]
+    [frame] = encode(arrow, fields_of)  # an Arrow frame: msgpack holds no 2**64
     assert not frame.startswith(MAGIC)
     rng = random.Random(11)
     for cut in sorted(rng.sample(range(1, len(frame)), 20)):
@@ -118,13 +121,26 @@ def test_truncated_and_lying_frames_are_codec_errors():
         decode(bytes(lying))
 
 
-def test_a_short_list_travels_as_a_compact_frame_and_a_long_one_as_arrow():
+def test_tuples_travel_as_compact_frames_at_any_length():
     short = [TupleDelivery(2, "src", 7, "default", ("b", 2), (2**63 - 1, -(2**63)), (3, 4))]
     [frame] = encode(short, fields_of)
     assert frame.startswith(MAGIC) and decode(frame) == short
-    long = _words(COMPACT_MAX_ROWS + 1, 3)
+    long = _words(5000, 3)
     [frame] = encode(long, fields_of)
-    assert not frame.startswith(MAGIC) and decode(frame) == long
+    assert frame.startswith(MAGIC) and decode(frame) == long
+    assert all(type(d) is TupleDelivery and type(d.values) is tuple for d in decode(frame))
+
+
+def test_compact_frames_keep_every_row_its_own_anchors():
+    rows = [(), (1,), (2, 3), (), (4, 5, 6)]  # uneven: row by row
+    even = [(7, 8), (9, 10)]  # two each: in C
+    for anchors in (rows, even, [(11,), (12,)], [(), ()]):
+        sent = [
+            TupleDelivery(i, "src", 7, "default", (f"w{i}", i), a, tuple(-x for x in a))
+            for i, a in enumerate(anchors)
+        ]
+        [frame] = encode(sent, fields_of)
+        assert frame.startswith(MAGIC) and decode(frame) == sent
 
 
 def test_values_msgpack_cannot_hold_fall_back_to_arrow():
@@ -140,7 +156,18 @@ def _compact(*head) -> bytes:
     return MAGIC + msgpack.packb(list(head), use_bin_type=True)
 
 
-GOOD_ROW = [1, 7, [5], [6], ["w", 1]]
+def _routing(*numbers: int) -> bytes:
+    return struct.pack(f"<{len(numbers)}q", *numbers)
+
+
+GOOD = _routing(1, 7, 1, 5, 6)  # target 1, task 7, one root: 5 with id 6
+VALUES = [["w", 1]]
+
+
+def test_the_good_compact_frame_of_the_hostile_list_decodes():
+    assert decode(_compact("src", "default", 2, GOOD, VALUES)) == [
+        TupleDelivery(1, "src", 7, "default", ("w", 1), (5,), (6,))
+    ]
 
 
 @pytest.mark.parametrize(
@@ -148,22 +175,58 @@ GOOD_ROW = [1, 7, [5], [6], ["w", 1]]
     [
         MAGIC,
         MAGIC + b"\xc1",  # never-used byte
-        _compact("src", "default", 2, [GOOD_ROW])[:-2],  # truncated
-        _compact("src", "default", 2, [GOOD_ROW]) + b"\x00",  # trailing data
-        _compact("src", "default", 2),  # too short
-        _compact(1, "default", 2, [GOOD_ROW]),  # component not a string
-        _compact("src", "default", 2, {"rows": 1}),  # rows not a list
-        _compact("src", "default", 2, [[1, 7, [5], [6]]]),  # a row of four
-        _compact("src", "default", 3, [GOOD_ROW]),  # values not the stream's width
-        _compact("src", "default", 2, [[1, 7, [5], [], ["w", 1]]]),  # root without id
-        _compact("src", "default", 2, [[True, 7, [], [], ["w", 1]]]),  # bool target
-        _compact("src", "default", 2, [[1, 7, [5.0], [6], ["w", 1]]]),  # float root
-        _compact("src", "default", 2, [[1, 7, [2**63], [6], ["w", 1]]]),  # beyond int64
-        _compact("src", "default", 2, [[1, "7", [], [], ["w", 1]]]),  # task as text
-        _compact("src", "default", 1, [[1, 7, [], [], [{(1,): 2}]]]),  # unhashable key
+        _compact("src", "default", 2, GOOD, VALUES)[:-2],  # truncated
+        _compact("src", "default", 2, GOOD, VALUES) + b"\x00",  # trailing data
+        _compact("src", "default", 2, GOOD),  # too short
+        _compact("src", "default", 2, GOOD, VALUES, 1),  # too long
+        _compact(1, "default", 2, GOOD, VALUES),  # component not a string
+        _compact("src", None, 2, GOOD, VALUES),  # stream not a string
+        _compact("src", "default", 2, GOOD, {"rows": 1}),  # values not a list
+        _compact("src", "default", 2, GOOD, [("w", 1, 2)]),  # values not the stream's width
+        _compact("src", "default", 3, GOOD, VALUES),  # width not the values'
+        _compact("src", "default", "2", GOOD, VALUES),  # width as text
+        _compact("src", "default", [2], GOOD, VALUES),  # width unhashable
+        _compact("src", "default", 2.0, GOOD, VALUES),  # width a float
+        _compact("src", "default", True, GOOD, [["w"]]),  # width a bool
+        _compact("src", "default", 2, GOOD, ["w1"]),  # a row that is not a list
+        _compact("src", "default", 2, GOOD, [{"w": 1}]),
+        _compact("src", "default", 2, GOOD[:-1], VALUES),  # routing not int64s
+        _compact("src", "default", 2, GOOD[:-8], VALUES),  # a root without its id
+        _compact("src", "default", 2, GOOD + _routing(0), VALUES),  # one number too many
+        _compact("src", "default", 2, _routing(1, 7, 0), VALUES * 2),  # routing for one row
+        _compact("src", "default", 2, _routing(1, 7, -1, 5, 6), VALUES),  # negative count
+        _compact("src", "default", 2, _routing(1, 7, 2, 5, 6), VALUES),  # count beyond
+        _compact("src", "default", 2, [1, 7, [5], [6]], VALUES),  # routing not bytes
+        _compact("src", "default", 2, "routing!", VALUES),  # routing as text
+        _compact("src", "default", 1, GOOD, [[{(1,): 2}]]),  # unhashable key
         MAGIC + b"\x91" * 100_000 + b"\xc0",  # nested past the decoder's stack
+        b"SQK1" + msgpack.packb(["src", "default", 2, [[1, 7, [], [], ["w", 1]]]]),  # old
     ],
 )
 def test_hostile_compact_frames_are_codec_errors(frame):
     with pytest.raises(CodecError):
         decode(frame)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(-(2**63), 2**63 - 1),
+            st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3),
+            st.one_of(st.text(max_size=5), st.integers(-(2**63), 2**64 - 1), st.none()),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_any_tuples_round_trip_in_order(rows):
+    sent = [
+        TupleDelivery(
+            target, "src", task, "odd", (value,), tuple(roots), tuple(r ^ 1 for r in roots)
+        )
+        for target, task, roots, value in rows
+    ]
+    out = [d for f in encode(sent, fields_of) for d in decode(f)]
+    assert out == sent
