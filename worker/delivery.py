@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+from squall.components import Tuple
+
 NO_ANCHORS: Mapping[int, int] = MappingProxyType({})  # an untracked tuple's, shared
 
 
@@ -50,6 +52,27 @@ class TableDelivery(NamedTuple):
 
 
 Delivery = TupleDelivery | TableDelivery
+_new = tuple.__new__
+
+
+def as_tuple(
+    component: str,
+    task: int,
+    stream: str,
+    fields: tuple[str, ...],
+    values: tuple[Any, ...],
+    roots: tuple[int, ...],
+    ids: tuple[int, ...],
+) -> Tuple:
+    """The Tuple a bolt takes for a tuple with this routing (per tuple: the Tuple made without
+    the namedtuple's Python-level __new__, the anchors without a zip for one tree)."""
+    if not roots:
+        anchors: Mapping[int, int] = NO_ANCHORS
+    elif len(roots) == 1:  # one tree: most tuples
+        anchors = {roots[0]: ids[0]}
+    else:
+        anchors = dict(zip(roots, ids, strict=True))
+    return _new(Tuple, (component, task, stream, fields, values, anchors))  # type: ignore[no-any-return]
 
 
 def _same_type_eq(self: tuple, other: object) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from squall.components import Component, Tuple
+from squall.components import Component
 from squall.event_sampling import EVENT_LOGGER, Sampler
 
 from .acking import (
@@ -35,7 +35,7 @@ from .acking import (
     TreeFailed,
     message_stream,
 )
-from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
+from .delivery import Delivery, TableDelivery, TupleDelivery, as_tuple
 from .outbox import Outbox
 from .tables import as_table
 from .task_stats import TaskStats
@@ -103,15 +103,7 @@ class Emitter(Outbox):
                 if type(instruction) is Send:
                     target, roots, ids = instruction
                     if target in here:  # the receiver's Tuple, made once, here
-                        if not roots:
-                            anchors = NO_ANCHORS
-                        elif len(roots) == 1:  # one tree: most tuples
-                            anchors = {roots[0]: ids[0]}
-                        else:
-                            anchors = dict(zip(roots, ids, strict=True))
-                        # Tuple(...) and TupleDelivery(...) below without the namedtuple's
-                        # Python-level __new__
-                        tup = _new(Tuple, (name, task, stream, fields, payload, anchors))
+                        tup = as_tuple(name, task, stream, fields, payload, roots, ids)
                         queued = local.get(target)
                         if queued is None:
                             local[target] = [tup]
@@ -124,6 +116,7 @@ class Emitter(Outbox):
                             self.flush()
                             local = self._local_out
                         continue
+                    # TupleDelivery(...) without the namedtuple's Python-level __new__
                     item: Delivery | ProtocolMessage = _new(
                         TupleDelivery, (target, name, task, stream, payload, roots, ids)
                     )

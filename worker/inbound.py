@@ -20,7 +20,7 @@ from squall.components import Tuple
 from squall.structure import TopologyStructure
 
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage, stream_message
-from .delivery import NO_ANCHORS, Delivery, TableDelivery, TupleDelivery
+from .delivery import Delivery, TableDelivery, TupleDelivery, as_tuple
 from .executors import Executor, InboxItem, inbox_item
 
 _new = tuple.__new__
@@ -88,14 +88,7 @@ class Inbound:
                     continue
                 fields = known.get((component, stream))
                 if fields is not None:  # a data stream (system streams went above)
-                    if not roots:
-                        anchors = NO_ANCHORS
-                    elif len(roots) == 1:  # one tree: most tuples
-                        anchors = {roots[0]: ids[0]}
-                    else:
-                        anchors = dict(zip(roots, ids, strict=True))
-                    # Tuple(...) without the namedtuple's Python-level __new__
-                    item = _new(Tuple, (component, task, stream, fields, values, anchors))
+                    item = as_tuple(component, task, stream, fields, values, roots, ids)
                     data[target].append(item)
                     sources.add(task)
                     continue

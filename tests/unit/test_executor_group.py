@@ -4,10 +4,7 @@ alone, a blocked member is the one the watchdog blames, and the tasks that block
 own threads."""
 
 import dataclasses
-import threading
 import time
-
-import pytest
 
 from squall import Bolt, Grouping, Spout, Topology
 from squall.components import TaskContext, Tuple
@@ -17,6 +14,8 @@ from squall.worker.bolt_executor import BoltExecutor
 from squall.worker.executor_group import ExecutorGroup, flow_depths, group_executors
 from squall.worker.spout_executor import SpoutExecutor
 from squall.worker.watchdog import Watchdog
+
+from .test_watchdog import Blocking, BrokenStart, release  # noqa: F401 - a fixture
 
 CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
 
@@ -42,22 +41,6 @@ class Recording(Bolt):
         self.seen.append(tup.values[0])
 
 
-class Blocking(Bolt):
-    def __init__(self, release):
-        super().__init__()
-        self.release = release
-        self.entered = threading.Event()
-
-    def process(self, tup):
-        self.entered.set()
-        self.release.wait(30)
-
-
-class BrokenStart(Bolt):
-    def initialize(self, conf, context):
-        raise ConnectionError("no such database: orders")
-
-
 class Sleepy(Bolt):
     own_thread = True
 
@@ -76,13 +59,6 @@ def bolt(component, task):
 
 def tup(n):
     return Tuple("src", 1, "default", ("n",), (n,))
-
-
-@pytest.fixture
-def release():
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 def stopped(executors):
@@ -132,7 +108,7 @@ def test_a_member_that_cannot_start_or_whose_turn_fails_ends_alone():
         stopped(group.members)
 
 
-def test_the_member_blocked_in_a_call_is_blamed_not_those_waiting_behind_it(release):
+def test_the_member_blocked_in_a_call_is_blamed_not_those_waiting_behind_it(release):  # noqa: F811
     blocking = Blocking(release)
     waiting, stuck = bolt(Recording(), 2), bolt(blocking, 3)
     group = ExecutorGroup([waiting, stuck], "tasks")

@@ -144,6 +144,24 @@ def _inbound():
     return Inbound(T.structure(), {1: bolt}), bolt
 
 
+def held_until_taken(bolt, flush):
+    """Run `flush(stopping)` on a thread: it must wait while the bolt's queue is full and go
+    through once the bolt takes what it holds (returned)."""
+    stopping = threading.Event()
+    waiting = threading.Thread(target=flush, args=(stopping,))
+    waiting.start()
+    try:
+        waiting.join(0.3)
+        assert waiting.is_alive()  # held back while the queue is full
+        taken = bolt.inbox.take(100, 0)
+        waiting.join(10)
+        assert not waiting.is_alive()  # room made: the flush went through
+    finally:
+        stopping.set()
+        waiting.join(10)
+    return taken
+
+
 def test_a_flush_into_a_full_local_queue_waits_for_room_and_acks_never_wait():
     from squall.worker.acking import AckTree
     from squall.worker.delivery import TupleDelivery
@@ -155,18 +173,7 @@ def test_a_flush_into_a_full_local_queue_waits_for_room_and_acks_never_wait():
     inbound.deliver_many([AckTree(1, 5, 6)], threading.Event())  # protocol: never waits
     inbound.deliver_many([TupleDelivery(1, "b", 1, "default", (9,))], threading.Event())  # self
     inbound.deliver_many(data[2:])  # the transport's receive thread: never waits
-    stopping = threading.Event()
-    waiting = threading.Thread(target=inbound.deliver_many, args=(data[:1], stopping))
-    waiting.start()
-    try:
-        waiting.join(0.3)
-        assert waiting.is_alive()  # held back while the queue is full
-        taken = bolt.inbox.take(100, 0)
-        waiting.join(10)
-        assert not waiting.is_alive()  # room made: the flush went through
-    finally:
-        stopping.set()
-        waiting.join(10)
+    taken = held_until_taken(bolt, lambda stopping: inbound.deliver_many(data[:1], stopping))
     assert [type(x).__name__ for x in taken][:1] == ["AckTree"] and len(taken) == 5
     assert [t.values for t in bolt.inbox.take(100, 0)] == [(0,)]
     stuck = threading.Event()
@@ -233,19 +240,9 @@ def test_local_tuples_wait_for_room_in_another_task_and_never_for_the_source_its
     assert not bolt.inbox.has_room()
     inbound.deliver_local({1: tuples[2:]}, {}, 1, threading.Event())  # task 1 to itself
     inbound.deliver_local({}, {1: [AckTree(1, 5, 6)]}, 2, threading.Event())  # never waits
-    stopping = threading.Event()
-    args = ({1: tuples[:1]}, {}, 2, stopping)
-    waiting = threading.Thread(target=inbound.deliver_local, args=args)
-    waiting.start()
-    try:
-        waiting.join(0.3)
-        assert waiting.is_alive()  # held back while the queue is full
-        taken = bolt.inbox.take(100, 0)
-        waiting.join(10)
-        assert not waiting.is_alive()
-    finally:
-        stopping.set()
-        waiting.join(10)
+    taken = held_until_taken(
+        bolt, lambda stopping: inbound.deliver_local({1: tuples[:1]}, {}, 2, stopping)
+    )
     assert taken[0] == AckTree(1, 5, 6)  # protocol messages first
     assert [t.values for t in taken[1:]] == [(0,), (1,), (2,)]
     assert [t.values for t in bolt.inbox.take(100, 0)] == [(0,)]
