@@ -29,7 +29,6 @@ from .acking import (
     CallFail,
     FailTree,
     InitTree,
-    ProtocolMessage,
     Send,
     TreeDone,
     TreeFailed,
@@ -109,29 +108,21 @@ class Emitter(Outbox):
                             local[target] = [tup]
                         else:
                             queued.append(tup)
-                        if not self._held:
-                            self._out_since = time.monotonic()
-                        self._held += 1
-                        if self._held >= self.batch_size:
-                            self.flush()
-                            local = self._local_out
-                        continue
-                    # TupleDelivery(...) without the namedtuple's Python-level __new__
-                    item: Delivery | ProtocolMessage = _new(
-                        TupleDelivery, (target, name, task, stream, payload, roots, ids)
-                    )
+                    else:  # TupleDelivery(...) without the namedtuple's Python-level __new__
+                        self._out.append(
+                            _new(TupleDelivery, (target, name, task, stream, payload, roots, ids))
+                        )
                 elif type(instruction) in _PROTOCOL:
                     if instruction[0] in here:  # an init for an acker of this worker
                         self._buffer_protocol((instruction,))  # type: ignore[arg-type]
                         local = self._local_out  # in case that flushed
                         continue
-                    item = instruction  # type: ignore[assignment]
+                    self._out.append(instruction)  # type: ignore[arg-type]
                 else:
                     self.carry_out(instruction)
                     continue
                 if not self._held:
                     self._out_since = time.monotonic()
-                self._out.append(item)
                 self._held += 1
                 if self._held >= self.batch_size:
                     self.flush()
