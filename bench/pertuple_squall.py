@@ -23,7 +23,11 @@ TOPOLOGY = Path(__file__).resolve().parent / "pertuple_topology.py"
 # name -> (label, settings of the topology, topology conf overrides)
 CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "ack1": ("squall, acking, 1 worker", {"tracked": True}, {"topology.workers": 1}),
-    "ack2": ("squall, acking, 2 workers", {"tracked": True}, {"topology.workers": 2}),
+    "ack2": (
+        "squall, acking, 2 workers, a spout each",
+        {"tracked": True, "spouts": 2},
+        {"topology.workers": 2},
+    ),
     "noack1": (
         "squall, no acking, 1 worker",
         {"tracked": False},
@@ -46,7 +50,12 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     from squall.submit import submit_file
 
     label, settings, overrides = CASES[case]
-    settings = {**settings, "rate": args.rate or 0, "par": args.par}
+    settings = {
+        **settings,
+        "rate": args.rate or 0,
+        "par": args.par,
+        **json.loads(os.environ.get("PT_EXTRA", "{}")),
+    }
     out = cluster.directory / f"out-{case}-{number}"
     name = f"pertuple-{case}-{number}"
     conf = cluster.client_conf()

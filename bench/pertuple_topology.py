@@ -4,8 +4,9 @@ the word -> count, Storm's classic shape with small tuples.
 The settings come from $SQUALL_BENCH_PERTUPLE (JSON, read at submit and carried to the
 workers as the spout's kwargs): `rate` (tuples per second, 0: as fast as the spout may),
 `batch` (0: one tuple per emit; N: N rows per emit_batch, and the bolts work on whole
-tables), `tracked` (emit with a message id, so that acking measures complete latency) and
-`par` (tasks of each bolt).
+tables), `tracked` (emit with a message id, so that acking measures complete latency),
+`par` (tasks of each bolt) and `spouts` (tasks of the spout, 1 unless given: with two
+workers one spout task would be half of one worker's work and the ceiling of both).
 
 The topology measures itself, because only its components see every tuple: the spout and
 each counting task append a JSON line to <topology.output.dir>/<component>-<task>.jsonl
@@ -227,13 +228,14 @@ class CountTableBolt(CountBolt):
 
 _BATCH = int(SETTINGS.get("batch") or 0)
 _PAR = int(SETTINGS.get("par") or 2)
+_SPOUTS = int(SETTINGS.get("spouts") or 1)
 
 
 class PerTuple(Topology):
     name = "pertuple"
 
     words = WordSpout.spec(
-        par=1,
+        par=_SPOUTS,
         rate=SETTINGS.get("rate", 0),
         batch=_BATCH,
         tracked=SETTINGS.get("tracked", True),

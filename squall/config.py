@@ -86,6 +86,8 @@ MINIMUM = {
     "topology.transfer.buffer.size": 1,
     "topology.worker.gil.switch.micros": 1,
     "topology.backpressure.check.millis": 1,
+    "topology.localityaware.higher.bound": 0,
+    "topology.localityaware.lower.bound": 0,
     "topology.max.error.report.per.interval": 1,
     "topology.error.throttle.interval.secs": 1,
     "topology.executor.stall.secs": 1,

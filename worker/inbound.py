@@ -63,6 +63,11 @@ class Inbound:
         executor = self.executors.get(task)
         return self.backpressure and executor is not None and not executor.inbox.has_room()
 
+    def load(self, task: int) -> float:
+        """How full a task's receive queue is, 0 to 1 (locality.py's load)."""
+        executor = self.executors.get(task)
+        return 0.0 if executor is None else executor.inbox.fill()
+
     def deliver_many(
         self,
         deliveries: Sequence[Delivery | ProtocolMessage],

@@ -39,6 +39,7 @@ from .executor_factory import load_executor
 from .executor_group import group_executors
 from .executors import Executor
 from .inbound import Inbound
+from .locality import locality_bounds
 from .log_levels import LogLevels
 from .profiler_actions import ProfilerActions
 from .routing import Router
@@ -126,9 +127,12 @@ class Worker(ZooKeeperReactions):
             self.conf.get("topology.batch.flush.interval.millis", 1) / 1000,
             self.conf.get("topology.transfer.buffer.size", 0),
         )
+        self.router = router = Router(
+            self.structure, task_components, self.my_tasks, locality_bounds(self.conf)
+        )
+        router.load = self._task_load
         self._route(assignment)
         ackers = sorted(t for t, c in task_components.items() if c == ACKER)
-        router = Router(self.structure, task_components, self.my_tasks)
         io = WorkerTaskIO(
             router,
             self.transport.send,
@@ -162,6 +166,12 @@ class Worker(ZooKeeperReactions):
         self.profiling.start()
         self.credentials.start()
         return True
+
+    def _task_load(self, task: int) -> float:
+        """How full a task is, 0 to 1: its queue here; for another worker's, its congestion."""
+        if task in self.executors:
+            return self.inbound.load(task)
+        return 1.0 if self.transport.congested(task) else 0.0
 
     def _context(self, task: int, task_components: dict[int, str]) -> TaskContext:
         output_dir = self.conf["topology.output.dir"] or str(

@@ -60,6 +60,10 @@ class ReceiveQueue:
     def has_room(self) -> bool:
         return self._rows < self.capacity
 
+    def fill(self) -> float:
+        """The data rows queued as a share of capacity (a load of 1 or more: full)."""
+        return self._rows / self.capacity if self.capacity > 0 else 0.0
+
     def wait_room(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the data rows to fall below capacity."""
         with self._ready:

@@ -11,9 +11,10 @@ same task either way.
 from __future__ import annotations
 
 import json
+import time
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +27,16 @@ from squall.structure import (
     FIELDS,
     GLOBAL,
     LOCAL_OR_SHUFFLE,
+    NONE,
+    SHUFFLE,
     GroupingSpec,
     TopologyStructure,
 )
 
+from .locality import LocalityBounds, LocalShuffle, scope_pools
+
 MAX_CACHED_KEYS = 1 << 16  # str keys whose CRC a router keeps (past it: hashed each time)
+REFRESH_EVERY = 16  # shuffle choices between two looks at the clock for a locality refresh
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,10 @@ class Router:
         structure: TopologyStructure,
         task_components: Mapping[int, str],
         local_tasks: Iterable[int],
+        locality: LocalityBounds | None = None,
     ) -> None:
+        """`locality`: shuffle prefers near tasks while they have room (locality.py); None:
+        round robin over every task (one process, or topology.disable.loadaware.messaging)."""
         by_component: dict[str, list[int]] = defaultdict(list)
         for task, component in sorted(task_components.items()):
             by_component[component].append(task)
@@ -90,6 +99,11 @@ class Router:
                     for consumer, grouping in structure.consumers(name, stream)
                 ]
         self.counters: dict[tuple[int, str, str], int] = defaultdict(int)
+        self.locality = locality
+        self.load: Callable[[int], float] = lambda task: 0.0  # a task's load, 0 to 1 (locality)
+        self._host_of: Mapping[int, str] = {}
+        self._host = ""
+        self._shuffles: dict[tuple[int, str, str], LocalShuffle] = {}
         self._key_crcs: dict[str, int] = {}  # str keys seen, hashed once (word-count keys recur)
         consumers: dict[str, set[str]] = defaultdict(set)
         for (source, _), subs in self.subscriptions.items():
@@ -103,6 +117,17 @@ class Router:
             )
             for name in structure.components
         }
+
+    def place(self, host_of: Mapping[int, str], host: str) -> None:
+        """Which host every task runs on, and this worker's (locality; when assignments change)."""
+        self._host_of, self._host = dict(host_of), host
+        self._shuffles = {}
+
+    def _local_shuffle(self, key: tuple[int, str, str], sub: Subscription) -> LocalShuffle:
+        assert self.locality is not None
+        pools = scope_pools(sub.tasks, self.local, self._host_of, self._host)
+        shuffle = self._shuffles[key] = LocalShuffle(pools, self.locality)
+        return shuffle
 
     def _chosen(
         self, sub: Subscription, task: int, stream: str, direct_task: int | None
@@ -120,6 +145,13 @@ class Router:
             return list(sub.tasks)
         if kind == GLOBAL:
             return [min(sub.tasks)]
+        if self.locality is not None and kind in (SHUFFLE, NONE):
+            key = (task, stream, sub.component)
+            shuffle = self._shuffles.get(key) or self._local_shuffle(key, sub)
+            target = shuffle.choose()
+            if not shuffle.turn % REFRESH_EVERY:
+                shuffle.refresh(self.load, time.monotonic())
+            return [target]
         pool = sub.tasks  # SHUFFLE, NONE, LOCAL_OR_SHUFFLE
         if kind == LOCAL_OR_SHUFFLE:
             pool = tuple(t for t in sub.tasks if t in self.local) or sub.tasks

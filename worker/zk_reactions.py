@@ -19,6 +19,7 @@ from squall.records import Assignment, StormBase
 from .error_reports import ErrorReports
 from .executors import Executor
 from .readiness import ready_tasks, summary, waiting_for
+from .routing import Router
 from .transport import Transport
 from .zk_agent import ZooKeeperAgent
 
@@ -40,6 +41,7 @@ class ZooKeeperReactions:
     components: dict[int, str]
     waiting_logged: float
     transport: Transport
+    router: Router
     errors: ErrorReports
 
     beat: Callable[[], None]  # Worker's
@@ -79,6 +81,8 @@ class ZooKeeperReactions:
             for task, slot in assignment.task_slots.items()
         }
         self.transport.route(addresses, set(self.my_tasks))
+        host = assignment.node_host.get(self.slot[0], self.slot[0])
+        self.router.place({t: a[0] for t, a in addresses.items()}, host)
 
     def _assignment_changed(self, assignment: Assignment | None) -> bool:
         if assignment is None:

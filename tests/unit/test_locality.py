@@ -1,0 +1,131 @@
+"""Load-aware shuffle (Storm 2's LoadAwareShuffleGrouping): near tasks first, wider while
+they are loaded above the higher bound, narrower again below the lower bound."""
+
+from collections import Counter
+
+import pytest
+
+from squall import Bolt, Grouping, Spout, Topology
+from squall.structure import assign_task_ids
+from squall.worker.locality import (
+    EVERYTHING,
+    HOST_LOCAL,
+    WORKER_LOCAL,
+    LocalityBounds,
+    LocalShuffle,
+    locality_bounds,
+    next_scope,
+    scope_pools,
+)
+from squall.worker.routing import REFRESH_EVERY, Router
+
+BOUNDS = LocalityBounds(lower=0.2, higher=0.8, refresh_secs=1.0)
+POOLS = ((1,), (1, 2), (1, 2, 3, 4))  # task 1 here, 2 on this host, 3 and 4 elsewhere
+
+
+class S(Spout):
+    outputs = ["key", "n"]
+
+
+class B(Bolt):
+    pass
+
+
+def router(grouping, local, bounds=BOUNDS):
+    src = S.spec()
+    topo = type("T", (Topology,), {"src": src, "dst": B.spec(inputs={src: grouping}, par=4)})
+    structure = topo.structure()
+    tasks = assign_task_ids(structure.task_counts())  # dst: 1..4, src: 5
+    return Router(structure, tasks, local, bounds)
+
+
+def loads(**by_task):
+    return lambda task: by_task.get(f"t{task}", 0.0)
+
+
+def test_scopes_hold_the_narrower_ones():
+    hosts = {1: "a", 2: "a", 3: "b", 4: "c"}
+    assert scope_pools((1, 2, 3, 4), {1}, hosts, "a") == POOLS
+    assert scope_pools((3, 4), {1}, hosts, "a") == ((), (), (3, 4))
+
+
+def test_the_nearest_scope_with_targets_comes_first():
+    assert next_scope(WORKER_LOCAL, POOLS, loads(), BOUNDS) == WORKER_LOCAL
+    assert next_scope(WORKER_LOCAL, ((), (), (3, 4)), loads(), BOUNDS) == EVERYTHING
+    assert next_scope(WORKER_LOCAL, ((), (2,), (2, 3)), loads(), BOUNDS) == HOST_LOCAL
+
+
+@pytest.mark.parametrize(
+    ("scope", "load", "expected"),
+    [
+        (WORKER_LOCAL, loads(t1=0.81), HOST_LOCAL),  # loaded: one step out
+        (WORKER_LOCAL, loads(t1=0.8), WORKER_LOCAL),  # at the bound: stays
+        (HOST_LOCAL, loads(t1=0.9, t2=0.9), EVERYTHING),
+        (HOST_LOCAL, loads(t1=0.5, t2=0.5), HOST_LOCAL),  # between the bounds: stays
+        (HOST_LOCAL, loads(t1=0.3, t2=0.0), WORKER_LOCAL),  # the average is below: one step in
+        (HOST_LOCAL, loads(t1=0.5, t2=0.0), HOST_LOCAL),
+        (EVERYTHING, loads(), HOST_LOCAL),
+        (EVERYTHING, loads(t1=1, t2=1, t3=1, t4=1), EVERYTHING),  # nowhere wider
+    ],
+)
+def test_bang_bang_between_the_bounds(scope, load, expected):
+    assert next_scope(scope, POOLS, load, BOUNDS) == expected
+
+
+def test_no_step_in_to_a_scope_without_targets():
+    pools = ((), (2,), (2, 3))
+    assert next_scope(HOST_LOCAL, pools, loads(), BOUNDS) == HOST_LOCAL
+
+
+def test_a_shuffle_goes_round_robin_within_its_scope_and_refreshes_at_most_every_interval():
+    shuffle = LocalShuffle(POOLS, BOUNDS)
+    assert {shuffle.choose() for _ in range(10)} == {1}
+    shuffle.refresh(loads(t1=0.9), now=100.0)
+    assert Counter(shuffle.choose() for _ in range(10)) == {1: 5, 2: 5}
+    shuffle.refresh(loads(t1=0.9, t2=0.9), now=100.5)  # too soon: not looked at
+    assert shuffle.scope == HOST_LOCAL
+    shuffle.refresh(loads(t1=0.9, t2=0.9), now=101.0)
+    assert Counter(shuffle.choose() for _ in range(8)) == {1: 2, 2: 2, 3: 2, 4: 2}
+    shuffle.refresh(loads(), now=102.0)
+    shuffle.refresh(loads(), now=103.0)
+    assert shuffle.scope == WORKER_LOCAL
+
+
+def test_conf_keys_as_storms():
+    assert locality_bounds({"topology.disable.loadaware.messaging": True}) is None
+    bounds = locality_bounds(
+        {
+            "topology.localityaware.higher.bound": 0.9,
+            "topology.localityaware.lower.bound": 0.1,
+            "topology.backpressure.check.millis": 20,
+        }
+    )
+    assert bounds == LocalityBounds(lower=0.1, higher=0.9, refresh_secs=0.02)
+
+
+def test_router_shuffles_to_its_own_worker_until_its_tasks_fill():
+    r = router(Grouping.shuffle, local={1, 5})
+    r.place({1: "a", 2: "a", 3: "b", 4: "b", 5: "a"}, "a")
+    load = {1: 0.0}
+    r.load = lambda task: load.get(task, 0.0)
+
+    def picks(n):
+        return Counter(t for i in range(n) for t in r.targets("src", 5, "default", ["k", i]))
+
+    assert picks(4 * REFRESH_EVERY) == {1: 4 * REFRESH_EVERY}
+    load[1] = 0.95  # task 1's queue nearly full: the next refresh widens to the host
+    r._shuffles[(5, "default", "dst")].refreshed = float("-inf")
+    assert set(picks(4 * REFRESH_EVERY)) == {1, 2}
+
+
+def test_router_without_locality_is_round_robin_over_every_task():
+    r = router(Grouping.shuffle, local={1, 5}, bounds=None)
+    hits = Counter(t for i in range(40) for t in r.targets("src", 5, "default", ["k", i]))
+    assert hits == {1: 10, 2: 10, 3: 10, 4: 10}
+
+
+def test_a_worker_without_the_target_component_shuffles_everywhere():
+    r = router(Grouping.shuffle, local={5})
+    r.place({1: "b", 2: "b", 3: "c", 4: "c", 5: "a"}, "a")
+    hits = Counter(t for i in range(40) for t in r.targets("src", 5, "default", ["k", i]))
+    assert hits == {1: 10, 2: 10, 3: 10, 4: 10}

@@ -1,0 +1,100 @@
+"""Shuffle grouping that keeps tuples near, as Storm 2's LoadAwareShuffleGrouping does.
+
+A tuple handed to a task of the same worker costs a list append; one for another worker is
+encoded, sent through the sender thread, received, decoded and queued again, about as much
+CPU as the bolt's own work in bench/pertuple.py. So a shuffle picks its targets in the
+nearest scope that has any (this worker, then this host, then every task), and moves one
+scope out while the tasks in its scope are loaded on average above
+`topology.localityaware.higher.bound`, one scope back in once they are below
+`topology.localityaware.lower.bound` (Storm's bang-bang rule, its keys and defaults). A
+task's load is the fill of its receive queue here and, for a task of another worker, 1 while
+its worker says it is congested, else 0. `topology.disable.loadaware.messaging: true` makes
+shuffle plain round robin over every task again. Unlike Storm no weights by load within a
+scope (round robin) and no racks (squall has no network topography plugin).
+
+Pure logic: the Router asks a `LocalShuffle` for each target and hands it the loads when a
+refresh is due; the loads come from the worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+WORKER_LOCAL, HOST_LOCAL, EVERYTHING = 0, 1, 2
+SCOPE_NAMES = ("worker-local", "host-local", "everything")
+
+
+@dataclass(frozen=True)
+class LocalityBounds:
+    lower: float = 0.2
+    higher: float = 0.8
+    refresh_secs: float = 0.05  # how often the scope is reconsidered (the backpressure check)
+
+
+def locality_bounds(conf: Mapping[str, Any]) -> LocalityBounds | None:
+    """The topology's bounds, or None when it turned load-aware messaging off."""
+    if conf.get("topology.disable.loadaware.messaging", False):
+        return None
+    return LocalityBounds(
+        float(conf.get("topology.localityaware.lower.bound", 0.2)),
+        float(conf.get("topology.localityaware.higher.bound", 0.8)),
+        conf.get("topology.backpressure.check.millis", 50) / 1000,
+    )
+
+
+def scope_pools(
+    tasks: Sequence[int], local: Collection[int], host_of: Mapping[int, str], host: str
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The targets in each scope, a wider scope holding the narrower ones (as in Storm)."""
+    worker = tuple(t for t in tasks if t in local)
+    same_host = tuple(t for t in tasks if t in local or host_of.get(t) == host)
+    return worker, same_host, tuple(tasks)
+
+
+def next_scope(
+    scope: int,
+    pools: Sequence[Sequence[int]],
+    load: Callable[[int], float],
+    bounds: LocalityBounds,
+) -> int:
+    """The scope to pick from now: the nearest with targets at first, then one step out
+    while the current scope's targets are loaded above the higher bound on average, one step
+    in while below the lower bound (if the narrower scope has targets)."""
+    while not pools[scope] and scope < EVERYTHING:
+        scope += 1
+    targets = pools[scope]
+    if not targets:
+        return scope
+    average = sum(map(load, targets)) / len(targets)
+    if average > bounds.higher and scope < EVERYTHING:
+        return scope + 1
+    if average < bounds.lower and scope > WORKER_LOCAL and pools[scope - 1]:
+        return scope - 1
+    return scope
+
+
+class LocalShuffle:
+    """Round robin over the targets of one source task's subscription, in the current scope."""
+
+    def __init__(self, pools: Sequence[Sequence[int]], bounds: LocalityBounds) -> None:
+        self.pools = tuple(tuple(p) for p in pools)
+        self.bounds = bounds
+        self.scope = next_scope(WORKER_LOCAL, self.pools, lambda _: 0.0, bounds)
+        self.pool = self.pools[self.scope]
+        self.turn = 0
+        self.refreshed = float("-inf")
+
+    def choose(self) -> int:
+        self.turn += 1
+        return self.pool[self.turn % len(self.pool)]
+
+    def refresh(self, load: Callable[[int], float], now: float) -> None:
+        """Reconsider the scope if `bounds.refresh_secs` passed since the last time."""
+        if now - self.refreshed < self.bounds.refresh_secs:
+            return
+        self.refreshed = now
+        scope = next_scope(self.scope, self.pools, load, self.bounds)
+        if scope != self.scope:
+            self.scope, self.pool = scope, self.pools[scope]
