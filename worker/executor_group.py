@@ -18,14 +18,17 @@ burst, and the round then drains what is queued.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from squall.structure import TopologyStructure
 
 from .bolt_executor import SparkBoltExecutor
 from .executors import Executor
+
+log = logging.getLogger("squall.worker")
 
 MAX_WAIT = 0.5  # seconds an idle group sleeps at most before every member takes a turn
 
@@ -44,6 +47,11 @@ class ExecutorGroup:
         self.wake = threading.Event()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._started = False
+        # the worker's transport, when it runs on this thread (Transport.share): what arrived
+        # is taken in before each round (returning how soon it must run again), what the
+        # round emitted is sent after it
+        self.before_round: list[Callable[[], float]] = []
+        self.after_round: list[Callable[[], None]] = []
         for member in self.members:
             member.group = self
             member.thread = self.thread
@@ -70,9 +78,11 @@ class ExecutorGroup:
                 member.ended = True
 
     def _turns(self, live: list[Executor]) -> None:
-        wake = self.wake
+        wake, before, after = self.wake, self.before_round, self.after_round
         while live:
             wait = MAX_WAIT
+            for chore in before:
+                wait = min(wait, _chore(chore, MAX_WAIT))
             for member in list(live):
                 if member.stopping.is_set():
                     live.remove(member)
@@ -85,9 +95,20 @@ class ExecutorGroup:
                     member.loop_failed()
                     live.remove(member)
                     member.ended = True
+            for chore in after:
+                _chore(chore, None)
             if wait > 0 and live:
                 wake.wait(wait)
                 wake.clear()  # what arrived before the clear is taken in the next round
+
+
+def _chore(chore: Callable[[], Any], failed: Any) -> Any:
+    """A transport chore; a bug in it is logged, and must not end every task."""
+    try:
+        return chore()
+    except Exception:  # noqa: BLE001 - logged; the next round tries again
+        log.exception("the transport failed on the shared thread")
+        return failed
 
 
 def group_executors(

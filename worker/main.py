@@ -156,7 +156,12 @@ class Worker(ZooKeeperReactions):
             self.executors[task] = load_executor(
                 self.structure, self.code_dir, context, self.conf, io, self.spark
             )
-        group_executors(self.executors, self.structure, self.conf)  # tasks on one thread
+        groups = group_executors(self.executors, self.structure, self.conf)  # one thread
+        if groups:  # which also decodes and sends (Transport.share)
+            [group] = groups
+            self.transport.share(group.wake, group.thread)
+            group.before_round.append(self.transport.drain)
+            group.after_round.append(self.transport.pump)
         self.credentials.initial()  # before any component's initialize, as Storm does
         self.transport.start()
         for executor in self.executors.values():

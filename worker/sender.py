@@ -22,13 +22,15 @@ from . import curve
 from .backpressure import BackpressureStatus
 from .codec import FieldsOf, encode_bounded, encode_status
 from .delivery import Delivery, TableDelivery, TupleDelivery
-from .framing import MAX_PARTS, pack
-from .sender_outbox import Outbox
+from .framing import MAX_PARTS, Throttle, pack
+from .sender_outbox import IDLE, Outbox
 
 log = logging.getLogger("squall.worker.transport")
 
 Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = MAX_PARTS
+UNSENT_LOG_SECS = 10.0
+SEND_HWM = 100_000  # messages ZeroMQ queues for a peer before a send would wait
 _DATA = (TupleDelivery, TableDelivery)
 
 
@@ -81,6 +83,29 @@ class Sender:
         self.peers = peers
         self.outbox = Outbox(limit)
         self.limit = limit
+        self.sockets: dict[Address, zmq.Socket] = {}  # one per peer, used by one thread only
+        self.send_flags = 0  # the sender thread may wait for a peer at its high-water mark
+        self.unsent = Throttle(UNSENT_LOG_SECS)
+
+    def share(self, wake: threading.Event, thread: threading.Thread) -> None:
+        """Send from `thread` (the worker's shared thread, calling `pump` each round)
+        instead of a thread of its own; a put from any other thread wakes it."""
+        self.outbox.wake_for_others(wake, thread)
+        self.send_flags = zmq.NOBLOCK  # a peer that takes nothing must not stop every task
+
+    def pump(self) -> None:
+        """Send what the outbox holds now, without waiting for more (the shared thread)."""
+        if self.outbox.empty():
+            return
+        queued: dict[Address, list[Delivery]] = defaultdict(list)
+        for item in self.outbox.take(IDLE, 0.0):
+            if item is not None and not self.control(item, self.sockets):
+                _gather(queued, item)
+        self._send(queued, self.sockets)
+
+    def close_sockets(self) -> None:
+        for sock in self.sockets.values():
+            sock.close()
 
     def put(self, items: list[tuple[Address, Delivery]]) -> None:
         """Deliveries for the sender thread (counted against the limit)."""
@@ -100,7 +125,7 @@ class Sender:
         gathering for up to the flush interval (or MAX_DELIVERIES_PER_SEND) after the first
         delivery: a frame has a fixed cost, so frames of a few tuples made two workers
         slower than one."""
-        sockets: dict[Address, zmq.Socket] = {}
+        sockets = self.sockets
         closing = False
         while not closing and not self.stopping.is_set():
             queued: dict[Address, list[Delivery]] = defaultdict(list)
@@ -121,8 +146,7 @@ class Sender:
                     break
                 items = self.outbox.take(MAX_DELIVERIES_PER_SEND - count, deadline)
             self._send(queued, sockets)
-        for sock in sockets.values():
-            sock.close()
+        self.close_sockets()
 
     def _send(
         self, queued: dict[Address, list[Delivery]], sockets: dict[Address, zmq.Socket]
@@ -140,7 +164,17 @@ class Sender:
                     self.max_message_bytes,
                 )
             for message in pack(frames, self.frame_bytes):
-                sock.send_multipart(message)
+                try:
+                    sock.send_multipart(message, self.send_flags)
+                except zmq.Again:  # SNDHWM messages queued for a peer that takes none
+                    count = self.unsent.note(time.monotonic())
+                    if count:
+                        log.warning(
+                            "dropped %d message(s) for %s:%d: it takes nothing (down, or "
+                            "stalled); their tuple trees fail on timeout and are replayed",
+                            count,
+                            *address,
+                        )
 
     def control(self, item: Any, sockets: dict[Address, zmq.Socket]) -> bool:
         """Carry out a control item (a status to send, peers to connect); False for data."""
@@ -157,7 +191,7 @@ class Sender:
         sock = sockets.get(address)
         if sock is None:
             sock = self.ctx.socket(zmq.PUSH)
-            sock.setsockopt(zmq.SNDHWM, 100_000)
+            sock.setsockopt(zmq.SNDHWM, SEND_HWM)
             sock.setsockopt(zmq.LINGER, 2000)
             if self.keys:
                 curve.connect_as_peer(sock, self.keys)

@@ -32,6 +32,16 @@ class Outbox:
         self._controls = 0  # control items queued: each wakes the consumer
         self.limit = limit
         self.queued = 0  # deliveries in the outbox
+        self._wake: threading.Event | None = None
+        self._consumer: threading.Thread | None = None
+
+    def wake_for_others(self, wake: threading.Event, consumer: threading.Thread) -> None:
+        """The consumer is a shared thread that empties the outbox each round, waiting on
+        `wake` between rounds: a put from any other thread sets it."""
+        self._wake, self._consumer = wake, consumer
+
+    def empty(self) -> bool:
+        return not self._items
 
     def put(self, item: Any, deliveries: int = 0) -> None:
         """`item`: a list of `deliveries` deliveries, or a control item (0 deliveries)."""
@@ -45,6 +55,8 @@ class Outbox:
             if wake_at is not None and (not deliveries or self.queued >= wake_at):
                 self._wake_at = None
                 self._more.notify()
+        if self._wake is not None and threading.current_thread() is not self._consumer:
+            self._wake.set()
 
     def take(self, at_least: int = IDLE, deadline: float | None = None) -> list[Any]:
         """Everything in the outbox, in order, once it holds `at_least` deliveries or a

@@ -175,3 +175,28 @@ def test_a_cycle_does_not_loop_forever():
     )
     structure = dataclasses.replace(structure, components={**structure.components, "a": looped})
     assert flow_depths(structure) == {"s": 0, "a": 1}
+
+
+def test_the_transport_chores_run_around_every_round_and_a_failing_one_stops_nothing(caplog):
+    seen = Recording()
+    member = bolt(seen, 2)
+    group = ExecutorGroup([member, bolt(Recording(), 3)], "tasks")
+    calls = []
+
+    def receive():  # what arrived goes in before the members' turns
+        calls.append("before")
+        if len(calls) == 1:
+            raise RuntimeError("a bug in the transport")
+        return 0.01
+
+    group.before_round.append(receive)
+    group.after_round.append(lambda: calls.append("after"))
+    member.start()
+    try:
+        wait_for(lambda: calls.count("after") >= 3, 10, "a few rounds")
+        member.inbox.put(tup(1))
+        wait_for(lambda: seen.seen == [1], 10, "the member to go on")
+        assert calls[:4] == ["before", "after", "before", "after"]
+        assert "the transport failed on the shared thread" in caplog.text
+    finally:
+        stopped(group.members)

@@ -1,0 +1,90 @@
+"""A transport on the worker's shared thread (Transport.share), over real ZeroMQ on loopback:
+nothing is sent before the thread pumps, nothing delivered before it drains, both in order;
+a put from another thread wakes the shared thread; a peer that takes nothing never blocks it."""
+
+import logging
+import threading
+
+import pytest
+
+from squall.local import wait_for
+from squall.thrift_api import DEFAULT_STREAM
+from squall.worker import sender as sender_module
+from squall.worker.acking import AckTree
+from squall.worker.delivery import TupleDelivery
+from squall.worker.transport import Transport
+from squall.zkserver import free_port
+
+
+def fields_of(component: str, stream: str) -> tuple[str, ...]:
+    return ("n",)
+
+
+class Shared:
+    """A transport shared with this (the test's) thread, as a worker's group shares it."""
+
+    def __init__(self, port: int, received: list) -> None:
+        self.wake = threading.Event()
+        self.transport = Transport(
+            "127.0.0.1",
+            port,
+            received.append,
+            fields_of,
+            2**16,
+            deliver_many=lambda items, stopping: received.extend(items),
+            full=lambda task: False,
+        )
+        self.transport.share(self.wake, threading.current_thread())
+        self.transport.start()
+
+
+@pytest.fixture
+def pair():
+    received: list = []
+    port = free_port()
+    receiver, sender = Shared(port, received), Shared(free_port(), [])
+    sender.transport.route({1: ("127.0.0.1", port)}, set())
+    yield receiver, sender, received
+    sender.transport.close()
+    receiver.transport.close()
+
+
+def test_sends_wait_for_the_pump_and_arrivals_for_the_drain(pair):
+    receiver, sender, received = pair
+    assert len(sender.transport.threads) == 1  # the receive thread only
+    tuples = [TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (n,)) for n in range(100)]
+    sender.transport.send_many([*tuples[:50], AckTree(1, 5, 6), *tuples[50:]], None)
+    assert not sender.transport.outbox.empty()
+    sender.transport.pump()
+    assert sender.transport.outbox.empty()
+    wait_for(lambda: receiver.wake.is_set(), 10, "the receive thread to wake the shared thread")
+    wait_for(lambda: receiver.transport.arrived, 10, "the message")
+    assert received == []  # not decoded off the shared thread
+    receiver.transport.drain()
+    assert [d for d in received if type(d) is TupleDelivery] == tuples
+    assert [d for d in received if type(d) is AckTree] == [AckTree(1, 5, 6)]
+
+
+def test_a_put_from_another_thread_wakes_the_shared_thread(pair):
+    _, sender, _ = pair
+    sender.transport.send_many([AckTree(1, 5, 6)], None)  # from the shared thread: no wake
+    assert not sender.wake.is_set()
+    other = threading.Thread(target=sender.transport.send_many, args=([AckTree(1, 7, 8)], None))
+    other.start()
+    other.join(10)
+    assert sender.wake.is_set()
+
+
+def test_a_peer_that_takes_nothing_never_blocks_the_shared_thread(monkeypatch, caplog):
+    monkeypatch.setattr(sender_module, "SEND_HWM", 2)
+    nobody = free_port()  # nothing listens there
+    sender = Shared(free_port(), [])
+    try:
+        sender.transport.route({1: ("127.0.0.1", nobody)}, set())
+        with caplog.at_level(logging.WARNING, "squall.worker.transport"):
+            for n in range(20):
+                sender.transport.send_many([AckTree(1, n, n)], None)
+                sender.transport.pump()  # returns: a blocking send would hang the test here
+        assert "takes nothing" in caplog.text
+    finally:
+        sender.transport.close()
