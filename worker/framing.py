@@ -10,7 +10,9 @@ keeping its parts) any message larger than that, since no worker sends one.
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,3 +64,9 @@ class Throttle:
             return 0
         count, self.count, self.reported_at = self.count, 0, now
         return count
+
+    def warn(self, logger: logging.Logger, message: str, *args: object) -> None:
+        """Count one event and log `message` (its first %d the count so far) if one is due."""
+        count = self.note(time.monotonic())
+        if count:
+            logger.warning(message, count, *args)

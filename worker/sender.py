@@ -167,14 +167,12 @@ class Sender:
                 try:
                     sock.send_multipart(message, self.send_flags)
                 except zmq.Again:  # SNDHWM messages queued for a peer that takes none
-                    count = self.unsent.note(time.monotonic())
-                    if count:
-                        log.warning(
-                            "dropped %d message(s) for %s:%d: it takes nothing (down, or "
-                            "stalled); their tuple trees fail on timeout and are replayed",
-                            count,
-                            *address,
-                        )
+                    self.unsent.warn(
+                        log,
+                        "dropped %d message(s) for %s:%d: it takes nothing (down, or "
+                        "stalled); their tuple trees fail on timeout and are replayed",
+                        *address,
+                    )
 
     def control(self, item: Any, sockets: dict[Address, zmq.Socket]) -> bool:
         """Carry out a control item (a status to send, peers to connect); False for data."""

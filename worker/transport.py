@@ -295,25 +295,22 @@ class Transport:
             if not part.more:
                 break
         if dropped:
-            count = self.oversized.note(time.monotonic())
-            if count:
-                log.warning(
-                    "dropped %d message(s) over %d parts or %d bytes; the latest: %d parts, "
-                    "%d bytes",
-                    count,
-                    MAX_PARTS,
-                    self.frame_bytes,
-                    parts,
-                    total,
-                )
+            self.oversized.warn(
+                log,
+                "dropped %d message(s) over %d parts or %d bytes; the latest: %d parts, %d bytes",
+                MAX_PARTS,
+                self.frame_bytes,
+                parts,
+                total,
+            )
         return frames
 
     def _malformed(self, size: int, exc: CodecError) -> None:
         """Log dropped frames at most once per MALFORMED_LOG_SECS: a peer sending junk must
         not fill the worker's log."""
-        count = self.malformed.note(time.monotonic())
-        if count:
-            log.warning("dropped %d malformed frame(s); the latest, %d bytes: %s", count, size, exc)
+        self.malformed.warn(
+            log, "dropped %d malformed frame(s); the latest, %d bytes: %s", size, exc
+        )
 
     def _peers(self) -> set[Address]:
         return {a for t, a in self.addresses.items() if t not in self.local}
