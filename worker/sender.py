@@ -84,6 +84,7 @@ class Sender:
         self.outbox = Outbox(limit)
         self.limit = limit
         self.sockets: dict[Address, zmq.Socket] = {}  # one per peer, used by one thread only
+        self.thread: threading.Thread | None = None  # the shared thread that sends, if any
         self.send_flags = 0  # the sender thread may wait for a peer at its high-water mark
         self.unsent = Throttle(UNSENT_LOG_SECS)
 
@@ -91,6 +92,7 @@ class Sender:
         """Send from `thread` (the worker's shared thread, calling `pump` each round)
         instead of a thread of its own; a put from any other thread wakes it."""
         self.outbox.wake_for_others(wake, thread)
+        self.thread = thread
         self.send_flags = zmq.NOBLOCK  # a peer that takes nothing must not stop every task
 
     def pump(self) -> None:

@@ -316,16 +316,29 @@ class Transport:
         return {a for t, a in self.addresses.items() if t not in self.local}
 
     def close(self) -> None:
-        """After the executors stopped: the last sends, then the sockets."""
-        if self.arrived is not None:
-            self.sender.pump()
-            self.sender.close_sockets()
-        else:
+        """After the executors stopped: the last sends, then the sockets. A shared thread
+        still busy (a task stalled in a call) keeps its sockets: ZeroMQ sockets must not be
+        used from two threads, and the context cannot end while they are open."""
+        if self.arrived is None:  # a sender thread of its own
+            sending = self.threads[1]
             self.outbox.put(None)
-            self.threads[1].join(5)
+            sending.join(5)
+        else:
+            sending = self.sender.thread  # type: ignore[assignment]
+            if _busy(sending):
+                log.warning("the shared thread is busy: its last sends are dropped")
+            else:
+                self.sender.pump()
+                self.sender.close_sockets()
         self.stopping.set()
         self.threads[0].join(2)
         self.pull.close(linger=0)
         if self.auth:
             self.auth.stop()
-        self.ctx.term()
+        if not _busy(sending):
+            self.ctx.term()
+
+
+def _busy(thread: threading.Thread) -> bool:
+    """Whether another thread still runs (and may use its sockets)."""
+    return thread.is_alive() and thread is not threading.current_thread()

@@ -88,3 +88,23 @@ def test_a_peer_that_takes_nothing_never_blocks_the_shared_thread(monkeypatch, c
         assert "takes nothing" in caplog.text
     finally:
         sender.transport.close()
+
+
+def test_closing_while_the_shared_thread_is_busy_leaves_its_sockets_and_returns(caplog):
+    release = threading.Event()
+    busy = threading.Thread(target=release.wait, args=(30,), daemon=True)
+    busy.start()
+    port = free_port()
+    transport = Transport("127.0.0.1", port, print, fields_of, 2**16)
+    transport.share(threading.Event(), busy)  # stalled in a task's call, say
+    transport.start()
+    try:
+        transport.route({1: ("127.0.0.1", free_port())}, set())
+        transport.send_many([AckTree(1, 5, 6)], None)
+        with caplog.at_level(logging.WARNING, "squall.worker.transport"):
+            transport.close()  # neither sends from this thread nor waits for the context
+        assert "the shared thread is busy" in caplog.text
+        assert not transport.threads[0].is_alive()
+    finally:
+        release.set()
+        busy.join(10)
