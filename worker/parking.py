@@ -1,8 +1,9 @@
-"""The receive side of backpressure between workers: the transport's receive thread never
-blocks on a task's queue, so data for a task whose queue is full is parked here, in arrival
-order, and handed over once the task has room; meanwhile (and while any local queue is full)
-the worker's congested tasks are due to be told to its peers (backpressure.StatusSchedule).
-Used by the receive thread only."""
+"""The receive side of backpressure between workers: whoever takes in what arrived (the
+transport's receive thread, or the worker's shared thread) never blocks on a task's queue,
+so data for a task whose queue is full is parked here, in arrival order, and handed over
+once the task has room; meanwhile (and while any local queue is full) the worker's congested
+tasks are due to be told to its peers (backpressure.StatusSchedule). Used by that one thread
+only."""
 
 from __future__ import annotations
 

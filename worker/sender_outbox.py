@@ -1,4 +1,5 @@
-"""What executors hand the sender thread (sender.py), and how many deliveries wait in it.
+"""What executors hand the sender (sender.py: its thread, or the worker's shared thread
+that pumps it each round), and how many deliveries wait in it.
 
 queue.Queue woke the sender for every put: while it gathers a send (up to
 topology.batch.flush.interval.millis) each executor flush ran Condition.notify in Python and

@@ -6,7 +6,7 @@ it through that host name, which is what the assignment's node_host holds. A fra
 worker.max.message.bytes is refused by ZeroMQ before it is read (the peer that sent it is
 disconnected; the others are not), so one hostile frame cannot grow the worker; the sender
 splits its frames to stay under the same bound. Tuples for tasks in the same worker skip
-the network; the rest go to the sender thread (sender.py). With the topology's keys (security
+the network; the rest go to the sender (sender.py). With the topology's keys (security
 on) every socket speaks CURVE and only the topology's own workers get in (curve.py). A message
 is read a part at a time and one with more parts or bytes than any worker sends is dropped
 unkept (framing.py).
