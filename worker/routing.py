@@ -125,8 +125,9 @@ class Router:
 
     def _local_shuffle(self, key: tuple[int, str, str], sub: Subscription) -> LocalShuffle:
         assert self.locality is not None
-        pools = scope_pools(sub.tasks, self.local, self._host_of, self._host)
-        shuffle = self._shuffles[key] = LocalShuffle(pools, self.locality)
+        shuffles, host_of, host = self._shuffles, self._host_of, self._host  # one placement
+        pools = scope_pools(sub.tasks, self.local, host_of, host)
+        shuffle = shuffles[key] = LocalShuffle(pools, self.locality)
         return shuffle
 
     def _chosen(

@@ -6,6 +6,7 @@ stay under worker.max.message.bytes. Executors hand it deliveries through the ou
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 import threading
@@ -202,6 +203,6 @@ class Sender:
     def send_status(self, status: BackpressureStatus, sockets: dict[Address, zmq.Socket]) -> None:
         """This worker's congested tasks, to every other worker of the topology."""
         frame = encode_status(status)
-        peers = self.peers()
-        for address in peers:
-            self.socket(address, sockets).send_multipart([frame])
+        for address in self.peers():
+            with contextlib.suppress(zmq.Again):  # a peer that takes nothing: the next renewal
+                self.socket(address, sockets).send_multipart([frame], self.send_flags)

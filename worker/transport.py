@@ -143,9 +143,11 @@ class Transport:
         must run again (parked data is retried, a congested worker tells its peers)."""
         arrived = self.arrived
         assert arrived is not None
-        while arrived:
+        for _ in range(len(arrived)):  # what is here now: a fast peer must not keep it here
             self._take(arrived.popleft())
         now = time.monotonic()
+        if self.parking is not None and self.parking.parked:  # retry and tell peers soon
+            self.settle_at = min(self.settle_at, now + self.check_secs / 5)
         if now >= self.settle_at:  # not every round: rounds come thousands of times a second
             self.settle_at = now + min(self._settle(), self.check_secs)
         return self.settle_at - now
@@ -320,12 +322,12 @@ class Transport:
         still busy (a task stalled in a call) keeps its sockets: ZeroMQ sockets must not be
         used from two threads, and the context cannot end while they are open."""
         if self.arrived is None:  # a sender thread of its own
-            sending = self.threads[1]
             self.outbox.put(None)
-            sending.join(5)
+            self.threads[1].join(5)
+            busy = _busy(self.threads[1])
         else:
-            sending = self.sender.thread  # type: ignore[assignment]
-            if _busy(sending):
+            busy = _busy(self.sender.thread)  # type: ignore[arg-type]
+            if busy:
                 log.warning("the shared thread is busy: its last sends are dropped")
             else:
                 self.sender.pump()
@@ -335,7 +337,7 @@ class Transport:
         self.pull.close(linger=0)
         if self.auth:
             self.auth.stop()
-        if not _busy(sending):
+        if not busy:  # term waits for every socket: a busy thread's are still open
             self.ctx.term()
 
 

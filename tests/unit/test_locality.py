@@ -62,14 +62,21 @@ def test_the_nearest_scope_with_targets_comes_first():
         (WORKER_LOCAL, loads(t1=0.8), WORKER_LOCAL),  # at the bound: stays
         (HOST_LOCAL, loads(t1=0.9, t2=0.9), EVERYTHING),
         (HOST_LOCAL, loads(t1=0.5, t2=0.5), HOST_LOCAL),  # between the bounds: stays
-        (HOST_LOCAL, loads(t1=0.3, t2=0.0), WORKER_LOCAL),  # the average is below: one step in
-        (HOST_LOCAL, loads(t1=0.5, t2=0.0), HOST_LOCAL),
+        (HOST_LOCAL, loads(t1=0.1, t2=0.2), WORKER_LOCAL),  # both below: one step in
+        (HOST_LOCAL, loads(t1=0.3, t2=0.0), HOST_LOCAL),  # the worker's own task is not
         (EVERYTHING, loads(), HOST_LOCAL),
         (EVERYTHING, loads(t1=1, t2=1, t3=1, t4=1), EVERYTHING),  # nowhere wider
     ],
 )
 def test_bang_bang_between_the_bounds(scope, load, expected):
     assert next_scope(scope, POOLS, load, BOUNDS) == expected
+
+
+def test_one_loaded_local_task_among_idle_remote_ones_does_not_flap():
+    pools = ((1,), (1,), (1, 2, 3, 4))  # one task here, three on other hosts (load 0 or 1)
+    for local in (0.79, 0.5, 0.21):  # wide: the average is under 0.2, the local task is not
+        assert next_scope(EVERYTHING, pools, loads(t1=local), BOUNDS) == EVERYTHING
+    assert next_scope(EVERYTHING, pools, loads(t1=0.1), BOUNDS) == HOST_LOCAL
 
 
 def test_no_step_in_to_a_scope_without_targets():

@@ -11,6 +11,7 @@ from squall.local import wait_for
 from squall.thrift_api import DEFAULT_STREAM
 from squall.worker import sender as sender_module
 from squall.worker.acking import AckTree
+from squall.worker.backpressure import BackpressureStatus
 from squall.worker.delivery import TupleDelivery
 from squall.worker.transport import Transport
 from squall.zkserver import free_port
@@ -85,6 +86,8 @@ def test_a_peer_that_takes_nothing_never_blocks_the_shared_thread(monkeypatch, c
             for n in range(20):
                 sender.transport.send_many([AckTree(1, n, n)], None)
                 sender.transport.pump()  # returns: a blocking send would hang the test here
+            sender.transport.outbox.put(BackpressureStatus("me", frozenset({3})))
+            sender.transport.pump()  # a status to it neither
         assert "takes nothing" in caplog.text
     finally:
         sender.transport.close()
@@ -108,3 +111,18 @@ def test_closing_while_the_shared_thread_is_busy_leaves_its_sockets_and_returns(
     finally:
         release.set()
         busy.join(10)
+
+
+def test_a_drain_takes_what_was_there_when_it_began(pair):
+    receiver, _, _ = pair
+    transport = receiver.transport
+    taken = []
+
+    def take(message):  # a fast peer: another message arrives during each one taken
+        taken.append(message)
+        transport.arrived.append([b"more"])
+
+    transport._take = take
+    transport.arrived.extend([[b"one"], [b"two"]])
+    transport.drain()  # returns, leaving what came meanwhile for the next round
+    assert taken == [[b"one"], [b"two"]] and len(transport.arrived) == 2
