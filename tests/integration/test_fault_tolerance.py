@@ -249,13 +249,25 @@ def test_killed_supervisor_tasks_run_elsewhere(cluster, zk, ha):
 def test_zookeeper_restart_and_the_cluster_recovers(cluster, zk, ha):
     cluster.zookeeper.restart()
     wait_for(lambda: len(zk.get_children("/squall/supervisors")) == 2, 60, "supervisors back")
-    with cluster.client() as client:
-        submit_file(client, TINY, cluster.client_conf(), name="after-zk")
-        wait_for(lambda: all_running(client, "after-zk"), 90, "a new topology running")
-        wait_for(lambda: all_running(client, "ha"), 90, "the old topology running")
-        for name in ("after-zk", "ha"):
-            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
-        wait_for(lambda: not client.getClusterInfo().topologies, 60, "topologies removed")
+
+    def on_leader(call):  # a fresh client per try: a leader whose session expired steps
+        with cluster.client() as client:  # down (exit 3) and drops its connections, maybe
+            return call(client)  # after the supervisors are back; wait_for tries again
+
+    def submitted(client):
+        if "after-zk" not in {t.name for t in client.getClusterInfo().topologies or ()}:
+            submit_file(client, TINY, cluster.client_conf(), name="after-zk")
+        return True
+
+    def killed(client):
+        for t in client.getClusterInfo().topologies or ():
+            client.killTopologyWithOpts(t.name, T.KillOptions(wait_secs=0))
+        return not client.getClusterInfo().topologies
+
+    wait_for(lambda: on_leader(submitted), 120, "a topology submitted to a leader")
+    wait_for(lambda: on_leader(lambda c: all_running(c, "after-zk")), 90, "the new one running")
+    wait_for(lambda: on_leader(lambda c: all_running(c, "ha")), 90, "the old topology running")
+    wait_for(lambda: on_leader(killed), 90, "topologies removed")
     # removal reached ZooKeeper and the store, not only the summary
     assert zk.get_children("/squall/storms") == zk.get_children("/squall/assignments") == []
     store = Store(cluster.base_conf()["nimbus.store.url"], source="test")
