@@ -50,12 +50,7 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     from squall.submit import submit_file
 
     label, settings, overrides = CASES[case]
-    settings = {
-        **settings,
-        "rate": args.rate or 0,
-        "par": args.par,
-        **json.loads(os.environ.get("PT_EXTRA", "{}")),
-    }
+    settings = {**settings, "rate": args.rate or 0, "par": args.par}
     out = cluster.directory / f"out-{case}-{number}"
     name = f"pertuple-{case}-{number}"
     conf = cluster.client_conf()

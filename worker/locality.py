@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 WORKER_LOCAL, HOST_LOCAL, EVERYTHING = 0, 1, 2
-SCOPE_NAMES = ("worker-local", "host-local", "everything")
 
 
 @dataclass(frozen=True)
