@@ -102,9 +102,9 @@ class Sender:
             return
         queued: dict[Address, list[Delivery]] = defaultdict(list)
         for item in self.outbox.take(IDLE, 0.0):
-            if item is not None and not self.control(item, self.sockets):
+            if item is not None and not self.control(item):
                 _gather(queued, item)
-        self._send(queued, self.sockets)
+        self._send(queued)
 
     def close_sockets(self) -> None:
         for sock in self.sockets.values():
@@ -128,7 +128,6 @@ class Sender:
         gathering for up to the flush interval (or MAX_DELIVERIES_PER_SEND) after the first
         delivery: a frame has a fixed cost, so frames of a few tuples made two workers
         slower than one."""
-        sockets = self.sockets
         closing = False
         while not closing and not self.stopping.is_set():
             queued: dict[Address, list[Delivery]] = defaultdict(list)
@@ -140,7 +139,7 @@ class Sender:
                     if item is None:
                         closing = True
                         break
-                    if not self.control(item, sockets):
+                    if not self.control(item):
                         _gather(queued, item)
                         count += len(item)
                 if closing or not count or count >= MAX_DELIVERIES_PER_SEND:
@@ -148,15 +147,13 @@ class Sender:
                 if time.monotonic() >= deadline:
                     break
                 items = self.outbox.take(MAX_DELIVERIES_PER_SEND - count, deadline)
-            self._send(queued, sockets)
+            self._send(queued)
         self.close_sockets()
 
-    def _send(
-        self, queued: dict[Address, list[Delivery]], sockets: dict[Address, zmq.Socket]
-    ) -> None:
+    def _send(self, queued: dict[Address, list[Delivery]]) -> None:
         """What was gathered, one multipart message (or a few) per peer."""
         for address, deliveries in queued.items():
-            sock = self.socket(address, sockets)
+            sock = self.socket(address)
             frames, too_large = encode_bounded(deliveries, self.fields_of, self.frame_bytes)
             for d in too_large:
                 log.error(
@@ -177,19 +174,19 @@ class Sender:
                         *address,
                     )
 
-    def control(self, item: Any, sockets: dict[Address, zmq.Socket]) -> bool:
+    def control(self, item: Any) -> bool:
         """Carry out a control item (a status to send, peers to connect); False for data."""
         if isinstance(item, BackpressureStatus):
-            self.send_status(item, sockets)
+            self.send_status(item)
         elif item is CONNECT_PEERS:
             for address in self.peers():
-                self.socket(address, sockets)
+                self.socket(address)
         else:
             return False
         return True
 
-    def socket(self, address: Address, sockets: dict[Address, zmq.Socket]) -> zmq.Socket:
-        sock = sockets.get(address)
+    def socket(self, address: Address) -> zmq.Socket:
+        sock = self.sockets.get(address)
         if sock is None:
             sock = self.ctx.socket(zmq.PUSH)
             sock.setsockopt(zmq.SNDHWM, SEND_HWM)
@@ -197,12 +194,12 @@ class Sender:
             if self.keys:
                 curve.connect_as_peer(sock, self.keys)
             sock.connect(f"tcp://{address[0]}:{address[1]}")
-            sockets[address] = sock
+            self.sockets[address] = sock
         return sock
 
-    def send_status(self, status: BackpressureStatus, sockets: dict[Address, zmq.Socket]) -> None:
+    def send_status(self, status: BackpressureStatus) -> None:
         """This worker's congested tasks, to every other worker of the topology."""
         frame = encode_status(status)
         for address in self.peers():
             with contextlib.suppress(zmq.Again):  # a peer that takes nothing: the next renewal
-                self.socket(address, sockets).send_multipart([frame], self.send_flags)
+                self.socket(address).send_multipart([frame], self.send_flags)

@@ -15,7 +15,8 @@ On a worker whose tasks take turns on one shared thread (executor_group.py) that
 decodes what arrived and sends what its tasks emitted, once per round (`share`): the receive
 thread only reads messages off the socket and there is no sender thread. Handing every
 message between three threads that take turns on the GIL cost two workers more CPU than the
-messages themselves: with it the bench's two workers did 31k tuples/s, without it 44k.
+messages themselves: the bench's two workers did 30-31k tuples/s with it, 32-37k without
+(bench/RESULTS.md, 2026-11-26).
 
 Backpressure (backpressure.py): the receive thread never blocks on a task's queue. Data for
 a task whose queue is full is parked, in order, and retried (parking.py); while any task is
