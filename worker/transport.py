@@ -1,15 +1,9 @@
-"""Tuples between worker processes over ZeroMQ: the receive side, and where each delivery goes.
+"""Tuples between worker processes over ZeroMQ: where each delivery goes.
 
-Each worker binds a PULL socket on its slot port, on the address of the host its supervisor
-registered with (storm.local.hostname; bind_address.py), never on every interface: peers reach
-it through that host name, which is what the assignment's node_host holds. A frame larger than
-worker.max.message.bytes is refused by ZeroMQ before it is read (the peer that sent it is
-disconnected; the others are not), so one hostile frame cannot grow the worker; the sender
-splits its frames to stay under the same bound. Tuples for tasks in the same worker skip
-the network; the rest go to the sender (sender.py). With the topology's keys (security
-on) every socket speaks CURVE and only the topology's own workers get in (curve.py). A message
-is read a part at a time and one with more parts or bytes than any worker sends is dropped
-unkept (framing.py).
+Tuples for tasks in the same worker skip the network; the rest go to the sender (sender.py),
+which splits its frames to stay under worker.max.message.bytes. What peers send comes in
+through the receiver (receiver.py: the bound PULL socket, bounded reads, CURVE) and goes to
+the tasks' queues here, or notes a peer's backpressure status.
 
 On a worker whose tasks take turns on one shared thread (executor_group.py) that thread also
 decodes what arrived and sends what its tasks emitted, once per round (`share`): the receive
@@ -27,7 +21,6 @@ stop flag) until the task has room; protocol messages never wait.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections import deque
@@ -40,20 +33,14 @@ import zmq
 
 from squall.topology_keys import TopologyKeys
 
-from . import curve
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
 from .backpressure import BackpressureStatus, RemoteCongestion
-from .bind_address import endpoint
-from .codec import CodecError, FieldsOf, decode
+from .codec import FieldsOf
 from .delivery import Delivery
-from .framing import MAX_PARTS, Throttle, frame_limit, over_bound
 from .parking import Parking
+from .receiver import RECEIVE_WAIT, Receiver, log
 from .sender import CONNECT_PEERS, Address, Sender
 
-log = logging.getLogger("squall.worker.transport")
-
-MALFORMED_LOG_SECS = 10.0
-RECEIVE_WAIT = 0.2  # seconds between looks at parked data and congestion while nothing arrives
 PROTOCOL = frozenset(PROTOCOL_TYPES)
 _TARGET, _DELIVERY = itemgetter(0), itemgetter(1)
 
@@ -77,21 +64,11 @@ class Transport:
         `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
         while a local queue is full, the receive thread never does)."""
         self.ctx = zmq.Context()
-        self.keys = keys
-        self.pull = self.ctx.socket(zmq.PULL)
-        self.pull.setsockopt(zmq.RCVHWM, 100_000)
-        self.pull.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
-        if ":" in address:
-            self.pull.setsockopt(zmq.IPV6, 1)
-        self.auth = curve.serve(self.ctx, self.pull, keys) if keys else None
         try:
-            self.pull.bind(endpoint(address, port))
-        except zmq.ZMQError:
-            if self.auth:
-                self.auth.stop()
+            self.receiver = Receiver(self.ctx, address, port, max_message_bytes, keys)
+        except zmq.ZMQError:  # the port is taken, say: nothing of this transport stays open
+            self.ctx.term()
             raise
-        self.max_message_bytes = max_message_bytes
-        self.frame_bytes = frame_limit(max_message_bytes)
         self.deliver = deliver
         self.deliver_many = deliver_many
         self.full = full  # whether a local task's queue is full (None: no backpressure)
@@ -111,15 +88,13 @@ class Transport:
             keys,
             fields_of,
             max_message_bytes,
-            self.frame_bytes,
+            self.receiver.frame_bytes,
             gather_secs,
             self.stopping,
             self._peers,
             transfer_limit if full else 0,
         )
         self.outbox = self.sender.outbox
-        self.malformed = Throttle(MALFORMED_LOG_SECS)
-        self.oversized = Throttle(MALFORMED_LOG_SECS)
         self.arrived: deque[list[bytes]] | None = None  # messages for the shared thread
         self.wake: threading.Event | None = None
         self.threads = [
@@ -231,36 +206,26 @@ class Transport:
                 self.deliver(delivery)
 
     def _receive(self) -> None:
-        poller = zmq.Poller()
-        poller.register(self.pull, zmq.POLLIN)
-        shared = self.arrived is not None
-        wait = RECEIVE_WAIT
-        while not self.stopping.is_set():
-            if poller.poll(int(wait * 1000) + 1):
-                message = self._receive_message()
-                if shared:  # the shared thread decodes it
-                    self.arrived.append(message)  # type: ignore[union-attr]
-                    self.wake.set()  # type: ignore[union-attr]
-                    continue
-                self._take(message)
-            if not shared:
-                wait = self._settle()
+        if self.arrived is None:  # this thread decodes too, and retries parked data
+            self.receiver.run(self.stopping, self._take, self._settle)
+        else:
+            self.receiver.run(self.stopping, self._arrive, None)
+
+    def _arrive(self, message: list[bytes]) -> None:
+        """For the shared thread to decode."""
+        self.arrived.append(message)  # type: ignore[union-attr]
+        self.wake.set()  # type: ignore[union-attr]
 
     def _take(self, message: list[bytes]) -> None:
-        """Decode a message's frames and hand over what they hold (parking data for a full
-        task, noting a peer's backpressure status)."""
-        for frame in message:
-            try:
-                items = decode(frame)
-            except CodecError as exc:
-                self._malformed(len(frame), exc)
-                continue
+        """Hand over what a message's frames hold (parking data for a full task, noting a
+        peer's backpressure status)."""
+        for items in self.receiver.decoded(message):
             if len(items) == 1 and isinstance(items[0], BackpressureStatus):
                 self.remote.update(items[0], time.monotonic())
             elif self.parking is not None:
-                self.parking.arrived(items)  # type: ignore[arg-type]
+                self.parking.arrived(items)
             else:
-                self._deliver_all(items, None)  # type: ignore[arg-type]
+                self._deliver_all(items, None)
 
     def _settle(self) -> float:
         """Retry parked data and send this worker's congestion status when due; the seconds
@@ -279,41 +244,6 @@ class Transport:
         if task in self.local:
             return self.full is not None and self.full(task)
         return self.sender.full() or self.remote.congested(task, time.monotonic())
-
-    def _receive_message(self) -> list[bytes]:
-        """One message's frames, read a part at a time (libzmq hands over a message only once
-        all of it has arrived). Past MAX_PARTS parts or frame_bytes bytes the rest is read
-        and let go, and nothing of it is delivered: no worker sends such a message."""
-        frames: list[bytes] = []
-        parts = total = 0
-        dropped = False
-        while True:
-            part = self.pull.recv(copy=False)
-            parts += 1
-            total += len(part)
-            if not dropped and over_bound(parts, total, self.frame_bytes):
-                dropped, frames = True, []
-            if not dropped:
-                frames.append(part.bytes)
-            if not part.more:
-                break
-        if dropped:
-            self.oversized.warn(
-                log,
-                "dropped %d message(s) over %d parts or %d bytes; the latest: %d parts, %d bytes",
-                MAX_PARTS,
-                self.frame_bytes,
-                parts,
-                total,
-            )
-        return frames
-
-    def _malformed(self, size: int, exc: CodecError) -> None:
-        """Log dropped frames at most once per MALFORMED_LOG_SECS: a peer sending junk must
-        not fill the worker's log."""
-        self.malformed.warn(
-            log, "dropped %d malformed frame(s); the latest, %d bytes: %s", size, exc
-        )
 
     def _peers(self) -> set[Address]:
         return {a for t, a in self.addresses.items() if t not in self.local}
@@ -335,9 +265,7 @@ class Transport:
                 self.sender.close_sockets()
         self.stopping.set()
         self.threads[0].join(2)
-        self.pull.close(linger=0)
-        if self.auth:
-            self.auth.stop()
+        self.receiver.close()
         if not busy:  # term waits for every socket: a busy thread's are still open
             self.ctx.term()
 
