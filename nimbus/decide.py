@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from squall import thrift_api as T
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
@@ -23,17 +22,23 @@ from . import events as ev
 from . import instructions as ins
 from . import log_debug, states
 from .heartbeats import HeartbeatCache
-from .model import ClusterSnapshot, NimbusModel, NimbusSettings, TopologyModel, synced_with
+from .model import ClusterSnapshot, NimbusModel, TopologyModel, synced_with
 from .occupancy import current
 from .reassign import log_message, place_new, reassign_round, reassign_touched
-from .resource_conf import component_resources, worker_heap
+from .request_checks import (
+    ACKERS_KEY,
+    check_ackers,
+    check_resources,
+    check_size,
+    check_workers,
+    wait_secs_of,
+    whole,
+)
 from .scheduler import start_times
 from .store import topology_confs
 from .supervisor_change import narrowed_cluster, touched_topologies
-from .write_size import BUDGET, topology_write_bytes
 
 Result = tuple[NimbusModel, list[ins.Instruction]]
-ACKERS_KEY = "topology.acker.executors"
 
 
 class NotLeader(Exception):
@@ -84,71 +89,6 @@ def handle(model: NimbusModel, event: ev.Event) -> Result:
             return synced_with(model, event.bases, event.assignments, event.supervisors), []
         case _:
             raise TypeError(f"nimbus has no decision for {event!r}")
-
-
-# --- checks made once, for every request that needs them ---
-
-
-def check_workers(num_workers: Any) -> int:
-    """topology.workers, whether from submit, rebalance or config set, is at least 1."""
-    if not _whole(num_workers) or num_workers < 1:
-        raise invalid("topology.workers must be at least 1")
-    return num_workers
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def check_ackers(ackers: Any) -> int:
-    if not _whole(ackers) or ackers < 0:
-        raise invalid(f"{ACKERS_KEY} must be a whole number, 0 or more")
-    return ackers
-
-
-def check_size(
-    model: NimbusModel, tid: str, base: StormBase, old_tasks: Mapping[int, str]
-) -> dict[int, str]:
-    """A topology's size, whether from submit, rebalance or config set: at most
-    nimbus.max.tasks tasks, and ZooKeeper writes that fit in one request (write_size)."""
-    limit = model.settings.max_tasks
-    total = sum(base.component_executors.values())
-    if total > limit:
-        raise invalid(
-            f"topology {base.name!r} would have {total} tasks (executors and ackers); "
-            f"nimbus.max.tasks allows {limit}"
-        )
-    tasks = assign_task_ids(base.component_executors)
-    root = model.settings.zk_root
-    size = topology_write_bytes(root, tid, base, tasks, model.supervisors, old_tasks)
-    if size > BUDGET:
-        raise invalid(
-            f"topology {base.name!r} is too large for ZooKeeper: one write of its records "
-            f"would take about {size} bytes, more than {BUDGET}; use fewer tasks or shorter names"
-        )
-    return tasks
-
-
-def check_resources(model: NimbusModel, e: ev.Submit) -> dict[str, tuple[float, float]]:
-    """Declared resources are numbers, and no task needs more than one worker may hold
-    (Storm refuses such a topology at submit too: it could never be scheduled)."""
-    needs = component_resources(e.structure, e.conf, model.settings)
-    heap = worker_heap(e.conf, model.settings)
-    for component, (mem, _) in sorted(needs.items()):
-        if mem > heap:
-            raise invalid(
-                f"component {component!r} needs {mem:g} MB per task, more than "
-                f"topology.worker.max.heap.size.mb ({heap:g}): it could never be scheduled"
-            )
-    return needs
-
-
-def _wait(settings: NimbusSettings, wait_secs: int | None) -> int:
-    if wait_secs is None:
-        return settings.message_timeout
-    if wait_secs < 0:
-        raise invalid("wait_secs must not be negative")
-    return wait_secs
 
 
 # --- user requests ---
@@ -204,7 +144,7 @@ def _user_transition(model: NimbusModel, name: str, event: states.Event, wall: f
 
 
 def _kill(model: NimbusModel, e: ev.Kill) -> Result:
-    wait = _wait(model.settings, e.wait_secs)
+    wait = wait_secs_of(model.settings, e.wait_secs)
     model, out = _user_transition(model, e.name, states.Kill(wait), e.wall)
     tid = model.find(e.name).id
     values = {"topology": tid, "wait_secs": wait}
@@ -217,7 +157,7 @@ def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
     for component, count in (e.executors or {}).items():
         if component not in components:
             raise invalid(f"rebalance: {component!r} is not a component of {e.name!r}")
-        if not _whole(count) or count < 1:
+        if not whole(count) or count < 1:
             raise invalid(f"rebalance: component {component!r} needs at least 1 executor")
     if e.num_workers is not None:
         check_workers(e.num_workers)
@@ -226,7 +166,7 @@ def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
         model, topology.id, replace(topology.base, component_executors=counts), topology.tasks
     )
     executors = tuple(sorted((e.executors or {}).items()))
-    event = states.Rebalance(_wait(model.settings, e.wait_secs), e.num_workers, executors)
+    event = states.Rebalance(wait_secs_of(model.settings, e.wait_secs), e.num_workers, executors)
     model, out = _user_transition(model, e.name, event, e.wall)
     values = {"topology": topology.id, "num_workers": e.num_workers, "executors": dict(executors)}
     return model, [*out, log_message("rebalance", topology.id, values, model.epoch)]

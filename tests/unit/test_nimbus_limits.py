@@ -165,7 +165,7 @@ def test_the_estimate_is_above_the_bytes_really_written():
 
 
 def test_the_write_budget_boundary_and_a_rebalance_counts_its_deletes(monkeypatch):
-    from squall.nimbus import decide
+    from squall.nimbus import request_checks
 
     model, _ = submitted()
     old = {t: "a" for t in range(1, 3001)}  # many old /tasks children: the rewrite is larger
@@ -174,7 +174,7 @@ def test_the_write_budget_boundary_and_a_rebalance_counts_its_deletes(monkeypatc
     tasks = assign_task_ids(grown.component_executors)
     size = topology_write_bytes("/squall", "t-1", grown, tasks, model.supervisors, old)
     assert size > topology_write_bytes("/squall", "t-1", grown, tasks, model.supervisors)
-    monkeypatch.setattr(decide, "BUDGET", size)
+    monkeypatch.setattr(request_checks, "BUDGET", size)
     assert handle(model, ev.Rebalance("t", 0, None, {"a": 3}, 1000.0))[1]
-    monkeypatch.setattr(decide, "BUDGET", size - 1)
+    monkeypatch.setattr(request_checks, "BUDGET", size - 1)
     assert "too large for ZooKeeper" in refusal(model, ev.Rebalance("t", 0, None, {"a": 3}, 0))
