@@ -4,10 +4,11 @@ Started by a supervisor. This module is the process's life cycle only: it wires 
 (ZooKeeperAgent for coordination and, security on, the topology's CURVE keys: without them
 it exits, never falling back to plain ZeroMQ; Transport + WorkerTaskIO for sending, Inbound
 for what arrives, executor_factory for the tasks), starts them, beats every
-worker.heartbeat.frequency.secs (and asks the Watchdog whether every task is live) and stops
-them. Error reports are throttled per task (ErrorReports) before they reach ZooKeeper. A
-task that stalled or ended as fatal makes the worker report it and exit non-zero. What it
-does on what ZooKeeper tells (activation, readiness, moves) is in zk_reactions.py.
+worker.heartbeat.frequency.secs (sooner while its spouts wait for the topology to be ready:
+readiness.py) and asks the Watchdog whether every task is live, and stops them. Error
+reports are throttled per task (ErrorReports) before they reach ZooKeeper. A task that
+stalled or ended as fatal makes the worker report it and exit non-zero. What it does on what
+ZooKeeper tells (activation, readiness, moves) is in zk_reactions.py.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ class Worker(ZooKeeperReactions):
         self.status_active = False
         self.topology_ready = False
         self.topology_tasks: tuple[int, ...] = ()
+        self.topology_workers = 1
+        self.beat_period = conf["worker.heartbeat.frequency.secs"]
+        self.beat_due = 0.0
+        self.beaten_ready: frozenset[int] = frozenset()
         self.components: dict[int, str] = {}
         self.waiting_logged = 0.0
         self.errors = ErrorReports(conf, self._write_error)
@@ -104,7 +109,7 @@ class Worker(ZooKeeperReactions):
             return False
         task_components = self.agent.task_components()
         self.components = task_components
-        self.topology_tasks = tuple(assignment.task_slots)
+        self._note_topology(assignment)
         keys = self.agent.topology_keys() if security_on(self.conf) else None
         address = bind_address(self.host)
         if loopback_surprise(self.host, address):
@@ -214,10 +219,9 @@ class Worker(ZooKeeperReactions):
     # --- life cycle ---
 
     def run(self) -> None:
-        period = self.conf["worker.heartbeat.frequency.secs"]
-        while not self.stopping.wait(period):
-            log.debug("heartbeat of %d tasks", len(self.executors))
-            self._zookeeper_round()
+        wait = 0.0  # the first round at once: the other workers see this one's ready tasks
+        while not self.stopping.wait(wait):
+            wait = self._zookeeper_round()
             reason = self.watchdog.check(time.monotonic())
             if reason is not None:
                 log.error("exiting so the supervisor restarts this worker: %s", reason)

@@ -7,6 +7,13 @@ while its first copy still waited in the bolt's queue, and the word count counte
 twice. Storm's JVM bolts prepare in milliseconds; squall's Spark ones do not, so squall's
 spouts wait for the whole topology (every task's heartbeat says `ready`) once, when their
 worker starts.
+
+How soon they start is how soon each worker learns: a worker writes its heartbeat when one of
+its tasks becomes ready (not only every worker.heartbeat.frequency.secs) and, while its spouts
+wait, reads the others' every READY_POLL_SECS. With one round a second the word count's spouts
+waited about two seconds after their workers ran: a round for the first beats, another to see
+the SparkBolt's. Every waiting worker reads every worker's beat, so a larger topology looks
+less often: at most READS_PER_SEC reads a second per waiting worker.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from squall.records import WorkerBeat
+
+READY_POLL_SECS = 0.1
+READS_PER_SEC = 50
 
 
 def ready_tasks(beats: Iterable[WorkerBeat]) -> set[int]:
@@ -25,6 +35,13 @@ def ready_tasks(beats: Iterable[WorkerBeat]) -> set[int]:
 def waiting_for(tasks: Iterable[int], ready: set[int]) -> list[int]:
     """The topology's tasks that are not ready yet (none: spouts may emit)."""
     return sorted(set(tasks) - ready)
+
+
+def round_wait(topology_ready: bool, workers: int, period: float) -> float:
+    """Seconds until a worker's next heartbeat round: `period` once the topology is ready."""
+    if topology_ready:
+        return period
+    return min(period, max(READY_POLL_SECS, workers / READS_PER_SEC))
 
 
 def summary(waiting: list[int], components: Mapping[int, Any]) -> str:

@@ -18,7 +18,7 @@ from squall.records import Assignment, StormBase
 
 from .error_reports import ErrorReports
 from .executors import Executor
-from .readiness import ready_tasks, summary, waiting_for
+from .readiness import ready_tasks, round_wait, summary, waiting_for
 from .routing import Router
 from .transport import Transport
 from .zk_agent import ZooKeeperAgent
@@ -37,6 +37,10 @@ class ZooKeeperReactions:
     status_active: bool
     topology_ready: bool
     topology_tasks: tuple[int, ...]
+    topology_workers: int
+    beat_period: float
+    beat_due: float  # when the next heartbeat is written, whatever changes
+    beaten_ready: frozenset[int]  # this worker's ready tasks as the last heartbeat said
     my_tasks: tuple[int, ...]
     components: dict[int, str]
     waiting_logged: float
@@ -92,20 +96,31 @@ class ZooKeeperReactions:
             log.info("this worker's tasks changed; exiting so the supervisor restarts it")
             self.stopping.set()
             return False
-        self.topology_tasks = tuple(assignment.task_slots)
+        self._note_topology(assignment)
         self._route(assignment)
         return True
 
-    def _zookeeper_round(self) -> None:
-        """Beat, check readiness, report held-back errors. Without ZooKeeper (no quorum, or
-        a reconnect after its server went) the round is skipped and the tasks go on: the next
-        beat carries the same cumulative counters, and nimbus counts a worker dead only after
-        nimbus.task.timeout.secs without beats. Exiting would restart every task of the worker
-        for an outage of the coordination service alone."""
+    def _note_topology(self, assignment: Assignment) -> None:
+        self.topology_tasks = tuple(assignment.task_slots)
+        self.topology_workers = len(set(assignment.task_slots.values()))
+
+    def _zookeeper_round(self) -> float:
+        """Beat (when due, or when a task here became ready), check readiness, report
+        held-back errors; the seconds until the next round (readiness.py says how often).
+        Without ZooKeeper (no quorum, or a reconnect after its server went) the round is
+        skipped and the tasks go on: the next beat carries the same cumulative counters, and
+        nimbus counts a worker dead only after nimbus.task.timeout.secs without beats.
+        Exiting would restart every task of the worker for an outage of the coordination
+        service alone."""
+        now = time.monotonic()
+        ready_here = frozenset(t for t, e in self.executors.items() if e.stats.ready)
         try:
-            self.beat()
+            if now >= self.beat_due or ready_here != self.beaten_ready:
+                self.beat()
+                self.beat_due, self.beaten_ready = now + self.beat_period, ready_here
             if not self.topology_ready:
                 self._check_ready()
             self.errors.report_held_back()
         except ZOOKEEPER_AWAY as exc:
             log.warning("ZooKeeper unavailable (%s): heartbeat skipped", type(exc).__name__)
+        return round_wait(self.topology_ready, self.topology_workers, self.beat_period)

@@ -1,7 +1,17 @@
 """Spouts wait until every task of the topology is ready (worker/readiness.py)."""
 
+import threading
+
 from squall.records import WorkerBeat
-from squall.worker.readiness import ready_tasks, summary, waiting_for
+from squall.worker.main import Worker
+from squall.worker.readiness import (
+    READS_PER_SEC,
+    READY_POLL_SECS,
+    ready_tasks,
+    round_wait,
+    summary,
+    waiting_for,
+)
 
 
 def beat(**tasks: bool) -> WorkerBeat:
@@ -26,3 +36,61 @@ def test_nothing_waits_once_every_task_is_ready():
 
 def test_the_summary_names_the_components_still_starting():
     assert summary([2, 4, 5], {2: "count", 4: "count", 5: "sink"}) == "3 tasks of count, sink"
+
+
+def test_a_waiting_worker_looks_often_and_less_often_the_larger_the_topology():
+    assert round_wait(True, 3, 1.0) == 1.0  # ready: one round a heartbeat period
+    assert round_wait(False, 3, 1.0) == READY_POLL_SECS
+    assert round_wait(False, 25, 1.0) == 25 / READS_PER_SEC  # each round reads 25 beats
+    assert round_wait(False, 500, 1.0) == 1.0  # never rarer than the heartbeat
+    assert round_wait(False, 3, 0.05) == 0.05  # nor than a heartbeat period set shorter
+
+
+class Stats:
+    def __init__(self, ready: bool) -> None:
+        self.ready = ready
+
+
+class Executor:
+    def __init__(self, ready: bool) -> None:
+        self.stats = Stats(ready)
+        self.emitting = False
+
+    def activate(self, emit: bool) -> None:
+        self.emitting = emit
+
+
+class Agent:
+    def __init__(self, beats: list[WorkerBeat]) -> None:
+        self.others = beats
+        self.beaten = 0
+
+    def beats(self) -> list[WorkerBeat]:
+        return self.others
+
+
+def waiting_worker(executors: dict[int, Executor], others: list[WorkerBeat]) -> Worker:
+    """A Worker with only what a heartbeat round touches (no ZooKeeper, no tasks running)."""
+    w = Worker.__new__(Worker)
+    w.agent, w.executors, w.errors = Agent(others), executors, Errors()
+    w.beat = lambda: setattr(w.agent, "beaten", w.agent.beaten + 1)
+    w.topology_ready, w.topology_tasks, w.topology_workers = False, (1, 2, 3), 2
+    w.beat_period, w.beat_due, w.beaten_ready, w.waiting_logged = 1.0, 0.0, frozenset(), 0.0
+    w.components, w.activation, w.status_active = {}, threading.Lock(), True
+    return w
+
+
+class Errors:
+    def report_held_back(self) -> None:
+        pass
+
+
+def test_a_task_that_becomes_ready_is_beaten_at_once_and_spouts_start_on_the_next_look():
+    spout, spark = Executor(True), Executor(False)
+    w = waiting_worker({1: spout, 2: spark}, [beat(t3=True)])
+    assert w._zookeeper_round() == READY_POLL_SECS and w.agent.beaten == 1  # the first beat
+    assert w._zookeeper_round() == READY_POLL_SECS and w.agent.beaten == 1  # nothing new
+    spark.stats.ready = True  # its SparkSession came up between two looks
+    w.agent.others = [beat(t1=True, t2=True, t3=True)]  # what the next read finds
+    assert w._zookeeper_round() == 1.0  # beaten at once, and the topology is ready now
+    assert w.agent.beaten == 2 and w.topology_ready and spout.emitting

@@ -34,6 +34,7 @@ def worker(agent):
     w = Worker.__new__(Worker)  # only what a heartbeat round touches
     w.agent, w.errors, w.executors = agent, Errors(), {}
     w.started, w.topology_ready, w.stopping = 0.0, True, threading.Event()
+    w.topology_workers, w.beat_period, w.beat_due, w.beaten_ready = 1, 1.0, 0.0, frozenset()
     return w
 
 
