@@ -1,12 +1,18 @@
 """squall: a Storm-style topology scheduler. The public topology API lives here."""
 
-from importlib import metadata as _metadata
-
 from squall.components import Bolt, SparkBolt, Spout, TaskContext, Tuple
 from squall.topology import Grouping, Topology
 
 __all__ = ["Bolt", "Grouping", "SparkBolt", "Spout", "TaskContext", "Topology", "Tuple"]
-try:  # the one version constant: pyproject.toml's, as installed
-    __version__ = _metadata.version("squall")
-except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read when asked: importlib.metadata costs every worker's start 50 ms."""
+    if name != "__version__":
+        raise AttributeError(f"module 'squall' has no attribute {name!r}")
+    from importlib import metadata
+
+    try:  # the one version constant: pyproject.toml's, as installed
+        return metadata.version("squall")
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0.0.0+unknown"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
-from squall.thrift_api import DEFAULT_STREAM
+DEFAULT_STREAM = "default"  # Storm's Utils.DEFAULT_STREAM_ID
 
 if TYPE_CHECKING:
     from squall.coordination import SourceCoordination

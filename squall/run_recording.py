@@ -9,8 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from squall.components import Spout
-from squall.thrift_api import DEFAULT_STREAM
+from squall.components import DEFAULT_STREAM, Spout
 from squall.worker.executors import Executor
 from squall.worker.tables import as_table
 

@@ -80,7 +80,8 @@ InvalidTopologyException = api.InvalidTopologyException
 AuthorizationException = api.AuthorizationException
 IllegalStateException = api.IllegalStateException
 
-DEFAULT_STREAM = "default"
+from squall.components import DEFAULT_STREAM  # noqa: E402,F401 - Storm's name for it, here too
+
 # Storm's profiling actions, credentials and daemon-internal calls
 NodeInfo = api.NodeInfo
 Credentials = api.Credentials

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
-from squall import thrift_api as T
-from squall.components import Component, Spout
+from squall.components import DEFAULT_STREAM, Component, Spout
 from squall.structure import (
     ALL,
     DIRECT,
@@ -75,7 +74,7 @@ class ComponentSpec:
             pairs = [(key, Grouping.shuffle) for key in inputs]
         normalized = []
         for key, grouping in pairs:
-            source, stream = key if isinstance(key, tuple) else (key, T.DEFAULT_STREAM)
+            source, stream = key if isinstance(key, tuple) else (key, DEFAULT_STREAM)
             normalized.append((source, stream, grouping))
         return ComponentSpec(component, name, tuple(normalized), par, config or {}, kwargs)
 
@@ -109,6 +108,12 @@ def _outputs(spec: ComponentSpec) -> dict[str, list[str]]:
     return spec.outputs if spec.outputs is not None else spec.component.output_streams()
 
 
+def _invalid_topology(msg: str) -> Exception:
+    from squall.thrift_api import InvalidTopologyException  # see structure.py's note
+
+    return InvalidTopologyException(msg=msg)
+
+
 class TopologyMeta(type):
     def __new__(mcs, name, bases, namespace):
         cls = super().__new__(mcs, name, bases, namespace)
@@ -120,12 +125,12 @@ class TopologyMeta(type):
             if isinstance(value, ComponentSpec):
                 component_name = value.name or attr
                 if value in named:
-                    raise T.InvalidTopologyException(
+                    raise _invalid_topology(
                         msg=f"{name}: one component spec is declared twice, as "
                         f"{named[value]!r} and {component_name!r}"
                     )
                 if component_name in named.values():
-                    raise T.InvalidTopologyException(
+                    raise _invalid_topology(
                         msg=f"{name}: two components are named {component_name!r}"
                     )
                 named[value] = component_name
@@ -183,6 +188,8 @@ class TopologyFileError(ValueError):
 
 def load_topology_file(path: str | Path) -> type[Topology]:
     """Import a topology file as the module its workers will import (its file stem)."""
+    from squall import thrift_api as T
+
     path = Path(path).resolve()
     if not path.is_file():
         raise TopologyFileError(f"no such topology file: {path}")

@@ -9,8 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from squall.components import Batch, Bolt, SparkBolt, Tuple
-from squall.thrift_api import DEFAULT_STREAM
+from squall.components import DEFAULT_STREAM, Batch, Bolt, SparkBolt, Tuple
 
 from .acking import Tick
 from .anchoring import Anchoring
