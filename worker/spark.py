@@ -136,9 +136,10 @@ class SparkHolder:
                     builder = builder.config(key, value)
                 session = _started(builder)
                 # The first job pays for class loading and code generation; pay it here,
-                # before the task reports ready, not on the first batch of real tuples.
-                warm = session.createDataFrame(pa.table({"x": [1, 2, 2]}))
-                warm.groupBy("x").count().collect()
+                # before the task reports ready, not on the first batch of real tuples: the
+                # way a micro-batch goes (the handoff, an aggregation, the result as Arrow).
+                with self._frame(session, pa.table({"x": ["a", "b", "b"], "n": [1, 2, 3]})) as df:
+                    result_table(df.groupBy("x").sum("n"))
                 self._session = session
             return self._session
 
@@ -205,6 +206,12 @@ class SparkHolder:
             rows = [list(t.values) for item in items for t in tuples_of(item)]
             yield session.createDataFrame(rows, schema=list(fields))
             return
+        with self._frame(session, table) as df:
+            yield df
+
+    @contextlib.contextmanager
+    def _frame(self, session: Any, table: pa.Table) -> Iterator[Any]:
+        """`table` as a DataFrame, through the handoff (a Parquet file, or Arrow in the plan)."""
         path = self._write(table, session)
         if path is None:
             yield session.createDataFrame(table)
