@@ -271,8 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if worker.start():
             log.info("worker %s:%d running tasks %s", args.topology_id, args.port, worker.my_tasks)
-            worker.beat()
-            worker.run()
+            worker.run()  # its first round beats at once
     except TopologyKeysError as exc:
         log.error("cannot start securely (the supervisor will restart this worker): %s", exc)
         return 1

@@ -47,14 +47,15 @@ class Receiver:
         keys: TopologyKeys | None,
     ) -> None:
         self.pull = ctx.socket(zmq.PULL)
-        self.pull.setsockopt(zmq.RCVHWM, 100_000)
-        self.pull.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
-        if ":" in address:
-            self.pull.setsockopt(zmq.IPV6, 1)
-        self.auth = curve.serve(ctx, self.pull, keys) if keys else None
+        self.auth: Any = None
         try:
+            self.pull.setsockopt(zmq.RCVHWM, 100_000)
+            self.pull.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+            if ":" in address:
+                self.pull.setsockopt(zmq.IPV6, 1)
+            self.auth = curve.serve(ctx, self.pull, keys) if keys else None
             self.pull.bind(endpoint(address, port))
-        except zmq.ZMQError:
+        except BaseException:  # the port is taken, say: nothing of this receiver stays open
             self.close()
             raise
         self.frame_bytes = frame_limit(max_message_bytes)

@@ -106,6 +106,7 @@ class SparkHolder:
         self.host = host
         self.address = address
         self._session: Any = None
+        self._remote = False  # a Spark Connect session (no SparkContext)
         self._lock = threading.Lock()
         handoff = conf.get("topology.spark.handoff", "auto")
         local = not conf.get("spark.remote") and conf.get("spark.master", "").startswith("local")
@@ -135,11 +136,17 @@ class SparkHolder:
                 for key, value in settings.items():
                     builder = builder.config(key, value)
                 session = _started(builder)
+                self._remote = bool(remote)
                 # The first job pays for class loading and code generation; pay it here,
                 # before the task reports ready, not on the first batch of real tuples: the
                 # way a micro-batch goes (the handoff, an aggregation, the result as Arrow).
-                with self._frame(session, pa.table({"x": ["a", "b", "b"], "n": [1, 2, 3]})) as df:
-                    result_table(df.groupBy("x").sum("n"))
+                try:
+                    warm = pa.table({"x": ["a", "b", "b"], "n": [1, 2, 3]})
+                    with self._frame(session, warm) as df:
+                        result_table(df.groupBy("x").sum("n"))
+                except BaseException:
+                    session.stop()  # not kept: nothing else would stop it
+                    raise
                 self._session = session
             return self._session
 
@@ -229,8 +236,9 @@ class SparkHolder:
         self.handoff_dir.mkdir(parents=True, exist_ok=True)
         path = self.handoff_dir / f"batch-{next(self._files)}.parquet"
         # row groups a core each: Spark splits a Parquet scan by row group, no finer (the
-        # shared server runs local[*] on this host: its cores are this host's)
-        if self.shared is not None:
+        # shared server runs local[*] on this host: its cores are this host's; a Connect
+        # session has no SparkContext to ask)
+        if self.shared is not None or self._remote:
             cores = os.cpu_count() or 1
         else:
             cores = session.sparkContext.defaultParallelism

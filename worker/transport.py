@@ -66,8 +66,8 @@ class Transport:
         self.ctx = zmq.Context()
         try:
             self.receiver = Receiver(self.ctx, address, port, max_message_bytes, keys)
-        except zmq.ZMQError:  # the port is taken, say: nothing of this transport stays open
-            self.ctx.term()
+        except BaseException:  # the port is taken, say: nothing of this transport stays open
+            self.ctx.destroy(linger=0)
             raise
         self.deliver = deliver
         self.deliver_many = deliver_many

@@ -123,4 +123,5 @@ class ZooKeeperReactions:
             self.errors.report_held_back()
         except ZOOKEEPER_AWAY as exc:
             log.warning("ZooKeeper unavailable (%s): heartbeat skipped", type(exc).__name__)
+            return self.beat_period  # no quicker looks (nor warnings) while it is away
         return round_wait(self.topology_ready, self.topology_workers, self.beat_period)

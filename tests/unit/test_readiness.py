@@ -2,6 +2,8 @@
 
 import threading
 
+from kazoo.exceptions import ConnectionLoss
+
 from squall.records import WorkerBeat
 from squall.worker.main import Worker
 from squall.worker.readiness import (
@@ -94,3 +96,13 @@ def test_a_task_that_becomes_ready_is_beaten_at_once_and_spouts_start_on_the_nex
     w.agent.others = [beat(t1=True, t2=True, t3=True)]  # what the next read finds
     assert w._zookeeper_round() == 1.0  # beaten at once, and the topology is ready now
     assert w.agent.beaten == 2 and w.topology_ready and spout.emitting
+
+
+def test_while_zookeeper_is_away_a_waiting_worker_looks_once_a_period():
+    w = waiting_worker({1: Executor(True)}, [])
+
+    def away() -> list[WorkerBeat]:
+        raise ConnectionLoss()
+
+    w.agent.beats = away  # the beat goes through, the read of the others' does not
+    assert w._zookeeper_round() == 1.0 and not w.topology_ready  # no 0.1 s warnings
