@@ -116,6 +116,7 @@ class ZooKeeperReactions:
         ready_here = frozenset(t for t, e in self.executors.items() if e.stats.ready)
         try:
             if now >= self.beat_due or ready_here != self.beaten_ready:
+                log.debug("heartbeat of %d tasks", len(self.executors))
                 self.beat()
                 self.beat_due, self.beaten_ready = now + self.beat_period, ready_here
             if not self.topology_ready:
