@@ -11,8 +11,16 @@ are the narrower scope's own tasks. A task's load is the fill of its receive que
 for a task of another worker, 1 while its worker says it is congested, else 0: with one
 local task and three remote ones Storm's rule alone would narrow at a local load of 0.79 and
 widen again at 0.81, at every refresh. `topology.disable.loadaware.messaging: true` makes
-shuffle plain round robin over every task again. Unlike Storm no weights by load within a
-scope (round robin) and no racks (squall has no network topography plugin).
+shuffle plain round robin over every task again. No racks (squall has no network topography
+plugin).
+
+Within its scope a shuffle weighs its targets by load, as Storm does: at each refresh a target
+whose load is within NEAR_LEAST of the scope's least gains 1 weight (up to MAX_WEIGHT), any
+other loses SHRINK, so a task that falls behind gets fewer tuples within a second and a
+recovered one regains its share slowly; every weight starts again at MAX_WEIGHT when the scope
+changes. The choices are a ring of about RING entries, each target's share its weight's, spread
+evenly (Storm shuffles its ring at random; evenly spread, equal weights are plain round robin).
+The ring is rebuilt only when a weight changed.
 
 Pure logic: the Router asks a `LocalShuffle` for each target and hands it the loads when a
 refresh is due; the loads come from the worker.
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 WORKER_LOCAL, HOST_LOCAL, EVERYTHING = 0, 1, 2
+MAX_WEIGHT, SHRINK, NEAR_LEAST, RING = 100, 10, 0.05, 1000  # Storm's
 
 
 @dataclass(frozen=True)
@@ -78,14 +87,43 @@ def next_scope(
     return scope
 
 
+def next_weights(
+    weights: Mapping[int, int], targets: Sequence[int], load: Callable[[int], float]
+) -> dict[int, int]:
+    """The targets' weights after one refresh (a target without one starts at MAX_WEIGHT)."""
+    loads = {t: load(t) for t in targets}
+    least = min(loads.values())
+    return {
+        t: min(MAX_WEIGHT, weights.get(t, MAX_WEIGHT) + 1)
+        if loads[t] <= least + NEAR_LEAST
+        else max(0, weights.get(t, MAX_WEIGHT) - SHRINK)
+        for t in targets
+    }
+
+
+def weighted_ring(weights: Mapping[int, int], targets: Sequence[int]) -> tuple[int, ...]:
+    """About RING choices, each target's share its weight's, each target's spread evenly over
+    the ring; every target once when all weights are 0."""
+    total = sum(weights[t] for t in targets)
+    if not total:
+        return tuple(targets)
+    spots = []
+    for t in targets:
+        n = weights[t] * RING // total
+        spots.extend(((i + 0.5) / n, t) for i in range(n))
+    spots.sort()
+    return tuple(t for _, t in spots)
+
+
 class LocalShuffle:
-    """Round robin over the targets of one source task's subscription, in the current scope."""
+    """The targets of one source task's subscription: its current scope's, by weight."""
 
     def __init__(self, pools: Sequence[Sequence[int]], bounds: LocalityBounds) -> None:
         self.pools = tuple(tuple(p) for p in pools)
         self.bounds = bounds
         self.scope = next_scope(WORKER_LOCAL, self.pools, lambda _: 0.0, bounds)
-        self.pool = self.pools[self.scope]
+        self.pool = self.pools[self.scope]  # every target MAX_WEIGHT: each once
+        self.weights: dict[int, int] = {}
         self.turn = 0
         self.refreshed = float("-inf")
 
@@ -100,4 +138,10 @@ class LocalShuffle:
         self.refreshed = now
         scope = next_scope(self.scope, self.pools, load, self.bounds)
         if scope != self.scope:
-            self.scope, self.pool = scope, self.pools[scope]
+            self.scope, self.weights = scope, {}  # every weight starts again
+        targets = self.pools[scope]
+        if not targets:  # no task of the component anywhere (yet): nothing to weigh
+            return
+        weights = next_weights(self.weights, targets, load)
+        if weights != self.weights:
+            self.weights, self.pool = weights, weighted_ring(weights, targets)

@@ -1,6 +1,8 @@
 """Load-aware shuffle (Storm 2's LoadAwareShuffleGrouping): near tasks first, wider while
-they are loaded above the higher bound, narrower again below the lower bound."""
+they are loaded above the higher bound, narrower again below the lower bound; within a scope,
+targets weighed by load."""
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -10,12 +12,17 @@ from squall.structure import assign_task_ids
 from squall.worker.locality import (
     EVERYTHING,
     HOST_LOCAL,
+    MAX_WEIGHT,
+    RING,
+    SHRINK,
     WORKER_LOCAL,
     LocalityBounds,
     LocalShuffle,
     locality_bounds,
     next_scope,
+    next_weights,
     scope_pools,
+    weighted_ring,
 )
 from squall.worker.routing import REFRESH_EVERY, Router
 
@@ -136,3 +143,51 @@ def test_a_worker_without_the_target_component_shuffles_everywhere():
     r.place({1: "b", 2: "b", 3: "c", 4: "c", 5: "a"}, "a")
     hits = Counter(t for i in range(40) for t in r.targets("src", 5, "default", ["k", i]))
     assert hits == {1: 10, 2: 10, 3: 10, 4: 10}
+
+
+def test_weights_grow_slowly_for_the_least_loaded_and_shrink_fast_for_the_rest():
+    first = next_weights({}, (1, 2, 3), loads(t1=0.5, t2=0.04))  # 2 is within 5% of the least
+    assert first == {1: MAX_WEIGHT - SHRINK, 2: MAX_WEIGHT, 3: MAX_WEIGHT}
+    weights = first
+    for _ in range(12):
+        weights = next_weights(weights, (1, 2, 3), loads(t1=0.5))
+    assert weights == {1: 0, 2: MAX_WEIGHT, 3: MAX_WEIGHT}  # never below 0 nor above the max
+    assert next_weights(weights, (1, 2, 3), loads())[1] == 1  # recovered: one step back
+
+
+def test_a_ring_gives_each_target_its_weights_share_spread_evenly():
+    ring = weighted_ring({1: 100, 2: 100}, (1, 2))
+    assert ring[:6] == (1, 2, 1, 2, 1, 2) and Counter(ring) == {1: RING // 2, 2: RING // 2}
+    quarter = weighted_ring({1: 25, 2: 75}, (1, 2))
+    assert Counter(quarter) == {1: 250, 2: 750}
+    ones = [i for i, t in enumerate(quarter) if t == 1]
+    assert {b - a for a, b in itertools.pairwise(ones)} == {4}  # every fourth, not a block
+    assert weighted_ring({1: 0, 2: 0}, (1, 2)) == (1, 2)  # nothing to go by: each once
+    assert 3 not in weighted_ring({1: 5, 2: 5, 3: 0}, (1, 2, 3))
+
+
+def test_a_task_that_falls_behind_gets_fewer_tuples_and_its_share_comes_back_slowly():
+    pools = ((1, 2), (1, 2), (1, 2, 3, 4))  # two tasks here
+    shuffle = LocalShuffle(pools, BOUNDS)
+    now = 100.0
+
+    def refresh(times, load):
+        nonlocal now
+        for _ in range(times):
+            now += BOUNDS.refresh_secs
+            shuffle.refresh(load, now)
+
+    def share_of_1():
+        return Counter(shuffle.choose() for _ in range(len(shuffle.pool)))[1] / len(shuffle.pool)
+
+    assert share_of_1() == 0.5
+    refresh(5, loads(t1=0.5))  # task 1's queue half full, task 2's empty: the scope holds
+    assert shuffle.scope == WORKER_LOCAL and shuffle.weights == {1: 50, 2: MAX_WEIGHT}
+    assert share_of_1() == pytest.approx(50 / 150, abs=0.01)
+    refresh(5, loads())  # caught up: back by 1 a refresh, not all at once
+    assert shuffle.weights == {1: 55, 2: MAX_WEIGHT}
+    refresh(1, loads(t1=0.9, t2=0.9))  # both full: wider, every weight from the start
+    assert shuffle.scope == HOST_LOCAL and shuffle.weights == {1: MAX_WEIGHT, 2: MAX_WEIGHT}
+    refresh(1, loads(t1=0.9, t2=0.9))  # the host has no others: wider again
+    assert shuffle.scope == EVERYTHING
+    assert shuffle.weights == {1: 90, 2: 90, 3: MAX_WEIGHT, 4: MAX_WEIGHT}
