@@ -15,7 +15,8 @@ from .acking import Tick
 from .anchoring import Anchoring
 from .executors import Executor, Input, Instruction
 from .micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob, rows
-from .spark import SparkHolder, result_table
+from .spark import SparkHolder
+from .spark_handoff import result_table
 
 log = logging.getLogger("squall.worker")
 IDLE_WAIT = 0.2  # seconds an idle bolt waits for input before it looks again

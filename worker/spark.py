@@ -2,11 +2,7 @@
 for a JVM). `spark.master` comes from the topology conf: local[*] by default, any Spark
 cluster URL works, and `spark.remote` selects a Spark Connect endpoint.
 
-A micro-batch reaches Spark one of two ways (topology.spark.handoff). `arrow` hands the
-Arrow table to `createDataFrame`, which works with every Spark but ships the rows inside the
-job's tasks. `parquet` writes the table to a Parquet file that Spark's vectorized reader
-scans, about a third faster per batch; it needs Spark to see the worker's disk, so `auto`
-picks it for a local master only.
+How a micro-batch reaches the session and comes back is spark_handoff.py's.
 
 The driver listens only on the worker's own address (spark.driver.host and
 spark.driver.bindAddress, and SPARK_LOCAL_IP for the servers that read only that), as the
@@ -15,17 +11,14 @@ worker's ZeroMQ port does, unless the topology conf names its own.
 Under a supervisor that runs a shared Spark Connect server (squall/spark_connect.py), a
 topology that names no Spark of its own gets a Connect session there instead: the worker
 waits for the server to be ready (supervisor.spark.connect.start.timeout.secs) and starts a
-SparkSession of its own if it never is. The server is on this host, so `auto` hands batches
-over as Parquet files there too.
+SparkSession of its own if it never is.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import os
-import shutil
 import sys
 import threading
 import time
@@ -34,15 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from squall import spark_connect as sc
-from squall.components import Batch, Tuple, tuples_of
+from squall.components import Batch, Tuple
 from squall.security import security_on
 
 from .root_cause import KnownCause, jvm_exit_cause
+from .spark_handoff import Handoff, result_table
 from .stderr_tail import StderrTail
-from .tables import TableError, concat, rows_table
 
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
 log = logging.getLogger("squall.worker")
@@ -106,17 +98,9 @@ class SparkHolder:
         self.host = host
         self.address = address
         self._session: Any = None
-        self._remote = False  # a Spark Connect session (no SparkContext)
+        self._remote = False  # a Spark Connect session: no SparkContext
         self._lock = threading.Lock()
-        handoff = conf.get("topology.spark.handoff", "auto")
-        local = not conf.get("spark.remote") and conf.get("spark.master", "").startswith("local")
-        local = local or shared_dir is not None  # the shared server reads this host's disk
-        self.handoff_dir: Path | None = None
-        if handoff == "parquet" or (handoff == "auto" and local):
-            self.handoff_dir = handoff_dir
-        # files a killed predecessor on this slot left go now; this worker's go at stop()
-        shutil.rmtree(handoff_dir, ignore_errors=True)
-        self._files = itertools.count()
+        self.handoff = Handoff(conf, handoff_dir, on_this_host=shared_dir is not None)
 
     def session(self) -> Any:
         with self._lock:
@@ -142,7 +126,7 @@ class SparkHolder:
                 # way a micro-batch goes (the handoff, an aggregation, the result as Arrow).
                 try:
                     warm = pa.table({"x": ["a", "b", "b"], "n": [1, 2, 3]})
-                    with self._frame(session, warm) as df:
+                    with self.handoff.frame(session, self._cores(session), warm) as df:
                         result_table(df.groupBy("x").sum("n"))
                 except BaseException:
                     session.stop()  # not kept: nothing else would stop it
@@ -199,76 +183,22 @@ class SparkHolder:
             if self._session is not None:
                 self._session.stop()
                 self._session = None
-        if self.handoff_dir is not None:
-            shutil.rmtree(self.handoff_dir, ignore_errors=True)
+        self.handoff.clear()
 
     @contextlib.contextmanager
     def dataframe(self, fields: Sequence[str], items: Sequence[Tuple | Batch]) -> Iterator[Any]:
-        """The DataFrame of a micro-batch, valid until the block ends (its file is removed
-        then: a bolt must not keep the DataFrame past process_batch)."""
+        """The DataFrame of a micro-batch (spark_handoff.py), valid until the block ends."""
         session = self.session()
-        try:
-            table = _table_of(fields, items)
-        except TableError:
-            rows = [list(t.values) for item in items for t in tuples_of(item)]
-            yield session.createDataFrame(rows, schema=list(fields))
-            return
-        with self._frame(session, table) as df:
+        with self.handoff.dataframe(session, self._cores(session), fields, items) as df:
             yield df
 
-    @contextlib.contextmanager
-    def _frame(self, session: Any, table: pa.Table) -> Iterator[Any]:
-        """`table` as a DataFrame, through the handoff (a Parquet file, or Arrow in the plan)."""
-        path = self._write(table, session)
-        if path is None:
-            yield session.createDataFrame(table)
-            return
-        try:
-            yield _reader(session, table.schema).parquet(str(path))
-        finally:
-            path.unlink(missing_ok=True)
-
-    def _write(self, table: pa.Table, session: Any) -> Path | None:
-        """The Parquet file of `table` for the Parquet handoff; None under the Arrow handoff
-        or for a type Parquet cannot store."""
-        if self.handoff_dir is None:
-            return None
-        self.handoff_dir.mkdir(parents=True, exist_ok=True)
-        path = self.handoff_dir / f"batch-{next(self._files)}.parquet"
-        # row groups a core each: Spark splits a Parquet scan by row group, no finer (the
-        # shared server runs local[*] on this host: its cores are this host's; a Connect
-        # session has no SparkContext to ask)
-        if self.shared is not None or self._remote:
-            cores = os.cpu_count() or 1
-        else:
-            cores = session.sparkContext.defaultParallelism
-        groups = max(-(-table.num_rows // cores), 1)
-        try:
-            pq.write_table(table, path, compression="none", row_group_size=groups)
-        except pa.ArrowException:
-            path.unlink(missing_ok=True)
-            return None
-        return path
-
-
-_PLAIN_TYPES = {
-    pa.string(): "string",
-    pa.large_string(): "string",
-    pa.int64(): "bigint",
-    pa.int32(): "int",
-    pa.float64(): "double",
-    pa.bool_(): "boolean",
-}
-
-
-def _reader(session: Any, schema: pa.Schema) -> Any:
-    """A Parquet reader told the batch's schema when its types are plain ones, so Spark skips
-    reading the file footer to infer it (a tenth of a second per micro-batch)."""
-    types = [_PLAIN_TYPES.get(f.type) for f in schema]
-    if None in types:
-        return session.read
-    ddl = ", ".join(f"`{f.name}` {t}" for f, t in zip(schema, types, strict=True))
-    return session.read.schema(ddl)
+    def _cores(self, session: Any) -> int:
+        """The session's cores, asked per batch (a cluster's grow as its executors register):
+        a micro-batch's Parquet file has a row group for each. A Connect session has no
+        SparkContext to ask; the shared server runs local[*] on this host."""
+        if self._remote:
+            return os.cpu_count() or 1
+        return session.sparkContext.defaultParallelism
 
 
 def _started(builder: Any) -> Any:
@@ -283,20 +213,3 @@ def _started(builder: Any) -> Any:
             if cause is None:
                 raise
             raise KnownCause(cause) from exc
-
-
-def _table_of(fields: Sequence[str], items: Sequence[Tuple | Batch]) -> pa.Table:
-    """Every row of `items` as one table: batches as they arrived, single tuples gathered
-    into one more table."""
-    tables = [item.table for item in items if isinstance(item, Batch)]
-    single = [item.values for item in items if isinstance(item, Tuple)]
-    if single:
-        tables.append(rows_table(fields, single))
-    return concat(tables)
-
-
-def result_table(df: Any) -> pa.Table:
-    """A result DataFrame as an Arrow table, fetched as Arrow where PySpark can (4.0+)."""
-    if hasattr(df, "toArrow"):
-        return df.toArrow()
-    return rows_table(df.columns, [tuple(row) for row in df.collect()])

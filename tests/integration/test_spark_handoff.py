@@ -8,7 +8,8 @@ import pyarrow as pa
 import pytest
 
 from squall.components import Batch, Tuple
-from squall.worker.spark import SparkHolder, result_table
+from squall.worker.spark import SparkHolder
+from squall.worker.spark_handoff import result_table
 
 FIELDS = ("word", "n")
 CONF = {"spark.master": "local[1]", "spark.sql.shuffle.partitions": 1}
@@ -43,18 +44,18 @@ def items():
 @pytest.mark.parametrize("handoff", ["parquet", "arrow"])
 def test_every_row_reaches_spark(holders, handoff):
     holder = holders[handoff]
-    assert (holder.handoff_dir is None) == (handoff == "arrow")
+    assert (holder.handoff.directory is None) == (handoff == "arrow")
     with holder.dataframe(FIELDS, items()) as df:
         summed = result_table(df.groupBy("word").sum("n").orderBy("word"))
-        if holder.handoff_dir is not None:
-            assert len(list(holder.handoff_dir.iterdir())) == 1
+        if holder.handoff.directory is not None:
+            assert len(list(holder.handoff.directory.iterdir())) == 1
     assert summed.to_pylist() == [
         {"word": "a", "sum(n)": 4},
         {"word": "b", "sum(n)": 7},
         {"word": "c", "sum(n)": 4},
     ]
-    if holder.handoff_dir is not None:
-        assert list(holder.handoff_dir.iterdir()) == []  # the batch's file is gone
+    if holder.handoff.directory is not None:
+        assert list(holder.handoff.directory.iterdir()) == []  # the batch's file is gone
 
 
 def test_rows_arrow_cannot_type_go_through_spark_inference(holders):

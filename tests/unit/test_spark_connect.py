@@ -83,7 +83,7 @@ def test_a_worker_takes_the_ready_servers_url_and_its_token_apart(tmp_path, monk
     holder = _holder(tmp_path)
     assert holder._shared_url() == "sc://localhost:15002/"
     assert os.environ[sc.TOKEN_ENV] == "s3cret"  # PySpark's client reads it there
-    assert holder.handoff_dir is not None  # the server on this host reads Parquet files
+    assert holder.handoff.directory is not None  # the server on this host reads Parquet files
 
 
 @pytest.mark.parametrize("state", [sc.ServerState(sc.FAILED, 1, 2, "no java"), None])
