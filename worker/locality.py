@@ -20,7 +20,8 @@ other loses SHRINK, so a task that falls behind gets fewer tuples within a secon
 recovered one regains its share slowly; every weight starts again at MAX_WEIGHT when the scope
 changes. The choices are a ring of about RING entries, each target's share its weight's, spread
 evenly (Storm shuffles its ring at random; evenly spread, equal weights are plain round robin).
-The ring is rebuilt only when a weight changed.
+The ring is rebuilt only when a weight changed. Local-or-shuffle, as in Storm 2, is the same
+over its worker's tasks alone (every task when the worker has none of them).
 
 Pure logic: the Router asks a `LocalShuffle` for each target and hands it the loads when a
 refresh is due; the loads come from the worker.

@@ -126,7 +126,11 @@ class Router:
     def _local_shuffle(self, key: tuple[int, str, str], sub: Subscription) -> LocalShuffle:
         assert self.locality is not None
         shuffles, host_of, host = self._shuffles, self._host_of, self._host  # one placement
-        pools = scope_pools(sub.tasks, self.local, host_of, host)
+        if sub.grouping.kind == LOCAL_OR_SHUFFLE:  # its worker's tasks only (any, else all),
+            pool = tuple(t for t in sub.tasks if t in self.local) or sub.tasks  # by weight
+            pools: tuple[tuple[int, ...], ...] = (pool, pool, pool)
+        else:
+            pools = scope_pools(sub.tasks, self.local, host_of, host)
         shuffle = shuffles[key] = LocalShuffle(pools, self.locality)
         return shuffle
 
@@ -146,7 +150,7 @@ class Router:
             return list(sub.tasks)
         if kind == GLOBAL:
             return [min(sub.tasks)]
-        if self.locality is not None and kind in (SHUFFLE, NONE):
+        if self.locality is not None and kind in (SHUFFLE, NONE, LOCAL_OR_SHUFFLE):
             key = (task, stream, sub.component)
             shuffle = self._shuffles.get(key) or self._local_shuffle(key, sub)
             target = shuffle.choose()

@@ -191,3 +191,22 @@ def test_a_task_that_falls_behind_gets_fewer_tuples_and_its_share_comes_back_slo
     refresh(1, loads(t1=0.9, t2=0.9))  # the host has no others: wider again
     assert shuffle.scope == EVERYTHING
     assert shuffle.weights == {1: 90, 2: 90, 3: MAX_WEIGHT, 4: MAX_WEIGHT}
+
+
+def test_local_or_shuffle_weighs_its_workers_tasks_and_never_leaves_them():
+    r = router(Grouping.local_or_shuffle, local={1, 2, 5})  # dst 1, 2 here; 3, 4 elsewhere
+    r.place({1: "a", 2: "a", 3: "a", 4: "b", 5: "a"}, "a")
+    load = {1: 0.95, 2: 0.85}  # both nearly full: a shuffle would widen to the host
+    r.load = lambda task: load.get(task, 0.0)
+    shuffle_key = (5, "default", "dst")
+
+    def picks(n):
+        return Counter(t for i in range(n) for t in r.targets("src", 5, "default", ["k", i]))
+
+    assert set(picks(REFRESH_EVERY)) == {1, 2}
+    for _ in range(5):  # refreshes: task 1 is the one behind
+        r._shuffles[shuffle_key].refreshed = float("-inf")
+        picks(REFRESH_EVERY)
+    assert set(picks(1000)) == {1, 2}  # still only this worker's tasks
+    weights = r._shuffles[shuffle_key].weights
+    assert weights[1] < weights[2]  # and fewer for the one behind
