@@ -5,14 +5,14 @@ SQUALL  := $(VENV)/bin/squall
 ZK_JAR  := /usr/share/java/zookeeper.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint bench system-deps venv clean
+.PHONY: demo test lint bench system-deps venv bytecode clean
 
-demo: system-deps venv
+demo: system-deps venv bytecode
 	rm -rf .demo-out
 	$(SQUALL) local examples/wordcount.py --output-dir .demo-out
 	$(PY) examples/wordcount.py verify .demo-out
 
-test: system-deps venv
+test: system-deps venv bytecode
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -q -p no:cacheprovider
@@ -39,6 +39,13 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
 	touch $@
+
+# Bytecode for squall's own modules, as a wheel's install writes it: every worker, nimbus and
+# CLI process imports them, and where PYTHONDONTWRITEBYTECODE is set (CI machines) each
+# process compiled them all again, 0.15-0.2 s of every worker's start. Only changed
+# sources are compiled again; a stale file is never used (Python checks the source).
+bytecode: venv
+	$(PY) -m compileall -q squall nimbus supervisor worker >/dev/null
 
 clean:
 	rm -rf $(VENV) .demo-out .squall *.egg-info

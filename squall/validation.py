@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from squall import config as config_mod
-from squall import thrift_api as T
 from squall.structure import (
     ALL,
     DIRECT,
@@ -39,8 +38,12 @@ _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-def invalid(msg: str) -> T.InvalidTopologyException:
-    return T.InvalidTopologyException(msg=msg)
+def invalid(msg: str) -> Exception:
+    """Storm's InvalidTopologyException (its Thrift binding imported here, not by every
+    worker that checks a name: structure.py says why)."""
+    from squall.thrift_api import InvalidTopologyException
+
+    return InvalidTopologyException(msg=msg)
 
 
 def name_problem(name: Any, what: str = "topology name") -> str | None:
@@ -72,7 +75,9 @@ def check_name_free(name: str, running: Iterable[tuple[str, str]]) -> None:
     by a name equal to another's id would kill the other). `running`: (name, id) pairs."""
     for other_name, other_id in running:
         if name == other_name:
-            raise T.AlreadyAliveException(msg=f"topology {name!r} is already alive")
+            from squall.thrift_api import AlreadyAliveException
+
+            raise AlreadyAliveException(msg=f"topology {name!r} is already alive")
         if name == other_id:
             raise invalid(f"topology name {name!r} is the id of a running topology; choose another")
 
