@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,7 @@ class SparkHolder:
                 # way a micro-batch goes (the handoff, an aggregation, the result as Arrow).
                 try:
                     warm = pa.table({"x": ["a", "b", "b"], "n": [1, 2, 3]})
-                    with self.handoff.frame(session, self._cores(session), warm) as df:
+                    with self.handoff.frame(session, partial(self._cores, session), warm) as df:
                         result_table(df.groupBy("x").sum("n"))
                 except BaseException:
                     session.stop()  # not kept: nothing else would stop it
@@ -189,7 +190,7 @@ class SparkHolder:
     def dataframe(self, fields: Sequence[str], items: Sequence[Tuple | Batch]) -> Iterator[Any]:
         """The DataFrame of a micro-batch (spark_handoff.py), valid until the block ends."""
         session = self.session()
-        with self.handoff.dataframe(session, self._cores(session), fields, items) as df:
+        with self.handoff.dataframe(session, partial(self._cores, session), fields, items) as df:
             yield df
 
     def _cores(self, session: Any) -> int:

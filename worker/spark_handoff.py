@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +49,15 @@ class Handoff:
 
     @contextlib.contextmanager
     def dataframe(
-        self, session: Any, cores: int, fields: Sequence[str], items: Sequence[Tuple | Batch]
+        self,
+        session: Any,
+        cores: Callable[[], int],
+        fields: Sequence[str],
+        items: Sequence[Tuple | Batch],
     ) -> Iterator[Any]:
         """The DataFrame of a micro-batch, valid until the block ends (its file is removed
-        then: a bolt must not keep the DataFrame past process_batch)."""
+        then: a bolt must not keep the DataFrame past process_batch). `cores`: the session's,
+        asked only when a Parquet file is written."""
         try:
             table = table_of(fields, items)
         except TableError:
@@ -63,7 +68,7 @@ class Handoff:
             yield df
 
     @contextlib.contextmanager
-    def frame(self, session: Any, cores: int, table: pa.Table) -> Iterator[Any]:
+    def frame(self, session: Any, cores: Callable[[], int], table: pa.Table) -> Iterator[Any]:
         """`table` as a DataFrame: read from its Parquet file, or Arrow in the plan."""
         path = self._write(table, cores)
         if path is None:
@@ -78,7 +83,7 @@ class Handoff:
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
 
-    def _write(self, table: pa.Table, cores: int) -> Path | None:
+    def _write(self, table: pa.Table, cores: Callable[[], int]) -> Path | None:
         """The Parquet file of `table`, in row groups of a core each (Spark splits a Parquet
         scan by row group, no finer); None under the Arrow handoff or for a type Parquet
         cannot store."""
@@ -86,7 +91,7 @@ class Handoff:
             return None
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / f"batch-{next(self._files)}.parquet"
-        groups = max(-(-table.num_rows // max(cores, 1)), 1)
+        groups = max(-(-table.num_rows // max(cores(), 1)), 1)
         try:
             pq.write_table(table, path, compression="none", row_group_size=groups)
         except pa.ArrowException:
