@@ -33,6 +33,7 @@ from squall.structure import (
     TopologyStructure,
     structure_to_thrift,
 )
+from squall.validation import invalid
 
 
 class Grouping:
@@ -108,12 +109,6 @@ def _outputs(spec: ComponentSpec) -> dict[str, list[str]]:
     return spec.outputs if spec.outputs is not None else spec.component.output_streams()
 
 
-def _invalid_topology(msg: str) -> Exception:
-    from squall.thrift_api import InvalidTopologyException  # see structure.py's note
-
-    return InvalidTopologyException(msg=msg)
-
-
 class TopologyMeta(type):
     def __new__(mcs, name, bases, namespace):
         cls = super().__new__(mcs, name, bases, namespace)
@@ -125,14 +120,12 @@ class TopologyMeta(type):
             if isinstance(value, ComponentSpec):
                 component_name = value.name or attr
                 if value in named:
-                    raise _invalid_topology(
-                        msg=f"{name}: one component spec is declared twice, as "
+                    raise invalid(
+                        f"{name}: one component spec is declared twice, as "
                         f"{named[value]!r} and {component_name!r}"
                     )
                 if component_name in named.values():
-                    raise _invalid_topology(
-                        msg=f"{name}: two components are named {component_name!r}"
-                    )
+                    raise invalid(f"{name}: two components are named {component_name!r}")
                 named[value] = component_name
         for spec, component_name in named.items():
             inputs = tuple(

@@ -126,13 +126,17 @@ class Router:
     def _local_shuffle(self, key: tuple[int, str, str], sub: Subscription) -> LocalShuffle:
         assert self.locality is not None
         shuffles, host_of, host = self._shuffles, self._host_of, self._host  # one placement
-        if sub.grouping.kind == LOCAL_OR_SHUFFLE:  # its worker's tasks only (any, else all),
-            pool = tuple(t for t in sub.tasks if t in self.local) or sub.tasks  # by weight
+        if sub.grouping.kind == LOCAL_OR_SHUFFLE:  # by weight, never beyond these
+            pool = self._worker_first(sub)
             pools: tuple[tuple[int, ...], ...] = (pool, pool, pool)
         else:
             pools = scope_pools(sub.tasks, self.local, host_of, host)
         shuffle = shuffles[key] = LocalShuffle(pools, self.locality)
         return shuffle
+
+    def _worker_first(self, sub: Subscription) -> tuple[int, ...]:
+        """Local-or-shuffle's targets: `sub`'s tasks in this worker, or all where it has none."""
+        return tuple(t for t in sub.tasks if t in self.local) or sub.tasks
 
     def _chosen(
         self, sub: Subscription, task: int, stream: str, direct_task: int | None
@@ -159,7 +163,7 @@ class Router:
             return [target]
         pool = sub.tasks  # SHUFFLE, NONE, LOCAL_OR_SHUFFLE
         if kind == LOCAL_OR_SHUFFLE:
-            pool = tuple(t for t in sub.tasks if t in self.local) or sub.tasks
+            pool = self._worker_first(sub)
         counter_key = (task, stream, sub.component)
         self.counters[counter_key] += 1
         return [pool[(self.counters[counter_key] - 1) % len(pool)]]
