@@ -38,9 +38,9 @@ class TopologyPeers:
     def callback(self, domain: str, key: bytes) -> bool:
         if domain == ZAP_DOMAIN and hmac.compare_digest(key, self.public):
             return True
-        count = self.refused.note(self.clock())
-        if count:
-            log.warning("refused %d CURVE client(s) without the topology's key", count)
+        self.refused.warn(
+            log, "refused %d CURVE client(s) without the topology's key", now=self.clock()
+        )
         return False
 
 

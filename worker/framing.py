@@ -65,8 +65,11 @@ class Throttle:
         count, self.count, self.reported_at = self.count, 0, now
         return count
 
-    def warn(self, logger: logging.Logger, message: str, *args: object) -> None:
-        """Count one event and log `message` (its first %d the count so far) if one is due."""
-        count = self.note(time.monotonic())
+    def warn(
+        self, logger: logging.Logger, message: str, *args: object, now: float | None = None
+    ) -> None:
+        """Count one event and log `message` (its first %d the count so far) if one is due;
+        `now` for a caller with a clock of its own."""
+        count = self.note(time.monotonic() if now is None else now)
         if count:
             logger.warning(message, count, *args)
