@@ -84,7 +84,7 @@ class Batch:
     stream: str
     fields: tuple[str, ...]
     table: Any  # pyarrow.Table
-    ids: dict[int, int] = field(default_factory=dict, compare=False, repr=False)  # acking
+    ids: Mapping[int, int] = field(default_factory=dict, compare=False, repr=False)  # acking
 
     def __len__(self) -> int:
         return self.table.num_rows

@@ -9,6 +9,7 @@ three or more messages per spout tuple, so it takes a wake-up's messages as one 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from .acking import (
     AckerReceived,
@@ -43,7 +44,7 @@ class Acker:
             case AckerReceivedMany(messages, now):
                 return self.received(messages, now)
             case AckerReceived(message, now):
-                out = []
+                out: list[AckerInstruction] = []
                 self._received(message, now, out)
                 return out
             case Tick(now):
@@ -60,6 +61,7 @@ class Acker:
         acker's three or more messages per spout tuple, inits and acks inline."""
         out: list[AckerInstruction] = []
         trees = self.trees
+        message: Any  # read by index below: an InitTree's fields, an AckTree's three
         for message in messages:
             kind = type(message)
             if kind is AckTree or kind is InitTree:

@@ -18,8 +18,7 @@ IDLE_WAIT = 0.5  # seconds an idle acker waits for messages before it looks agai
 class AckerExecutor(Executor):
     kind = "acker"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _init_kind(self) -> None:
         self.acker = Acker(self.timeout)
         self.last_expiry = time.monotonic()
 

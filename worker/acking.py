@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from squall.structure import ACKER
 
 from .delivery import TupleDelivery
+from .typed_tuples import equal_only_to_own_type
 
 __all__ = ["ACKER", "AckIds", "SYSTEM_STREAMS", "acker_for"]
 
@@ -220,7 +221,9 @@ _STREAM_OF: dict[type, str] = {
     TreeDone: ACK_DONE,
     TreeFailed: ACK_FAILED,
 }
-_MESSAGE_OF: dict[str, type] = {stream: kind for kind, stream in _STREAM_OF.items()}
+_MESSAGE_OF: dict[str, type[ProtocolMessage]] = {
+    stream: kind for kind, stream in _STREAM_OF.items()
+}
 
 
 def message_stream(message: ProtocolMessage) -> tuple[int, str, list[int]]:
@@ -253,18 +256,6 @@ def stream_message(target: int, stream: str, values: Sequence[Any]) -> ProtocolM
     return _new(kind, (target, *values))  # type: ignore[no-any-return]
 
 
-def _same_type_eq(self: tuple, other: object) -> bool:
-    return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
-
-
-def _same_type_ne(self: tuple, other: object) -> bool:
-    return not _same_type_eq(self, other)
-
-
-def _typed_hash(self: tuple) -> int:
-    return hash((type(self).__name__, tuple.__hash__(self)))
-
-
 for _kind in PROTOCOL_TYPES:  # `target` is field 0 of each: read in C, not by a property
     _kind.target = _kind.__dict__[_kind._fields[0]]  # type: ignore[method-assign,misc]
 
@@ -279,7 +270,4 @@ PER_TUPLE_TYPES = (
     CallAck,
     CallFail,
 )
-for _kind in PER_TUPLE_TYPES:  # a Send is never equal to an AckTree of the same numbers
-    _kind.__eq__ = _same_type_eq  # type: ignore[method-assign,assignment]
-    _kind.__ne__ = _same_type_ne  # type: ignore[method-assign,assignment]
-    _kind.__hash__ = _typed_hash  # type: ignore[method-assign,assignment]
+equal_only_to_own_type(*PER_TUPLE_TYPES)

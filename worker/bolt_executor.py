@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from squall.components import DEFAULT_STREAM, Batch, Bolt, SparkBolt, Tuple
+from squall.components import DEFAULT_STREAM, Batch, SparkBolt, TaskContext, Tuple
 
 from .acking import Tick
 from .anchoring import Anchoring
@@ -17,6 +17,7 @@ from .executors import Executor, Input, Instruction
 from .micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob, rows
 from .spark import SparkHolder
 from .spark_handoff import result_table
+from .task_seam import TaskIO
 
 log = logging.getLogger("squall.worker")
 IDLE_WAIT = 0.2  # seconds an idle bolt waits for input before it looks again
@@ -26,14 +27,12 @@ class BoltExecutor(Executor):
     """Everything emitted while an input is processed is anchored to it; the input is acked
     when `process` returns and failed when it raises (Storm's BasicBolt)."""
 
-    component: Bolt
     kind = "bolt"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _init_kind(self) -> None:
         self.anchoring = Anchoring(self.io.ackers, self.new_id)
 
-    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
+    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> Sequence[Instruction]:
         return self.anchoring.emitted_to(targets)
 
     def take(self, inputs: Sequence[Input]) -> None:
@@ -114,11 +113,20 @@ class SparkBoltExecutor(BoltExecutor):
     """The returned DataFrame's rows are emitted on the default stream, each anchored to the
     whole group of inputs of its Spark job, which is acked once they are sent."""
 
-    component: SparkBolt
     ready_on_start = False
 
-    def __init__(self, *args: Any, spark: SparkHolder, input_fields: dict, **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        component: SparkBolt,
+        context: TaskContext,
+        streams: dict[str, tuple[str, ...]],
+        conf: dict[str, Any],
+        io: TaskIO,
+        *,
+        spark: SparkHolder,
+        input_fields: dict,
+    ) -> None:
+        super().__init__(component, context, streams, conf, io)
         self.spark = spark
         self.input_fields = input_fields  # (component, stream) -> fields
         self.batcher = MicroBatcher(

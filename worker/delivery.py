@@ -16,6 +16,8 @@ import pyarrow as pa
 
 from squall.components import Tuple
 
+from .typed_tuples import equal_only_to_own_type
+
 NO_ANCHORS: Mapping[int, int] = MappingProxyType({})  # an untracked tuple's, shared
 
 
@@ -75,15 +77,4 @@ def as_tuple(
     return _new(Tuple, (component, task, stream, fields, values, anchors))  # type: ignore[no-any-return]
 
 
-def _same_type_eq(self: tuple, other: object) -> bool:
-    return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
-
-
-def _same_type_ne(self: tuple, other: object) -> bool:
-    return not _same_type_eq(self, other)
-
-
-for _kind in (TupleDelivery, TableDelivery):
-    _kind.__eq__ = _same_type_eq  # type: ignore[method-assign,assignment]
-    _kind.__ne__ = _same_type_ne  # type: ignore[method-assign,assignment]
-    _kind.__hash__ = None  # type: ignore[assignment]  # a table is not hashable
+equal_only_to_own_type(TupleDelivery, TableDelivery, hashable=False)  # a table is not hashable

@@ -19,7 +19,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from squall.components import Component
 from squall.event_sampling import EVENT_LOGGER, Sampler
 
 from .acking import (
@@ -60,7 +59,7 @@ Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | Cal
 class Emitter(Outbox):
     """Emits for one task (see the module docstring)."""
 
-    component: Component | None
+    component: Any  # the user's Bolt or Spout (None for an acker), as the kind of task needs
     streams: dict[str, tuple[str, ...]]
     stats: TaskStats
     sampler: Sampler
@@ -83,7 +82,7 @@ class Emitter(Outbox):
         payload = values if type(values) is tuple else tuple(values)
         fields = self.streams.get(stream)
         if fields is None or len(payload) != len(fields):
-            self._check_emit(payload, stream)
+            fields = self._check_emit(payload, stream)
         context = self.context
         name, task = context.component_id, context.task_id
         targets = self.io.targets(name, task, stream, payload, direct)
@@ -134,13 +133,15 @@ class Emitter(Outbox):
         stats.transferred[stream] += len(targets)
         return targets
 
-    def _check_emit(self, values: Sequence[Any], stream: str) -> None:
+    def _check_emit(self, values: Sequence[Any], stream: str) -> tuple[str, ...]:
+        """The stream's fields, or ValueError when it is undeclared or `values` do not fit."""
         fields = self._fields(stream)
         if len(values) != len(fields):
             raise ValueError(
                 f"{self.context.component_id} emits {len(values)} values on stream "
                 f"{stream!r}, which declares {len(fields)} fields {list(fields)}"
             )
+        return fields
 
     def emit_batch(self, columns: Any, stream: str, direct: int | None, msg_id: Any) -> None:
         name = self.context.component_id
@@ -173,7 +174,7 @@ class Emitter(Outbox):
             else:
                 self.carry_out(instruction)
 
-    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
+    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> Sequence[Instruction]:
         """The machine's instructions for an emit to `targets`: untracked unless overridden."""
         return [Send(target) for target in targets]
 
@@ -189,7 +190,7 @@ class Emitter(Outbox):
 
     def carry_out(self, instruction: Instruction) -> None:
         """Do what a machine decided, other than sending an emitted payload."""
-        if type(instruction) in _PROTOCOL and self._send_many is not None:
+        if self._send_many is not None and isinstance(instruction, PROTOCOL_TYPES):
             self._buffer_protocol((instruction,))  # the common case, without a match
             return
         match instruction:

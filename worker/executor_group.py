@@ -95,8 +95,8 @@ class ExecutorGroup:
                     member.loop_failed()
                     live.remove(member)
                     member.ended = True
-            for chore in after:
-                _chore(chore, None)
+            for chore_after in after:
+                _chore(chore_after, None)
             if wait > 0 and live:
                 wake.wait(wait)
                 wake.clear()  # what arrived before the clear is taken in the next round

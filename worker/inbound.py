@@ -93,8 +93,9 @@ class Inbound:
                     continue
                 fields = known.get((component, stream))
                 if fields is not None:  # a data stream (system streams went above)
-                    item = as_tuple(component, task, stream, fields, values, roots, ids)
-                    data[target].append(item)
+                    data[target].append(
+                        as_tuple(component, task, stream, fields, values, roots, ids)
+                    )
                     sources.add(task)
                     continue
             if isinstance(delivery, PROTOCOL_TYPES):  # a local ack, init or verdict
@@ -129,7 +130,7 @@ class Inbound:
             self._put_data(task, items, stopping, task != source)
 
     def _put_data(
-        self, task: int, items: list[InboxItem], stopping: threading.Event | None, wait: bool
+        self, task: int, items: Sequence[InboxItem], stopping: threading.Event | None, wait: bool
     ) -> None:
         inbox = self.executors[task].inbox
         if wait and self.backpressure and stopping is not None:

@@ -108,7 +108,7 @@ def weighted_ring(weights: Mapping[int, int], targets: Sequence[int]) -> tuple[i
     total = sum(weights[t] for t in targets)
     if not total:
         return tuple(targets)
-    spots = []
+    spots: list[tuple[float, int]] = []
     for t in targets:
         n = weights[t] * RING // total
         spots.extend(((i + 0.5) / n, t) for i in range(n))

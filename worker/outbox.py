@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from squall.components import TaskContext, Tuple
 
@@ -52,8 +52,8 @@ class Outbox:
     _out_since: float  # when the oldest of them was buffered (monotonic)
 
     def _buffer(self, delivery: Delivery | ProtocolMessage) -> None:
-        if self._send_many is None:
-            self.io.send(delivery)
+        if self._send_many is None:  # then carry_out sends messages as tuples: a Delivery
+            self.io.send(cast(Delivery, delivery))
             return
         if not self._held:
             self._out_since = time.monotonic()

@@ -11,9 +11,8 @@ whether acking is on or off."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
-
-from squall.components import Spout
 
 from .acking import CallAck, CallFail
 from .executors import Executor, Instruction
@@ -25,11 +24,9 @@ MIN_BACKOFF, MAX_BACKOFF = 0.001, 0.05  # a dry spout polls again after these, d
 
 
 class SpoutExecutor(Executor):
-    component: Spout
     kind = "spout"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _init_kind(self) -> None:
         self.tracker = SpoutTracker(
             self.context.task_id,
             self.io.ackers,
@@ -44,7 +41,7 @@ class SpoutExecutor(Executor):
         self.next_poll = 0.0
         self.stats.latency = self.tracker.latency  # summarized only when a beat reads it
 
-    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> list[Instruction]:
+    def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> Sequence[Instruction]:
         return self.tracker.emitted(msg_id, targets, time.monotonic())
 
     def settle(self, wait: float = 0.0) -> None:
@@ -57,7 +54,7 @@ class SpoutExecutor(Executor):
         self._call_back(self.tracker.tick(now))
         self.stats.pending = len(self.tracker.pending)
 
-    def _call_back(self, calls: list[Instruction]) -> None:
+    def _call_back(self, calls: Sequence[Instruction]) -> None:
         """The spout's ack and fail for the tracker's CallAck and CallFail, counted; an
         exception in either is reported and counted, as in any user call."""
         stats, spout = self.stats, self.component

@@ -81,15 +81,12 @@ class SpoutTracker:
     def emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
         """SpoutEmitted without the event object (the executor's per-tuple call)."""
         ackers = self.ackers
-        if msg_id is not None and targets and ackers:
-            root = self._root()
-            acker = ackers[root % len(ackers)]  # acker_for, inline
-        else:
-            root = acker = None
-        if root is None or acker is None:
+        if msg_id is None or not targets or not ackers:
             if msg_id is not None:  # untracked: acked at the next tick (Storm's rule)
                 self.acked_untracked.append(msg_id)
             return [untracked(target) for target in targets]
+        root = self._root()
+        acker = ackers[root % len(ackers)]  # acker_for, inline
         out: list[SpoutInstruction] = []
         xor = 0
         roots = (root,)

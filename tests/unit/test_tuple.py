@@ -6,9 +6,12 @@ import pickle
 
 import pytest
 
-from squall.components import Batch, Tuple
+from squall.components import Batch, TaskContext, Tuple
+from squall.worker.bolt_executor import BoltExecutor
 from squall.worker.delivery import TupleDelivery
 from squall.worker.executors import inbox_item
+
+from .test_executor_group import IO
 
 FIELDS = ("word", "n")
 
@@ -73,19 +76,10 @@ def test_the_inbound_fast_path_builds_the_tuple_inbox_item_builds():
         s = S.spec()
         b = B.spec(inputs={s: Grouping.shuffle})
 
-    class Box:  # an executor's inbox, no more
-        def __init__(self):
-            self.items = []
-            self.inbox = self
-
-        def put_many(self, items, protocol=False):
-            self.items += items
-
-        def has_room(self):
-            return True
-
-    box = Box()
-    inbound = Inbound(T.structure(), {1: box})  # type: ignore[dict-item]
+    context = TaskContext("t", "b", 1, (1,), "/tmp")
+    conf = {"topology.message.timeout.secs": 30}
+    executor = BoltExecutor(B(), context, {"default": ("x",)}, conf, IO())
+    inbound = Inbound(T.structure(), {1: executor})
     sent = [
         TupleDelivery(1, "s", 2, "default", ("a", 1), (10, 11), (12, 13)),  # first: looked up
         TupleDelivery(1, "s", 2, "default", ("b", 2), (10,), (14,)),  # then: the fast path
@@ -96,5 +90,6 @@ def test_the_inbound_fast_path_builds_the_tuple_inbox_item_builds():
     inbound.deliver_many(sent)
     inbound.deliver_many(sent[:3])
     want = [inbox_item(d, FIELDS) for d in sent[:3]]
-    assert box.items == want + want
-    assert [t.ids for t in box.items[:3]] == [{10: 12, 11: 13}, {10: 14}, {}]
+    taken = executor.inbox.take(100, 0)
+    assert taken == want + want
+    assert [t.ids for t in taken[:3]] == [{10: 12, 11: 13}, {10: 14}, {}]
