@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from squall.cluster_waits import (  # noqa: F401
     wait_until_quiet,
 )
 from squall.local_conf import credentials_dir, daemon_conf, ensure_local_credentials
-from squall.processes import kill_pid_file, terminate
+from squall.processes import kill_pid_file, python_module, terminate
 from squall.supervisor.spark_server import end_stale
 from squall.ui.token import QUERY, TOKEN_FILE
 from squall.zk_identity import load_identity, role_identities
@@ -64,7 +63,7 @@ class LocalCluster:
     zookeeper_servers: int = 1
     # How a daemon is started: `<command> --config FILE nimbus|supervisor`. The test of the
     # built wheel names the `squall` script installed from it.
-    command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "squall.cli"])
+    command: list[str] = field(default_factory=lambda: python_module("squall.cli"))
 
     @property
     def nimbus_port(self) -> int:

@@ -1,12 +1,24 @@
-"""Ending processes by PID, politely first: shared by the supervisor (its workers), the
-local cluster and the ZooKeeper fixture."""
+"""Starting and ending squall's processes: the environment of a daemon or worker started
+with `python -m`, and ending processes by PID, politely first. Shared by the supervisor
+(its workers), the local cluster and the ZooKeeper fixture."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
+
+
+def python_module(module: str) -> list[str]:
+    """The command that runs `module` with this Python. With -P (Python 3.11+) the directory
+    the process starts in stays off its sys.path, so a daemon or worker imports squall from
+    its installation, or from a build on PYTHONPATH (squall.compiled_build), never from a
+    squall/ directory that happens to be where it starts: a checkout's, or a stranger's. A
+    flag, not PYTHONSAFEPATH: the process's own children (a multilang script importing the
+    module beside it) keep Python's usual path."""
+    return [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", module]
 
 
 def terminate(process: subprocess.Popen, grace: float) -> None:

@@ -16,13 +16,12 @@ import os
 import pwd
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from squall.processes import kill_pid_file, terminate
+from squall.processes import kill_pid_file, python_module, terminate
 from squall.zk_identity import write_private
 
 from .memory import limit_mb
@@ -139,9 +138,7 @@ class Launcher:
             _hand_over(code_dir, identity["user"], identity["group"])
         process = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "squall.worker",
+                *python_module("squall.worker"),
                 "--conf",
                 str(conf_file),
                 "--topology-id",

@@ -147,5 +147,6 @@ def test_nimbus_and_supervisor_from_the_wheel_run_a_topology(installed, tmp_path
         for pid_file in pid_files:
             pid = int(pid_file.read_text())
             command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            assert command[:3] == [bytes(installed / "bin" / "python"), b"-m", b"squall.worker"]
+            python = bytes(installed / "bin" / "python")
+            assert command[:4] == [python, b"-P", b"-m", b"squall.worker"]  # -P: not from cwd
             assert Path(os.readlink(f"/proc/{pid}/cwd")) == tmp_path
