@@ -169,8 +169,12 @@ def _arrow_tuples_frame(
         names.append(name)
         if is_json:
             as_json.append(name)
-    routing = ([d.target for d in group], [d.task for d in group])
-    routing += ([list(d.roots) for d in group], [list(d.ids) for d in group])
+    routing = (
+        [d.target for d in group],
+        [d.task for d in group],
+        [list(d.roots) for d in group],
+        [list(d.ids) for d in group],
+    )
     for name, kind, values in zip(_ROUTING, _ROUTING_TYPES, routing, strict=True):
         arrays.append(pa.array(values, type=kind))
         names.append(name)

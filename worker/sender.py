@@ -159,7 +159,7 @@ class Sender:
                 log.error(
                     "a %s to task %d does not fit worker.max.message.bytes (%d) and "
                     "cannot be sent; it is dropped (its tree fails on timeout)",
-                    f"tuple from {d.component}" if type(d) in _DATA else type(d).__name__,
+                    f"tuple from {d.component}" if isinstance(d, _DATA) else type(d).__name__,
                     d[0],
                     self.max_message_bytes,
                 )

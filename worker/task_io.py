@@ -49,14 +49,24 @@ class WorkerTaskIO:
         self.split = router.split  # type: ignore[method-assign]
 
     def targets(
-        self, component: str, task: int, stream: str, values: Sequence[Any], direct: int | None
+        self,
+        component: str,
+        task: int,
+        stream: str,
+        values: Sequence[Any],
+        direct_task: int | None = None,
     ) -> list[int]:
-        return self.router.targets(component, task, stream, values, direct)
+        return self.router.targets(component, task, stream, values, direct_task)
 
     def split(
-        self, component: str, task: int, stream: str, table: pa.Table, direct: int | None
+        self,
+        component: str,
+        task: int,
+        stream: str,
+        table: pa.Table,
+        direct_task: int | None = None,
     ) -> list[tuple[int, pa.Table]]:
-        return self.router.split(component, task, stream, table, direct)
+        return self.router.split(component, task, stream, table, direct_task)
 
     def send(self, delivery: Delivery) -> None:
         self._send(delivery)

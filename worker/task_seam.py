@@ -28,11 +28,21 @@ class TaskIO(Protocol):
     ackers: tuple[int, ...]
 
     def targets(
-        self, component: str, task: int, stream: str, values: Sequence[Any], direct: int | None
+        self,
+        component: str,
+        task: int,
+        stream: str,
+        values: Sequence[Any],
+        direct_task: int | None = None,
     ) -> list[int]: ...
 
     def split(
-        self, component: str, task: int, stream: str, table: pa.Table, direct: int | None
+        self,
+        component: str,
+        task: int,
+        stream: str,
+        table: pa.Table,
+        direct_task: int | None = None,
     ) -> list[tuple[int, pa.Table]]: ...
 
     def send(self, delivery: Delivery) -> None: ...

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from itertools import compress
 from operator import itemgetter, not_
-from typing import Any
+from typing import Any, cast
 
 import zmq
 
@@ -160,7 +160,8 @@ class Transport:
         else:  # in C: no Python step per delivery
             is_local = list(map(here.__contains__, targets))
             local = list(compress(deliveries, is_local))
-            remote = list(compress(zip(found, deliveries, strict=True), map(not_, is_local)))
+            pairs = zip(cast("list[Address]", found), deliveries, strict=True)
+            remote = list(compress(pairs, map(not_, is_local)))
         if local:
             self._deliver_all(local, stopping)
         if remote and stopping is not None and self.full is not None:
