@@ -5,7 +5,7 @@ SQUALL  := $(VENV)/bin/squall
 ZK_JAR  := /usr/share/java/zookeeper.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint bench system-deps venv bytecode clean
+.PHONY: demo test lint bench compiled system-deps venv bytecode clean
 
 demo: system-deps venv bytecode
 	rm -rf .demo-out
@@ -22,14 +22,21 @@ bench: system-deps venv
 	$(VENV)/bin/pip install -q -e '.[bench]'
 	$(PY) bench/pertuple.py
 
+# squall with its per-tuple path compiled by mypyc, at build/compiled (squall/compiled_build.py);
+# run a supervisor (and so its workers) or bench/pertuple.py --compiled with it on PYTHONPATH.
+compiled: system-deps venv
+	$(VENV)/bin/pip install -q -e '.[compiled]'
+	$(PY) -m squall.compiled_build build/compiled
+
 # System packages: ZooKeeper (Debian's package, which brings Java) for every cluster,
 # PostgreSQL for the tests of the store on a PostgreSQL URL, and Chromium for the web UI's
-# browser test (driven by Playwright at /usr/bin/chromium; no browser download).
+# browser test (driven by Playwright at /usr/bin/chromium; no browser download), and a C
+# compiler with Python's headers for the compiled build and its test (mypyc).
 system-deps:
-	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ]; then \
-		echo "installing zookeeper, java, postgresql and chromium with apt-get"; \
+	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ] || ! command -v cc >/dev/null 2>&1 || ! python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then \
+		echo "installing zookeeper, java, postgresql, chromium, gcc and Python's headers with apt-get"; \
 		$(SUDO) apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless postgresql chromium; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless postgresql chromium gcc libc6-dev python3-dev; \
 	fi
 
 venv: $(VENV)/.installed

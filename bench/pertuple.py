@@ -7,6 +7,7 @@ item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> c
     .venv/bin/python bench/pertuple.py --soak 300                 # acking off, RSS for 5 min
     .venv/bin/python bench/pertuple.py --cases ack1,batch         # some cases only
     .venv/bin/python bench/pertuple.py --set topology.max.spout.pending=100   # any conf
+    .venv/bin/python bench/pertuple.py --compiled build/compiled  # squall's mypyc build
 
 squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on
 as by default), one per round, the topology of bench/pertuple_topology.py submitted once per
@@ -59,6 +60,20 @@ def run_other(case: str, timeout: float) -> dict[str, Any]:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"{case} exited {done.returncode}: {last}")
     return {"case": case, "system": label, **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def use_compiled(build: Path) -> None:
+    """Run the cluster's processes (they inherit PYTHONPATH) from a compiled build."""
+    from squall.compiled_build import HOT_PATH, is_compiled, stale_files
+
+    again = f"python -m squall.compiled_build {build}"
+    if not all(is_compiled(build, module) for module in HOT_PATH):
+        raise SystemExit(f"{build} is no compiled build: {again}")
+    stale = stale_files(build)
+    if stale:
+        raise SystemExit(f"{build} is older than {stale[0]} (and {len(stale) - 1} more): {again}")
+    path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(build.resolve()) + (f":{path}" if path else "")
 
 
 def run_round(cases: list[str], args: argparse.Namespace, number: int) -> list[dict[str, Any]]:
@@ -154,6 +169,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rss-every", type=float, default=1.0, help="seconds between RSS samples")
     p.add_argument("--rss-bound", type=float, help="MiB the workers' RSS should stay under")
     p.add_argument("--rss-stop", type=float, default=4096, help="MiB at which a case stops")
+    p.add_argument(
+        "--compiled",
+        type=Path,
+        metavar="DIR",
+        help="run the cluster from a build of python -m squall.compiled_build DIR",
+    )
     p.add_argument("--start-timeout", type=float, default=120.0)
     p.add_argument("--other-timeout", type=float, default=300.0)
     args = p.parse_args(argv)
@@ -176,6 +197,9 @@ def main(argv: list[str] | None = None) -> None:
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
+    if args.compiled:
+        use_compiled(args.compiled)
+        header += f", squall's per-tuple path compiled (mypyc, {args.compiled})"
     if args.half:
         full = medians([run_round(["ack1"], args, n) for n in range(args.rounds)])[0]
         if not full["rate"]:

@@ -68,6 +68,8 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     try:
         wait_for(lambda: all_ready(conf, name), args.start_timeout, f"{name} ready")
         usage = WorkerUsage(supervisors)
+        if args.compiled:
+            _check_compiled(usage.pids(), args.compiled)
         with cluster.client() as client:
             client.activate(name)
         wait_for(
@@ -115,6 +117,22 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     if soak:
         row["rss_series_mib"] = rss_series
     return row
+
+
+def _check_compiled(pids: list[int], build: Path) -> None:
+    """--compiled: every worker runs the build's compiled code (a worker of an older
+    supervisor, or one started from a checkout on Python 3.10, would run interpreted)."""
+    where = str(build.resolve())
+    interpreted = [
+        pid
+        for pid in pids
+        if not any(
+            where in line and "__mypyc." in line
+            for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
+        )
+    ]
+    if interpreted:
+        raise RuntimeError(f"workers {interpreted} do not run the compiled build at {where}")
 
 
 def _by_task(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

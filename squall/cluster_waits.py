@@ -60,6 +60,7 @@ def topology_progress(conf: dict[str, Any], tid: str) -> dict[str, Any] | None:
         "pending": sum(s.get("pending", 0) for s in stats.values()),
         # spouts' (bolts count their failed inputs too; a spout's `idle` is set, a bolt's None)
         "failed": sum(s.get("failed", 0) for s in stats.values() if s["idle"] is not None),
+        "acked": sum(s.get("acked", 0) for s in stats.values() if s["idle"] is not None),
         "spouts_idle": all(s["idle"] for s in stats.values() if s["idle"] is not None),
         "seqs": tuple(sorted(b.seq for b in beats.values())),
     }
