@@ -93,6 +93,7 @@ def compile_hot_path(out: Path, modules: tuple[str, ...] = HOT_PATH) -> None:
             raise CompiledBuildError(f"{out} overlaps squall's own files at {source}")
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    work.chmod(0o755)  # mkdtemp's 0700 would hide it from workers run as their submitters
     try:
         _stage(work, sources)
         _compile(work, modules)

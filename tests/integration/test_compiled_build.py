@@ -66,6 +66,7 @@ def _with(build: Path) -> dict[str, str]:
 def test_the_build_holds_the_hot_path_compiled_and_the_sources_as_they_are(build, tmp_path):
     assert all(is_compiled(build, module) for module in HOT_PATH)
     assert stale_files(build) == []
+    assert build.stat().st_mode & 0o777 == 0o755  # readable by workers of other users
     where = subprocess.run(
         [sys.executable, "-c", "import squall.worker.acker as a; print(a.__file__)"],
         env=_with(build),
