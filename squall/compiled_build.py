@@ -166,6 +166,14 @@ def _sources() -> list[tuple[Path, Path]]:
     return found
 
 
+def running_build() -> Path | None:
+    """The compiled build this process runs its per-tuple path from, if any: a worker logs
+    it at start, so an operator sees which code a worker runs."""
+    module = sys.modules.get("squall.worker.emitting")
+    where = getattr(module, "__file__", None) or ""
+    return Path(where).parents[2] if where.endswith(".so") else None
+
+
 def is_compiled(out: Path, module: str) -> bool:
     """Whether the build at `out` holds `module` as a C extension."""
     *package, name = module.split(".")

@@ -26,6 +26,7 @@ from typing import Any
 from squall import spark_connect as sc
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
+from squall.compiled_build import running_build
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
 from squall.security import security_on
@@ -271,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if worker.start():
             log.info("worker %s:%d running tasks %s", args.topology_id, args.port, worker.my_tasks)
+            build = running_build()
+            if build is not None:
+                log.info("per-tuple path compiled by mypyc, from %s", build)
             worker.run()  # its first round beats at once
     except TopologyKeysError as exc:
         log.error("cannot start securely (the supervisor will restart this worker): %s", exc)

@@ -121,3 +121,7 @@ def test_a_cluster_run_from_the_build_acks_every_tuple_across_two_workers(
         for pid_file in pid_files:  # the compiled code is one shared library of the build's
             maps = Path(f"/proc/{int(pid_file.read_text())}/maps").read_text().splitlines()
             assert any(f"{build}/" in line and "__mypyc." in line for line in maps)
+        logs = list(cluster.directory.glob("supervisor1/supervisor/logs/worker-*.log"))
+        assert len(logs) == 2
+        for log in logs:
+            assert f"per-tuple path compiled by mypyc, from {build}" in log.read_text()
