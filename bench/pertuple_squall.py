@@ -122,17 +122,11 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
 def _check_compiled(pids: list[int], build: Path) -> None:
     """--compiled: every worker runs the build's compiled code (a worker of an older
     supervisor, or one started from a checkout on Python 3.10, would run interpreted)."""
-    where = str(build.resolve())
-    interpreted = [
-        pid
-        for pid in pids
-        if not any(
-            where in line and "__mypyc." in line
-            for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
-        )
-    ]
+    from squall.compiled_build import runs_build
+
+    interpreted = [pid for pid in pids if not runs_build(pid, build)]
     if interpreted:
-        raise RuntimeError(f"workers {interpreted} do not run the compiled build at {where}")
+        raise RuntimeError(f"workers {interpreted} do not run the compiled build at {build}")
 
 
 def _by_task(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

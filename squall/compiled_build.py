@@ -40,8 +40,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-# The modules every tuple passes through in a worker with acking, and between workers.
-# task_io.py is not among them: it binds the router's methods over its own at run time.
+# The modules every tuple passes through in a worker with acking, and between workers
+# (task_io.py hands executors the router's own methods: no code of its own per tuple).
 HOT_PATH = (
     "squall.latency_histogram",
     "squall.worker.acker",
@@ -172,6 +172,14 @@ def running_build() -> Path | None:
     module = sys.modules.get("squall.worker.emitting")
     where = getattr(module, "__file__", None) or ""
     return Path(where).parents[2] if where.endswith(".so") else None
+
+
+def runs_build(pid: int, build: Path) -> bool:
+    """Whether process `pid` has loaded the build's compiled code (one shared library at the
+    build's top, whichever of its modules were imported)."""
+    where = f"{build.resolve()}/"
+    maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    return any(where in line and "__mypyc." in line for line in maps)
 
 
 def is_compiled(out: Path, module: str) -> bool:
