@@ -85,6 +85,7 @@ MINIMUM = {
     "topology.executor.receive.buffer.size": 1,
     "topology.transfer.buffer.size": 1,
     "topology.worker.gil.switch.micros": 1,
+    "topology.worker.gc.young.threshold": 1,
     "topology.backpressure.check.millis": 1,
     "topology.localityaware.higher.bound": 0,
     "topology.localityaware.lower.bound": 0,

@@ -14,6 +14,7 @@ ZooKeeper tells (activation, readiness, moves) is in zk_reactions.py.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import signal
@@ -246,6 +247,17 @@ class Worker(ZooKeeperReactions):
         self.agent.close()
 
 
+def tune_garbage_collector(young: int | None) -> None:
+    """Every tuple allocates a few containers (its Tuple, acking messages), so Python's
+    collector runs a young collection every 700 allocations and, every 100 of those, walks
+    everything the worker holds. With `young` set, what the worker built up to now
+    (modules, components, their data) moves out of the collector's sight (gc.freeze) and
+    young collections wait for `young` allocations."""
+    if young:
+        gc.freeze()
+        gc.set_threshold(young, *gc.get_threshold()[1:])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="squall-worker")
     parser.add_argument("--conf", required=True)
@@ -275,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             build = running_build()
             if build is not None:
                 log.info("per-tuple path compiled by mypyc, from %s", build)
+            tune_garbage_collector(conf.get("topology.worker.gc.young.threshold"))
             worker.run()  # its first round beats at once
     except TopologyKeysError as exc:
         log.error("cannot start securely (the supervisor will restart this worker): %s", exc)

@@ -168,3 +168,34 @@ def test_the_gil_switch_interval_is_a_positive_number_of_microseconds():
     assert load_defaults()["topology.worker.gil.switch.micros"] == 500
     with pytest.raises(ConfigError):
         validate({"topology.worker.gil.switch.micros": 0}, load_defaults(), "test")
+
+
+_GC_PROBE = """
+import gc, sys
+from squall.worker.main import tune_garbage_collector
+before = gc.get_threshold()
+tune_garbage_collector(None if sys.argv[1] == "null" else int(sys.argv[1]))
+young = gc.get_threshold()[0]
+print(young if young != before[0] else "unchanged", gc.get_threshold()[1:] == before[1:],
+      gc.get_freeze_count() > 0)
+"""
+
+
+@pytest.mark.parametrize(
+    ("young", "printed"), [("null", "unchanged True False"), ("20000", "20000 True True")]
+)
+def test_a_worker_tunes_the_garbage_collector_only_when_asked(young, printed):
+    """In a process of its own: the collector's settings are the whole interpreter's."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", _GC_PROBE, young], capture_output=True, text=True, check=True
+    )
+    assert run.stdout.split() == printed.split()
+
+
+def test_the_young_threshold_is_a_positive_number_by_default():
+    assert load_defaults()["topology.worker.gc.young.threshold"] == 20000
+    with pytest.raises(ConfigError):
+        validate({"topology.worker.gc.young.threshold": 0}, load_defaults(), "test")
