@@ -22,7 +22,7 @@ import os
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from squall.structure import ACKER
 
@@ -46,17 +46,28 @@ SYSTEM_STREAMS: dict[str, tuple[str, ...]] = {
 }
 
 
+ID_BITS: Final = 63  # ids are signed ID_BITS-bit integers
+ID_MIN: Final = -(1 << (ID_BITS - 1))
+ID_MAX: Final = (1 << (ID_BITS - 1)) - 1
+
+
 class AckIds:
-    """Random non-zero signed 64-bit ids (Arrow int64, like Storm's longs). One per executor:
-    a seeded PRNG needs no lock and no syscall per id (SystemRandom made one each); tests
-    pass a `random.Random(seed)` to get the same ids every run."""
+    """Random non-zero signed 63-bit ids. They travel as int64 (Arrow's, Storm's longs), and
+    any int64 from a peer is taken, but the ids a task draws leave the top bit's range out:
+    a 63-bit int is a machine word in the compiled build (mypyc's tagged int), so the XORs,
+    the acker choice and the comparisons on every tuple's ids allocate nothing; with 64 bits
+    each was an operation on a Python long. A sum of ids that cancels by chance (a tree
+    completed too early) stays as unlikely as it gets: 2**-63 instead of 2**-64.
+
+    One per executor: a seeded PRNG needs no lock and no syscall per id (SystemRandom made
+    one each); tests pass a `random.Random(seed)` to get the same ids every run."""
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng if rng is not None else random.Random(os.urandom(16))
 
     def __call__(self) -> int:
         while True:
-            value = self._rng.getrandbits(64) - (1 << 63)
+            value = self._rng.getrandbits(ID_BITS) + ID_MIN
             if value:
                 return value
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .acking import (
+    ID_MAX,
+    ID_MIN,
     CallAck,
     CallFail,
     InitTree,
@@ -132,7 +134,7 @@ class SpoutTracker:
             n = len(self.ackers)
             if root % n not in self.near:
                 root += self.near[root % len(self.near)] - root % n
-            if root and -(1 << 63) <= root < (1 << 63):
+            if root and ID_MIN <= root <= ID_MAX:
                 return root
 
     def _verdict(self, root: int, call: type[CallAck] | type[CallFail]) -> list:

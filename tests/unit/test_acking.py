@@ -299,19 +299,20 @@ def test_protocol_messages_are_typed_on_the_wire_and_back():
 
 
 class _Draws:
-    """Hands out given getrandbits values, checking each is asked for 64 bits."""
+    """Hands out given getrandbits values, checking each is asked for 63 bits."""
 
     def __init__(self, *values):
         self.values = list(values)
 
     def getrandbits(self, k):
-        assert k == 64
+        assert k == 63
         return self.values.pop(0)
 
 
-def test_acking_ids_are_non_zero_signed_64_bit_values():
+def test_acking_ids_are_non_zero_signed_63_bit_values():
+    """63 bits: a machine word in the compiled build (see AckIds); they travel as int64."""
     from squall.worker.acking import AckIds
 
-    ids = AckIds(_Draws(1 << 63, 0, (1 << 64) - 1))  # the first draw would be the id 0
-    assert ids() == -(1 << 63)  # zero skipped; the lowest signed 64-bit value
-    assert ids() == (1 << 63) - 1  # the highest
+    ids = AckIds(_Draws(1 << 62, 0, (1 << 63) - 1))  # the first draw would be the id 0
+    assert ids() == -(1 << 62)  # zero skipped; the lowest signed 63-bit value
+    assert ids() == (1 << 62) - 1  # the highest

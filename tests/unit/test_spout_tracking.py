@@ -139,7 +139,7 @@ def test_roots_are_drawn_for_an_acker_in_the_spouts_own_worker():
             out = t.handle(SpoutEmitted(n, (5,), now=0))
             init = out[-1]
             assert init.acker in near and acker_for(ackers, init.root) == init.acker
-            assert init.root != 0 and -(1 << 63) <= init.root < 1 << 63
+            assert init.root != 0 and -(1 << 62) <= init.root < 1 << 62  # ID_BITS
         used = {acker_for(ackers, root) for root in t.pending}
         assert used == set(near)  # every near acker gets trees, no other acker does
     ids = iter([2, 7, 9])  # 2 % 2 == 0 is moved to 3 (acker 11), its edge is 7
