@@ -25,6 +25,6 @@ def is_alive(
 ) -> bool:
     if now - started_at <= launch_grace:
         return True
-    current = last_beat is not None and beat_is_current(last_beat, started_at)
-    last = last_beat if current else started_at
-    return now - last <= timeout
+    if last_beat is not None and beat_is_current(last_beat, started_at):
+        return now - last_beat <= timeout
+    return now - started_at <= timeout

@@ -57,7 +57,7 @@ def type_problem(value: Any, hint: Any = None) -> str | None:
     ZooKeeper: a field of the wrong type must fail here, at the read that skips the node,
     not later inside a daemon (a name of 5, a status of [] broke getClusterInfo)."""
     if hint is None:
-        hints = _field_hints(type(value))
+        hints = _field_hints(value.__class__)
         for f in fields(value):
             problem = type_problem(getattr(value, f.name), hints[f.name])
             if problem:
@@ -71,7 +71,7 @@ def type_problem(value: Any, hint: Any = None) -> str | None:
     if origin in (typing.Union, types.UnionType):
         ok = any(type_problem(value, a) is None for a in args)
         return None if ok else f"{value!r:.40} is none of {hint}"
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         return type_problem(value) if isinstance(value, hint) else f"not a {hint.__name__}"
     if origin is dict:
         if not isinstance(value, dict):

@@ -39,10 +39,10 @@ class Recorder:
         self.lock = threading.Lock()
 
     def emit(self, values: list[Any], stream: str, direct_task: int | None, msg_id: Any = None):
-        values = tuple(values)  # any iterable, as the executor takes it
-        targets = self.collector.emit(values, stream, direct_task, msg_id)
+        row = tuple(values)  # any iterable, as the executor takes it
+        targets = self.collector.emit(row, stream, direct_task, msg_id)
         with self.lock:
-            self.result.emitted[(self.component, stream)].append(values)
+            self.result.emitted[(self.component, stream)].append(row)
         return targets  # a shell component answers need_task_ids with them
 
     def emit_batch(self, columns: Any, stream: str, direct_task: int | None, msg_id: Any = None):

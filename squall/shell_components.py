@@ -127,7 +127,7 @@ class _Shell:
             raise ShellFailure(f"{self.task.what} reported: " + "\n".join(reported))
 
 
-class ShellBolt(_Shell, Bolt):
+class ShellBolt(_Shell, Bolt):  # type: ignore[misc]  # _Shell.spec: Storm's shell declaration
     kind = "shell bolt"
 
     def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
@@ -163,7 +163,7 @@ class ShellBolt(_Shell, Bolt):
         super().cleanup()
 
 
-class ShellSpout(_Shell, Spout):
+class ShellSpout(_Shell, Spout):  # type: ignore[misc]  # as ShellBolt
     """`next_tuple`, `ack` and `fail` are each an exchange ended by the subprocess's sync;
     its emits carry the message id it gave (none: untracked)."""
 

@@ -54,8 +54,9 @@ def make_executor(
         return AckerExecutor(None, context, {}, conf, io)
     info = structure.components[name]
     conf = {**conf, **info.conf}
-    cls = executor_class(component)  # type: ignore[arg-type]
-    if cls is SparkBoltExecutor:
+    if isinstance(component, SparkBolt):
+        if spark is None:
+            raise ValueError(f"{name} is a SparkBolt, and this worker has no Spark")
         inputs = {
             (i.component, i.stream): structure.components[i.component].streams[i.stream]
             for i in info.inputs
@@ -63,7 +64,9 @@ def make_executor(
         return SparkBoltExecutor(
             component, context, info.streams, conf, io, spark=spark, input_fields=inputs
         )
-    return cls(component, context, info.streams, conf, io)
+    if component is None:
+        raise ValueError(f"{name} has no component: only an acker runs without one")
+    return executor_class(component)(component, context, info.streams, conf, io)
 
 
 def load_executor(

@@ -27,7 +27,7 @@ MAX_DEPTH = 64
 
 def stack_of(frame: FrameType | None) -> tuple[str, ...]:
     """A frame's stack, outermost first, as "function (file:line)" entries."""
-    entries = []
+    entries: list[str] = []
     while frame is not None and len(entries) < MAX_DEPTH:
         code = frame.f_code
         entries.append(f"{code.co_name} ({code.co_filename}:{frame.f_lineno})")

@@ -36,7 +36,7 @@ def in_library(filename: str) -> bool:
 def thread_frames(thread: threading.Thread) -> list[Frame]:
     """The frames `thread` is in now, outermost first (empty when it is not running)."""
     frame = sys._current_frames().get(thread.ident) if thread.ident is not None else None
-    frames = []
+    frames: list[Frame] = []
     while frame is not None and len(frames) < 200:
         code = frame.f_code
         frames.append(Frame(code.co_filename, frame.f_lineno, code.co_name))

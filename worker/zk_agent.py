@@ -130,7 +130,10 @@ class ZooKeeperAgent:
         self.seq += 1
         now = int(time.time())
         data, cut = fitted(
-            tasks, lambda entries: encode(WorkerBeat(self.seq, now, uptime_secs, dict(entries)))
+            tasks,
+            lambda entries: encode(
+                WorkerBeat(self.seq, now, uptime_secs, {t: dict(s) for t, s in entries.items()})
+            ),
         )
         if cut != self.beat_cut:
             if cut is not None:

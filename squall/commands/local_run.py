@@ -47,6 +47,10 @@ def local(
             with cluster.client() as client:
                 name = submit_file(client, file, conf, overrides={"topology.output.dir": str(out)})
                 tid = topology_id(client, name)
+            if tid is None:
+                raise click.ClickException(
+                    f"nimbus does not list {name} right after its submission"
+                )
             err.print(f"submitted {name} as {tid}; running until its input is done")
             progress = wait_until_quiet(conf, tid, timeout)
             with cluster.client() as client:

@@ -66,7 +66,9 @@ class InMemoryCoordination:
         self.connected = False
         with self.registry.lock:
             for watchers in self.registry.watchers.values():
-                watchers[:] = [w for w in watchers if w.__self__ not in self._owners]
+                watchers[:] = [
+                    w for w in watchers if getattr(w, "__self__", None) not in self._owners
+                ]
         self._tell(o.Suspended())
 
     def reconnect(self) -> None:

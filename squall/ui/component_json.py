@@ -21,6 +21,7 @@ from .topology_json import (
 
 def _window_row(kind: int, window: str, stats: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"windowPretty": WINDOWS.get(window, window), "window": window}
+    keep: tuple[str, ...]
     if kind == SPOUT_TYPE:
         row.update(spout_json("", stats, 0))
         keep = ("emitted", "transferred", "completeLatency", "acked", "failed")
