@@ -122,13 +122,14 @@ def authorizer_kind(conf: Mapping[str, Any]) -> str:
     when security is on, none (everyone permitted) when off. An unknown class is an error at
     startup, never a silently open cluster."""
     configured = conf.get("nimbus.authorizer")
+    secure = security_on(dict(conf))  # it takes a dict; a copy at startup costs nothing
     if not configured:
-        return SIMPLE if security_on(conf) else NOOP
+        return SIMPLE if secure else NOOP
     if configured not in KINDS:
         known = ", ".join(k for k in KINDS if k.startswith(_PACKAGE))
         raise ConfigError(f"nimbus.authorizer: unknown authorizer {configured!r} (known: {known})")
     kind = KINDS[configured]
-    if kind == SIMPLE and not security_on(conf):
+    if kind == SIMPLE and not secure:
         raise ConfigError(
             "nimbus.authorizer: SimpleACLAuthorizer judges TLS identities; it needs security: true"
         )

@@ -194,8 +194,11 @@ class ClusterState(ClusterReads):
     def write_tasks(self, topology_id: str, tasks: dict[int, str]) -> None:
         """Replace /tasks/[id] children (rebalance may change the task count)."""
         lay = self.layout
-        old = self._children(lay.tasks(topology_id))
-        ops = [("delete", (lay.task(topology_id, t),)) for t in old]
+        parent = lay.tasks(topology_id)
+        # the old task nodes by their child names (strings), whatever ids they hold
+        ops: list[tuple[str, tuple[Any, ...]]] = [
+            ("delete", (f"{parent}/{name}",)) for name in self._children(parent)
+        ]
         ops += [
             ("create", (lay.task(topology_id, t), c.encode())) for t, c in sorted(tasks.items())
         ]

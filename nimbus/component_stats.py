@@ -74,7 +74,8 @@ def executor_rows(
     for task, component in sorted(tasks.items()):
         slot = assignment.task_slots.get(task) if assignment else None
         beat = beats.get(slot) if slot else None
-        assigned_for = now_secs - assignment.task_start_secs.get(task, now_secs) if slot else 0
+        started = assignment.task_start_secs.get(task, now_secs) if assignment and slot else None
+        assigned_for = now_secs - started if started is not None else 0
         fresh = beat is not None and beat_is_current(
             -beat.uptime_secs, -assigned_for, ROUNDING_SLACK_SECS
         )

@@ -39,6 +39,7 @@ def admit(
 ) -> Admission:
     """Decide whether a new connection from `address` is served, and whom it replaces."""
     same = [c for c in connections if c.address == address]
+    pool: Sequence[ConnectionView]
     if len(same) >= max_per_address:
         pool, limit = same, f"{address} has {len(same)} connections (per-address cap)"
     elif len(connections) >= max_total:

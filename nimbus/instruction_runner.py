@@ -4,6 +4,7 @@ was decided in, so a deposed leader's late decision writes nothing."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -62,8 +63,9 @@ class InstructionRunner:
         return self.code.store
 
     def fence(self, i: ins.Instruction) -> None:
-        if getattr(i, "epoch", self.state.epoch) != self.state.epoch:
-            raise FencedOut(f"instruction of epoch {i.epoch}; this nimbus has {self.state.epoch}")
+        epoch = getattr(i, "epoch", self.state.epoch)  # a StartTimer writes nothing: it has none
+        if epoch != self.state.epoch:
+            raise FencedOut(f"instruction of epoch {epoch}; this nimbus has {self.state.epoch}")
 
     def run_batch(self, batch: list[ins.Instruction]) -> None:
         """A run of assignment writes, or of log messages, carried out together (see
@@ -133,6 +135,6 @@ class InstructionRunner:
                 self.state.check_lead()
                 self.store.append(i.type, i.key, dict(i.values))
             case ins.StartTimer():
-                self.later(i.delay_secs, lambda i=i: self.fire(i))
+                self.later(i.delay_secs, functools.partial(self.fire, i))
             case _:
                 raise TypeError(f"unknown nimbus instruction {i!r}")

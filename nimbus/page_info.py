@@ -113,7 +113,8 @@ def topology_page(
 ) -> Any:
     window = served_window(window)
     rows = executor_rows(facts.assignment, facts.tasks, facts.beats, now)
-    spouts, bolts = {}, {}
+    spouts: dict[str, Any] = {}
+    bolts: dict[str, Any] = {}
     for component, mine in sorted(_by_component(rows).items()):
         if is_system_id(component) and not include_sys:
             continue

@@ -59,12 +59,13 @@ def component_resources(
         return {}
     default_mem, default_cpu = DEFAULT_TASK_NEED
     return {
-        name: (
-            default_mem if d[MEMORY] is None else d[MEMORY],
-            default_cpu if d[CPU] is None else d[CPU],
-        )
+        name: (_or(d[MEMORY], default_mem), _or(d[CPU], default_cpu))
         for name, d in sorted(declared.items())
     }
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 def worker_heap(conf: Mapping[str, Any], settings: NimbusSettings) -> float:

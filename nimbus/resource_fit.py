@@ -105,27 +105,27 @@ def place(
             )
             return min(int(fit + EPSILON), target)
 
-        slot = min((s for s in used if load[s] < target and fits(s)), key=by_load, default=None)
-        if slot is None and len(used) < k:  # a new slot: one host at a time, not every slot
+        chosen = min((s for s in used if load[s] < target and fits(s)), key=by_load, default=None)
+        if chosen is None and len(used) < k:  # a new slot: one host at a time, not every slot
             host = min(
                 (h for h, free_slots in spare.items() if free_slots and fits(free_slots[-1])),
                 key=lambda h: (on_host[h], -holds(h), -room[h][0], order[spare[h][-1]]),
                 default=None,
             )
             if host is not None:
-                slot = spare[host].pop()
-                used.append(slot)
-                used_set.add(slot)
+                chosen = spare[host].pop()
+                used.append(chosen)
+                used_set.add(chosen)
                 on_host[host] += 1
-        if slot is None:
-            slot = min((s for s in used if fits(s)), key=by_load, default=None)
-        if slot is None:
+        if chosen is None:
+            chosen = min((s for s in used if fits(s)), key=by_load, default=None)
+        if chosen is None:
             return Fit(None, _frozen(room), _short(request, candidates, free))
-        placement[task] = slot
-        load[slot] += 1
-        heap[slot] += mem
-        room[slot[0]][0] -= mem
-        room[slot[0]][1] -= cpu
+        placement[task] = chosen
+        load[chosen] += 1
+        heap[chosen] += mem
+        room[chosen[0]][0] -= mem
+        room[chosen[0]][1] -= cpu
     return Fit(placement, _frozen(room))
 
 

@@ -59,7 +59,7 @@ class FrameRefused(Exception):
 class _Connection:
     id: int
     address: str
-    transport: asyncio.BaseTransport
+    transport: asyncio.WriteTransport  # a StreamWriter's
     waiting_since: float | None
 
 
@@ -172,6 +172,9 @@ class NimbusServer:
         return decision.admit
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is None:  # asyncio.start_server runs each connection's coroutine as a task
+            raise RuntimeError("a Thrift connection served outside an asyncio task")
         peer = writer.get_extra_info("peername") or ("?", 0)
         principal = peer_principal(writer.get_extra_info("peercert")) if self.ssl_context else None
         ctx = RequestContext(principal=principal, address=f"{peer[0]}:{peer[1]}")
@@ -180,7 +183,6 @@ class NimbusServer:
             writer.transport.abort()
             return
         self.connections[conn.id] = conn
-        task = asyncio.current_task()
         self.tasks.add(task)
         try:
             await self._serve(conn, reader, writer, ctx)

@@ -71,6 +71,7 @@ class Remove:
 
 
 Event = Activate | Deactivate | Kill | Rebalance | DoRebalance | Monitor | Startup | Remove
+Delayed = Remove | DoRebalance  # the events a status schedules for later (kill's, rebalance's)
 USER_EVENTS = (Activate, Deactivate, Kill, Rebalance)
 
 # --- instructions ------------------------------------------------------------------------
@@ -90,7 +91,7 @@ class Reassign:
 
 @dataclass(frozen=True)
 class ScheduleEvent:
-    event: Event
+    event: Delayed
     delay_secs: float
 
 
@@ -106,14 +107,14 @@ class IllegalTransition(Exception):
     """A user asked for something the topology's status does not allow."""
 
 
-EVENT_NAMES = {"remove": Remove, "do-rebalance": DoRebalance}
+EVENT_NAMES: dict[str, type[Delayed]] = {"remove": Remove, "do-rebalance": DoRebalance}
 
 
-def _event_name(event: Event) -> str:
+def _event_name(event: Delayed) -> str:
     return {Remove: "remove", DoRebalance: "do-rebalance"}[type(event)]
 
 
-def _delayed(base: StormBase, status: TopologyStatus, event: Event, wait: int, now: float):
+def _delayed(base: StormBase, status: TopologyStatus, event: Delayed, wait: int, now: float):
     """Set `status` and schedule `event`; the due time is kept in /storms for restarts."""
     wait = max(0, wait)
     previous = base.previous_status

@@ -72,6 +72,14 @@ def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+def _seq(primary_key: Any) -> int:
+    """The seq of a log row just inserted. SQLAlchemy types the key as optional; a one-row
+    INSERT, all append_all runs, always has one."""
+    if primary_key is None:
+        raise RuntimeError("the database gave no seq for a coordinator log message")
+    return int(primary_key[0])
+
+
 @dataclass(frozen=True)
 class CoordinatorMessage:
     seq: int
@@ -189,7 +197,7 @@ class Store:
                         key=compact([LOG_FORMAT_VERSION, type_, key]), value=compact(value)
                     )
                 )
-                seqs.append(int(result.inserted_primary_key[0]))
+                seqs.append(_seq(result.inserted_primary_key))
         return seqs
 
     def log(self, since: int = 0) -> Iterator[CoordinatorMessage]:

@@ -83,6 +83,6 @@ def narrowed_cluster(
         mine = theirs.get(sid, ())
         if not mine and taken.issuperset(info.ports):  # a full host: most of a busy cluster
             continue
-        ports = tuple(p for p in info.ports if p not in taken or p in mine)
-        hosts[sid] = Host(ports, info.memory_capacity_mb, info.cpu_capacity)
+        usable = tuple(p for p in info.ports if p not in taken or p in mine)
+        hosts[sid] = Host(usable, info.memory_capacity_mb, info.cpu_capacity)
     return Cluster(hosts, user_pools(settings))

@@ -11,7 +11,7 @@ caller may read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from squall import thrift_api as T
@@ -45,10 +45,13 @@ def _by_name(model: NimbusModel, name: str) -> TopologyModel:
 
 
 class UiReads:
+    """Mixed into NimbusHandler, whose attributes these are."""
+
     c: Controller
     authorizer: str
     acl: Acl
     groups: UnixGroups
+    _topology_info: Callable[[TopologyModel], Any]  # NimbusHandler's, as getTopologyInfo
 
     def _may(self, principal: str | None, operation: str, conf: Mapping[str, Any]) -> bool:
         """Whether `principal` may do the topology `operation` on a topology with `conf`
@@ -100,7 +103,7 @@ class UiReads:
         return cluster.topologies[0]
 
     def _info(self, topology: TopologyModel, options: Any) -> Any:
-        info = self._topology_info(topology)  # NimbusHandler's, as getTopologyInfo
+        info = self._topology_info(topology)
         info.errors = chosen_errors(info.errors, options.num_err_choice if options else None)
         return info
 

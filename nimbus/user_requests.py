@@ -35,8 +35,13 @@ class UserRequests:
     leader_of: LeaderOf
     clock: Callable[[], float]
     wall: Callable[[], float]
-    leading: bool  # a property of the controller: its published model leads
     call: Callable[..., None]  # run a job on the controller thread and wait for it
+
+    @property
+    def leading(self) -> bool:
+        """Whether this nimbus leads: Controller's property (its published model's), declared
+        here as one so that the mixin's type matches it."""
+        raise NotImplementedError
 
     def submit(
         self, name: str, location: str, json_conf: str, topology: Any, initial_status: int

@@ -11,6 +11,7 @@ the download has ended. A failed download is that topology's error, retried with
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -74,7 +75,7 @@ class ConfFetcher:
         """Start a download for each topology named (to its code dir), unless one is in
         flight or its retry is not due."""
         for tid, code_dir in sorted(dirs.items()):
-            self.jobs.start(tid, lambda tid=tid, d=code_dir: self.fetch(tid, d), now)
+            self.jobs.start(tid, functools.partial(self.fetch, tid, code_dir), now)
 
     def collect(self, now: float) -> list[tuple[str, str]]:
         """Keep each conf downloaded; return (tid, error) for each failed download."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 TAIL_BYTES = 4096
 _READ = 1 << 16
@@ -57,7 +57,7 @@ class RotatingLog:
 class LogPump(threading.Thread):
     """Copies a worker's output pipe into its RotatingLog until the pipe closes."""
 
-    def __init__(self, pipe: BinaryIO, log: RotatingLog) -> None:
+    def __init__(self, pipe: IO[bytes], log: RotatingLog) -> None:
         super().__init__(name=f"log-{log.path.name}", daemon=True)
         self.pipe, self.log = pipe, log
         self._tail = bytearray()
