@@ -120,6 +120,13 @@ def trusted_epoch(assignment_epoch: int, current_epoch: int) -> bool:
     return 0 <= assignment_epoch <= current_epoch
 
 
+# The values a /storms record's statuses and pending event may take (nimbus/states.py's
+# TopologyStatus and EVENT_NAMES): checked at the read, as its types are, so that a node
+# holding another value is skipped with a RecordError instead of failing a transition.
+STATUSES = frozenset({"active", "inactive", "killed", "rebalancing"})
+PENDING_EVENTS = frozenset({"remove", "do-rebalance"})
+
+
 @dataclass(frozen=True)
 class PendingEvent:
     """A delayed transition (kill's remove, rebalance's do-rebalance) kept in /storms so it
@@ -151,6 +158,11 @@ class StormBase:
     def _from_raw(cls, raw: dict[str, Any]) -> StormBase:
         pending = raw.get("pending")
         resources = raw.get("component_resources", {})
+        for status in (raw["status"], raw.get("previous_status") or "active"):
+            if status not in STATUSES:
+                raise ValueError(f"no topology status {status!r:.40}")
+        if pending and pending.get("event") not in PENDING_EVENTS:
+            raise ValueError(f"no pending event {pending.get('event')!r:.40}")
         return cls(
             **{
                 **raw,
