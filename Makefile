@@ -15,7 +15,7 @@ demo: system-deps venv bytecode
 test: system-deps venv bytecode
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(PY) -m squall.type_check
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: system-deps venv

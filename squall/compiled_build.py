@@ -87,7 +87,7 @@ def compile_hot_path(out: Path, modules: tuple[str, ...] = HOT_PATH) -> None:
     if importlib.util.find_spec("mypyc") is None:
         raise CompiledBuildError("mypyc is not installed: pip install 'squall[compiled]'")
     out = out.resolve()
-    sources = _sources()
+    sources = package_sources()
     for source, _ in sources:
         if out.is_relative_to(source) or source.is_relative_to(out):
             raise CompiledBuildError(f"{out} overlaps squall's own files at {source}")
@@ -95,7 +95,7 @@ def compile_hot_path(out: Path, modules: tuple[str, ...] = HOT_PATH) -> None:
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     work.chmod(0o755)  # mkdtemp's 0700 would hide it from workers run as their submitters
     try:
-        _stage(work, sources)
+        stage_package(work, sources)
         _compile(work, modules)
         for scratch in ("build", ".mypy_cache"):  # mypyc's objects and type cache
             shutil.rmtree(work / scratch, ignore_errors=True)
@@ -116,7 +116,7 @@ def stale_files(out: Path) -> list[str]:
     every process that uses it."""
     out = out.resolve()
     stale = []
-    for source, relative in _sources():
+    for source, relative in package_sources():
         if source.is_relative_to(out):
             raise CompiledBuildError(f"this process imports squall from {out} itself")
         for path in source.rglob("*"):
@@ -128,7 +128,7 @@ def stale_files(out: Path) -> list[str]:
     return stale
 
 
-def _stage(work: Path, sources: list[tuple[Path, Path]]) -> None:
+def stage_package(work: Path, sources: list[tuple[Path, Path]]) -> None:
     """A copy of the squall package at work/squall: symlinks resolved, the subpackages
     where a wheel puts them."""
     ignore = shutil.ignore_patterns("__pycache__", "*.so")
@@ -154,7 +154,7 @@ def _compile(work: Path, modules: tuple[str, ...]) -> None:
         raise CompiledBuildError(f"mypyc wrote no extension for {', '.join(missing)}")
 
 
-def _sources() -> list[tuple[Path, Path]]:
+def package_sources() -> list[tuple[Path, Path]]:
     """The imported squall package's directories and where each goes in a wheel's layout:
     squall/ itself, and the subpackages that a checkout keeps outside it."""
     root = _package_dir("squall")
