@@ -158,9 +158,10 @@ class StormBase:
     def _from_raw(cls, raw: dict[str, Any]) -> StormBase:
         pending = raw.get("pending")
         resources = raw.get("component_resources", {})
-        for status in (raw["status"], raw.get("previous_status") or "active"):
-            if status not in STATUSES:
-                raise ValueError(f"no topology status {status!r:.40}")
+        for key in ("status", "previous_status"):
+            status = raw.get(key)
+            if status not in STATUSES and (key == "status" or status is not None):
+                raise ValueError(f"{key}: no topology status {status!r:.40}")
         if pending and pending.get("event") not in PENDING_EVENTS:
             raise ValueError(f"no pending event {pending.get('event')!r:.40}")
         return cls(

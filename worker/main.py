@@ -170,6 +170,7 @@ class Worker(ZooKeeperReactions):
             group.before_round.append(self.transport.drain)
             group.after_round.append(self.transport.pump)
         self.credentials.initial()  # before any component's initialize, as Storm does
+        tune_garbage_collector(self.conf.get("topology.worker.gc.young.threshold"))
         self.transport.start()
         for executor in self.executors.values():
             executor.start()
@@ -250,9 +251,10 @@ class Worker(ZooKeeperReactions):
 def tune_garbage_collector(young: int | None) -> None:
     """Every tuple allocates a few containers (its Tuple, acking messages), so Python's
     collector runs a young collection every 700 allocations and, every 100 of those, walks
-    everything the worker holds. With `young` set, what the worker built up to now
-    (modules, components, their data) moves out of the collector's sight (gc.freeze) and
-    young collections wait for `young` allocations."""
+    everything the worker holds. With `young` set, what the worker built before its threads
+    start (modules, the topology, executors and components before their initialize) moves
+    out of the collector's sight (gc.freeze) and young collections wait for `young`
+    allocations. Called before the transport's and the executors' threads start."""
     if young:
         gc.freeze()
         gc.set_threshold(young, *gc.get_threshold()[1:])
@@ -287,7 +289,6 @@ def main(argv: list[str] | None = None) -> int:
             build = running_build()
             if build is not None:
                 log.info("per-tuple path compiled by mypyc, from %s", build)
-            tune_garbage_collector(conf.get("topology.worker.gc.young.threshold"))
             worker.run()  # its first round beats at once
     except TopologyKeysError as exc:
         log.error("cannot start securely (the supervisor will restart this worker): %s", exc)

@@ -64,6 +64,7 @@ def _storm(**fields):
         {"status": "running"},  # no such status: a transition would fail on it
         {"status": ["active"]},
         {"previous_status": "paused"},
+        {"previous_status": ""},
         {"status": "killed", "pending": {"event": "explode", "due_secs": 1.0}},
         {"status": "killed", "pending": ["remove", 1.0]},
     ],
