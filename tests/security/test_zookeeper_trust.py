@@ -76,6 +76,12 @@ MALFORMED = [
     (StormBase, raw(**{**BASE, "pending": "x"})),
     (StormBase, raw(**{**BASE, "pending": {"event": 1, "due_secs": 1}})),
     (StormBase, raw(**{**BASE, "previous_status": 3})),
+    # well typed, but values nimbus's state machine does not know (a transition would fail)
+    (StormBase, raw(**{**BASE, "status": "running"})),
+    (StormBase, raw(**{**BASE, "previous_status": "paused"})),
+    (StormBase, raw(**{**BASE, "previous_status": ""})),
+    (StormBase, raw(**{**BASE, "pending": {"event": "explode", "due_secs": 1.0}})),
+    (StormBase, raw(**{**BASE, "pending": ["remove", 1.0]})),
     (Assignment, raw(**{**ASSIGNMENT, "task_slots": {"1": []}})),
     (Assignment, raw(**{**ASSIGNMENT, "task_slots": {"1": "s"}})),
     (Assignment, raw(**{**ASSIGNMENT, "task_slots": {"x": ["s", 1]}})),
@@ -105,6 +111,9 @@ def test_well_formed_records_still_decode():
     assert nimbus == NimbusInfo("h", 1, 1.5, "v")
     pending = {**BASE, "pending": {"event": "remove", "due_secs": 3}}
     assert decode(StormBase, raw(**pending), "/x").pending.due_secs == 3
+    rebalancing = {**BASE, "status": "rebalancing", "previous_status": "inactive"}
+    rebalancing["pending"] = {"event": "do-rebalance", "due_secs": 5.0}
+    assert decode(StormBase, raw(**rebalancing), "/x").pending.event == "do-rebalance"
 
 
 def test_junk_stats_in_a_heartbeat_are_left_out_of_topology_info():
