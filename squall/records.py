@@ -158,10 +158,9 @@ class StormBase:
     def _from_raw(cls, raw: dict[str, Any]) -> StormBase:
         pending = raw.get("pending")
         resources = raw.get("component_resources", {})
-        for key in ("status", "previous_status"):
-            status = raw.get(key)
-            if status not in STATUSES and (key == "status" or status is not None):
-                raise ValueError(f"{key}: no topology status {status!r:.40}")
+        for key, allowed in (("status", STATUSES), ("previous_status", STATUSES | {None})):
+            if raw.get(key) not in allowed:
+                raise ValueError(f"{key}: no topology status {raw.get(key)!r:.40}")
         if pending and pending.get("event") not in PENDING_EVENTS:
             raise ValueError(f"no pending event {pending.get('event')!r:.40}")
         return cls(

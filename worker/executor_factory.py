@@ -31,14 +31,6 @@ def load_component(code_dir: Path, module_name: str, class_name: str, kwargs: di
     return obj(**kwargs)
 
 
-def executor_class(component: Component) -> type[Executor]:
-    if isinstance(component, Spout):
-        return SpoutExecutor
-    if isinstance(component, SparkBolt):
-        return SparkBoltExecutor
-    return BoltExecutor
-
-
 def make_executor(
     structure: TopologyStructure,
     component: Component | None,
@@ -66,7 +58,8 @@ def make_executor(
         )
     if component is None:
         raise ValueError(f"{name} has no component: only an acker runs without one")
-    return executor_class(component)(component, context, info.streams, conf, io)
+    kind = SpoutExecutor if isinstance(component, Spout) else BoltExecutor
+    return kind(component, context, info.streams, conf, io)
 
 
 def load_executor(
