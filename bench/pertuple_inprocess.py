@@ -1,0 +1,107 @@
+"""The per-tuple cost without a cluster: bench/pertuple_topology.py's tasks (one spout, two
+upper-casing and two counting bolts, one acker) built as a worker builds them, on one
+shared thread, every task local. It prints the tuples counted per second and per CPU-second
+over a window. Without ZooKeeper, nimbus, a supervisor and the transport, this machine's
+noise is smaller than in bench/pertuple.py: it is how an A/B of the per-tuple code itself
+(interleaved runs, e.g. a compiled build against another) was measured.
+
+    python bench/pertuple_inprocess.py [--seconds S] [--untracked] [--gc-young N]
+    PYTHONPATH=build/compiled python bench/pertuple_inprocess.py    # the compiled build
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+WARMUP_SECS = 2.0
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=float, default=5.0, help="the window")
+    p.add_argument("--untracked", action="store_true", help="emit without message ids")
+    p.add_argument("--gc-young", type=int, help="topology.worker.gc.young.threshold")
+    args = p.parse_args()
+    # read by the topology when it is imported
+    os.environ["SQUALL_BENCH_PERTUPLE"] = json.dumps({"tracked": not args.untracked})
+    import pertuple_topology
+
+    from squall.components import TaskContext
+    from squall.config import cluster_conf
+    from squall.recipes.in_memory import InMemoryCoordination, InMemoryRegistry
+    from squall.structure import ACKER, assign_task_ids
+    from squall.worker.executor_factory import make_executor
+    from squall.worker.executor_group import group_executors
+    from squall.worker.inbound import Inbound
+    from squall.worker.main import tune_garbage_collector
+    from squall.worker.routing import Router
+    from squall.worker.spark import SparkHolder
+    from squall.worker.task_io import WorkerTaskIO
+
+    out = tempfile.mkdtemp(prefix="squall-inprocess-")
+    topology = pertuple_topology.PerTuple
+    structure = topology.structure()
+    conf = cluster_conf(**{**topology.config, "topology.output.dir": out})
+    counts = structure.task_counts()
+    counts[ACKER] = 1
+    components = assign_task_ids(counts)
+    tasks_of = defaultdict(list)
+    for task, name in sorted(components.items()):
+        tasks_of[name].append(task)
+    executors: dict = {}
+    inbound = Inbound(structure, executors, True)
+    router = Router(structure, components, components)
+    io = WorkerTaskIO(
+        router,
+        inbound.deliver,
+        tasks_of[ACKER],
+        print,  # errors: none expected
+        send_many=inbound.deliver_many,
+        congested=inbound.congested,
+        deliver_local=inbound.deliver_local,
+    )
+    spark = SparkHolder(conf, "inprocess", Path(out) / "spark")  # unused: no SparkBolt
+    registry = InMemoryRegistry()
+    for task, name in sorted(components.items()):
+        context = TaskContext(
+            "inprocess",
+            name,
+            task,
+            tuple(tasks_of[name]),
+            out,
+            coordination=InMemoryCoordination(registry),
+            task_components=components,
+        )
+        spec = None if name == ACKER else topology.specs[name]
+        component = None if spec is None else spec.component(**spec.kwargs)
+        executors[task] = make_executor(structure, component, context, conf, io, spark)
+    group_executors(executors, structure, conf)
+    tune_garbage_collector(args.gc_young)  # where a worker calls it: before the threads
+    for executor in executors.values():
+        executor.start()
+    time.sleep(1.0)  # the components' initialize, on the group's thread
+    for executor in executors.values():
+        executor.activate(True)
+    time.sleep(WARMUP_SECS)
+    counters = [e.component for e in executors.values() if hasattr(e.component, "counted")]
+    counted0, cpu0, wall0 = sum(c.counted for c in counters), time.process_time(), time.time()
+    time.sleep(args.seconds)
+    counted1, cpu1, wall1 = sum(c.counted for c in counters), time.process_time(), time.time()
+    n = counted1 - counted0
+    print(
+        f"counted {n / (wall1 - wall0):,.0f}/s, {n / (cpu1 - cpu0):,.0f} per CPU-second, "
+        f"CPU {100 * (cpu1 - cpu0) / (wall1 - wall0):.0f}%"
+    )
+    for executor in executors.values():
+        executor.stop()
+    os._exit(0)  # the executors' threads are daemons; nothing to flush
+
+
+if __name__ == "__main__":
+    main()
