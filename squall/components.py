@@ -25,7 +25,11 @@ class _TupleFields(NamedTuple):
     stream: str
     fields: tuple[str, ...]
     values: tuple[Any, ...]
-    ids: Mapping[int, int] = MappingProxyType({})  # acking: root -> id
+    roots: tuple[int, ...] = ()  # acking: the trees this tuple belongs to ...
+    root_ids: tuple[int, ...] = ()  # ... and its id in each, in the same order
+
+
+NO_IDS: Mapping[int, int] = MappingProxyType({})
 
 
 class Tuple(_TupleFields):
@@ -34,9 +38,29 @@ class Tuple(_TupleFields):
     Made once per tuple a bolt takes, so it is a NamedTuple underneath (a frozen dataclass's
     __init__ cost several times as much), but it behaves as the tuple of its `values`:
     indexing (by position or field name), iteration, len and unpacking see the values, and
-    equality and hashing ignore the acking `ids`, as before."""
+    equality and hashing ignore the acking ids, as before. The acking map (root -> id) is
+    kept as the two tuples it travels as, `roots` and `root_ids`, and made a dict only when
+    `ids` is read: a dict per tuple, and a tuple of its keys per input, were a few percent
+    of a bolt's cost."""
 
     __slots__ = ()
+
+    def __new__(
+        cls,
+        source_component: str,
+        source_task: int,
+        stream: str,
+        fields: tuple[str, ...],
+        values: tuple[Any, ...],
+        ids: Mapping[int, int] = NO_IDS,
+    ) -> Tuple:
+        head = (source_component, source_task, stream, fields, values)
+        return tuple.__new__(cls, (*head, tuple(ids), tuple(ids.values())))
+
+    @property
+    def ids(self) -> Mapping[int, int]:
+        """The acking map: root -> this tuple's id in the root's tree."""
+        return dict(zip(self.roots, self.root_ids, strict=True)) if self.roots else NO_IDS
 
     def __getitem__(self, key: int | str) -> Any:  # type: ignore[override]
         if isinstance(key, str):
@@ -89,6 +113,14 @@ class Batch:
     def __len__(self) -> int:
         return self.table.num_rows
 
+    @property
+    def roots(self) -> tuple[int, ...]:  # the acking map as a Tuple keeps it
+        return tuple(self.ids)
+
+    @property
+    def root_ids(self) -> tuple[int, ...]:
+        return tuple(self.ids.values())
+
     @classmethod
     def of(cls, tup: Tuple) -> Batch:
         """A single tuple as a one-row batch."""
@@ -100,8 +132,9 @@ class Batch:
     def tuples(self) -> Iterator[Tuple]:
         columns = [self.table.column(i).to_pylist() for i in range(len(self.fields))]
         head = (self.source_component, self.source_task, self.stream, self.fields)
+        anchors = (self.roots, self.root_ids)
         for values in zip(*columns, strict=True):
-            yield Tuple(*head, values, self.ids)
+            yield tuple.__new__(Tuple, (*head, values, *anchors))
 
 
 def tuples_of(item: Tuple | Batch) -> Iterator[Tuple]:

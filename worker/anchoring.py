@@ -32,10 +32,15 @@ _new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per 
 
 
 class Anchoring:
+    """The acking state of one bolt task: the inputs being processed, as one flat list of
+    (root, id) pairs over all of them, in two parallel tuples (a Tuple's `roots` and
+    `root_ids`, taken as they are: nothing made per input)."""
+
     def __init__(self, ackers: Sequence[int], new_id: Callable[[], int]) -> None:
         self.ackers = tuple(ackers)
         self.new_id = new_id
-        self.inputs: tuple[Mapping[int, int], ...] = ()
+        self.input_roots: tuple[int, ...] = ()  # per input, per root of it: the root ...
+        self.input_ids: tuple[int, ...] = ()  # ... and the input's id in its tree
         self.roots: tuple[int, ...] = ()  # what the next emit is anchored to
         self.emitted = 0  # XOR of the edge ids emitted from the current inputs
 
@@ -53,21 +58,28 @@ class Anchoring:
     # One method per event, for the executor's per-tuple calls (no event object, no match).
 
     def taken(self, anchors: tuple[Mapping[int, int], ...]) -> None:
-        self.inputs = anchors
-        if len(anchors) == 1:  # one input (a plain bolt): its roots, each once
-            self.roots = tuple(anchors[0])
-        else:
-            parity = Counter(root for ids in anchors for root in ids)
-            self.roots = tuple(root for root, n in parity.items() if n % 2)
+        if len(anchors) == 1:
+            self.taken_one(tuple(anchors[0]), tuple(anchors[0].values()))
+            return
+        self.input_roots = tuple(root for ids in anchors for root in ids)
+        self.input_ids = tuple(value for ids in anchors for value in ids.values())
+        parity = Counter(self.input_roots)
+        self.roots = tuple(root for root, n in parity.items() if n % 2)
+        self.emitted = 0
+
+    def taken_one(self, roots: tuple[int, ...], ids: tuple[int, ...]) -> None:
+        """One input (a plain bolt's): its roots, each once, anchor what it emits."""
+        self.input_roots = self.roots = roots
+        self.input_ids = ids
         self.emitted = 0
 
     def processed(self, ok: bool) -> list[AnchoringInstruction]:
         out = self._acks() if ok else self._fails()
-        self.inputs, self.roots = (), ()  # emits outside a processing: untracked
+        self.input_roots = self.input_ids = self.roots = ()  # emits outside one: untracked
         return out
 
     def emitted_to(self, targets: tuple[int, ...]) -> list[AnchoringInstruction]:
-        if not any(self.inputs):  # untracked inputs (or none): untracked output
+        if not self.input_roots:  # untracked inputs (or none): untracked output
             return [untracked(target) for target in targets]
         out: list[AnchoringInstruction] = []
         roots, new_id, emitted = self.roots, self.new_id, self.emitted
@@ -80,24 +92,21 @@ class Anchoring:
         return out
 
     def _acks(self) -> list[AnchoringInstruction]:
-        ackers, emitted = self.ackers, self.emitted
+        ackers, emitted, roots = self.ackers, self.emitted, self.input_roots
         if not ackers:
             return []
         n = len(ackers)  # acker_for, inline: this runs for every input of every bolt
-        inputs = self.inputs
-        if len(inputs) == 1 and len(inputs[0]) == 1:  # one input of one tree: most tuples
-            ((root, value),) = inputs[0].items()
-            return [_new(AckTree, (ackers[root % n], root, value ^ emitted))]
+        if len(roots) == 1:  # one input of one tree: most tuples
+            root = roots[0]
+            return [_new(AckTree, (ackers[root % n], root, self.input_ids[0] ^ emitted))]
         return [
             _new(AckTree, (ackers[root % n], root, value ^ emitted))
-            for ids in self.inputs
-            for root, value in ids.items()
+            for root, value in zip(roots, self.input_ids, strict=True)
         ]
 
     def _fails(self) -> list[AnchoringInstruction]:
         return [
             FailTree(acker, root)
-            for ids in self.inputs
-            for root in ids
+            for root in self.input_roots
             if (acker := acker_for(self.ackers, root)) is not None
         ]

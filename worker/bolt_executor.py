@@ -70,7 +70,7 @@ class BoltExecutor(Executor):
         for n, item in enumerate(items):
             self.progress_at = now = clock()
             self.busy, self.holding = True, left
-            anchoring.taken((item.ids,))  # take([item]), without the list
+            anchoring.taken_one(item.roots, item.root_ids)  # take([item]), as it is
             one = type(item) is Tuple
             size = 1 if one else rows(item)
             try:  # a table of tuples is acked whole: one failing row fails it

@@ -9,16 +9,13 @@ dataclass costs several times as much to make), equal only to their own type.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from squall.components import Tuple
+from squall.components import NO_IDS, Tuple
 
 from .typed_tuples import equal_only_to_own_type
-
-NO_ANCHORS: Mapping[int, int] = MappingProxyType({})  # an untracked tuple's, shared
 
 
 class TupleDelivery(NamedTuple):
@@ -34,7 +31,7 @@ class TupleDelivery(NamedTuple):
 
     @property
     def anchors(self) -> Mapping[int, int]:
-        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_ANCHORS
+        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_IDS
 
 
 class TableDelivery(NamedTuple):
@@ -50,7 +47,7 @@ class TableDelivery(NamedTuple):
 
     @property
     def anchors(self) -> Mapping[int, int]:
-        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_ANCHORS
+        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_IDS
 
 
 Delivery = TupleDelivery | TableDelivery
@@ -66,15 +63,9 @@ def as_tuple(
     roots: tuple[int, ...],
     ids: tuple[int, ...],
 ) -> Tuple:
-    """The Tuple a bolt takes for a tuple with this routing (per tuple: the Tuple made without
-    the namedtuple's Python-level __new__, the anchors without a zip for one tree)."""
-    if not roots:
-        anchors: Mapping[int, int] = NO_ANCHORS
-    elif len(roots) == 1:  # one tree: most tuples
-        anchors = {roots[0]: ids[0]}
-    else:
-        anchors = dict(zip(roots, ids, strict=True))
-    return _new(Tuple, (component, task, stream, fields, values, anchors))  # type: ignore[no-any-return]
+    """The Tuple a bolt takes for a tuple with this routing (per tuple: made without the
+    Python-level __new__, its acking map kept as the delivery's two tuples)."""
+    return _new(Tuple, (component, task, stream, fields, values, roots, ids))  # type: ignore[no-any-return]
 
 
 equal_only_to_own_type(TupleDelivery, TableDelivery, hashable=False)  # a table is not hashable

@@ -14,7 +14,7 @@ import pyarrow as pa
 from squall.components import Batch, Tuple
 
 from .acking import SYSTEM_STREAMS, ProtocolMessage, stream_message
-from .delivery import Delivery, TableDelivery, TupleDelivery
+from .delivery import Delivery, TableDelivery, as_tuple
 
 Input = Tuple | Batch
 InboxItem = Input | ProtocolMessage
@@ -76,15 +76,6 @@ class TaskIO(Protocol):
 
 def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
     """What the target executor's inbox takes for a delivery on a stream with `fields`."""
-    if type(delivery) is TupleDelivery and delivery.stream not in SYSTEM_STREAMS:
-        return Tuple(
-            delivery.component,
-            delivery.task,
-            delivery.stream,
-            fields,
-            delivery.values,
-            delivery.anchors,
-        )
     if isinstance(delivery, TableDelivery):
         return Batch(
             delivery.component,
@@ -97,4 +88,4 @@ def inbox_item(delivery: Delivery, fields: tuple[str, ...]) -> InboxItem:
     if delivery.stream in SYSTEM_STREAMS:
         return stream_message(delivery.target, delivery.stream, delivery.values)
     head = (delivery.component, delivery.task, delivery.stream, fields)
-    return Tuple(*head, delivery.values, delivery.anchors)
+    return as_tuple(*head, delivery.values, delivery.roots, delivery.ids)

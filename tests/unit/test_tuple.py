@@ -93,3 +93,15 @@ def test_the_inbound_fast_path_builds_the_tuple_inbox_item_builds():
     taken = executor.inbox.take(100, 0)
     assert taken == want + want
     assert [t.ids for t in taken[:3]] == [{10: 12, 11: 13}, {10: 14}, {}]
+
+
+def test_the_acking_map_is_kept_as_the_two_tuples_it_travels_as():
+    import pyarrow as pa
+
+    t = Tuple("src", 3, "default", FIELDS, ("a", 1), {7: 8, 9: 10})
+    assert (t.roots, t.root_ids, t.ids) == ((7, 9), (8, 10), {7: 8, 9: 10})
+    untracked = Tuple("src", 3, "default", FIELDS, ("a", 1))
+    assert (untracked.roots, untracked.root_ids, untracked.ids) == ((), (), {})
+    batch = Batch("src", 3, "default", FIELDS, pa.table({"word": ["a"], "n": [1]}), {5: 6})
+    assert (batch.roots, batch.root_ids) == ((5,), (6,))
+    assert [(row.roots, row.root_ids) for row in batch.tuples()] == [((5,), (6,))]
