@@ -236,6 +236,8 @@ def decode(frame: bytes) -> list[Any]:
         for n in names
     ]
     targets, tasks, roots, ids = (table.column(n).to_pylist() for n in _ROUTING)
+    if not all(map(_one_id_per_root, roots, ids)):  # a bolt's acks would break on them
+        raise CodecError("a tuple's routing must be one integer id per integer root")
     rows = list(zip(*columns, strict=True)) if columns else [()] * table.num_rows
     return [  # TupleDelivery(...) without its Python-level __new__
         _new(
@@ -244,6 +246,12 @@ def decode(frame: bytes) -> list[Any]:
         )
         for target, task, row, root, edge in zip(targets, tasks, rows, roots, ids, strict=True)
     ]
+
+
+def _one_id_per_root(roots: list | None, ids: list | None) -> bool:
+    if roots is None or ids is None or len(roots) != len(ids):
+        return False
+    return all(type(n) is int for n in roots) and all(type(n) is int for n in ids)
 
 
 def _table_delivery(component: str, stream: str, table: pa.Table, routing: Any) -> TableDelivery:

@@ -121,6 +121,18 @@ def test_truncated_and_lying_frames_are_codec_errors():
         decode(bytes(lying))
 
 
+@pytest.mark.parametrize(
+    ("roots", "ids"), [((10, 11), (12,)), ((10,), ()), ((), (5,)), ((10,), (None,))]
+)
+def test_an_arrow_frame_whose_tuple_has_not_one_id_per_root_is_a_codec_error(roots, ids):
+    """What a bolt's acks would trip over later (an IndexError or a XOR with None)."""
+    odd = tuple.__new__(TupleDelivery, (1, "src", 7, "default", ("w", 2**64), roots, ids))
+    [frame] = encode([odd], fields_of)  # an Arrow frame: msgpack holds no 2**64
+    assert not frame.startswith(MAGIC)
+    with pytest.raises(CodecError, match="one integer id per integer root"):
+        decode(frame)
+
+
 def test_tuples_travel_as_compact_frames_at_any_length():
     short = [TupleDelivery(2, "src", 7, "default", ("b", 2), (2**63 - 1, -(2**63)), (3, 4))]
     [frame] = encode(short, fields_of)
