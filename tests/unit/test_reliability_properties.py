@@ -101,7 +101,10 @@ def test_every_tree_gets_exactly_one_verdict(trees, max_pending, seed, lose, slo
             if target in bolts:
                 node, send = item
                 bolt = bolts[target]
-                bolt.handle(InputsTaken((dict(zip(send.roots, send.ids, strict=True)),)))
+                if rng.random() < 0.5:  # the executor's per-tuple call, or the event
+                    bolt.taken_one(send.roots, send.ids)
+                else:
+                    bolt.handle(InputsTaken((dict(zip(send.roots, send.ids, strict=True)),)))
                 for child in node.children:
                     child_target = rng.choice(BOLTS)
                     [child_send] = bolt.handle(BoltEmitted((child_target,)))
