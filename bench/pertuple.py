@@ -19,7 +19,9 @@ for acking off the emit-to-count lag; worker CPU and RSS from /proc. Bytewax 0.2
 install '.[bench]') and the plain loop run in their own processes (bench/pertuple_others.py).
 Figures are medians of --rounds; ratios are squall over Bytewax, of the rates and of the
 tuples per CPU-second (on a shared machine each process's rate follows the share of a core
-it got; the second ratio does not).
+it got; the second ratio does not). With several rounds, each case's ratio within each round
+is printed too, and its median: a round runs squall and Bytewax minutes apart, so these
+drift less with this machine's load (Bytewax alone ran at 34-54k items/s within an hour).
 """
 
 from __future__ import annotations
@@ -114,19 +116,37 @@ def _attempt(case: str, label: str, run: Any, *args: Any) -> dict[str, Any]:
     return row
 
 
+BASE = {  # what each case is compared with
+    "ack1": "bytewax-item",
+    "ack2": "bytewax-item",
+    "noack1": "bytewax-item",
+    "batch": "bytewax-batch",
+}
+
+
 def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rates = {r["case"]: r["rate"] for r in rows}
-    base = {"ack1": "bytewax-item", "ack2": "bytewax-item", "noack1": "bytewax-item"}
-    base["batch"] = "bytewax-batch"
     per_cpu = {r["case"]: r.get("per_cpu_s") for r in rows}
     return [
         {
             **r,
-            "vs_bytewax": ratio(r["rate"], rates.get(base.get(r["case"], ""))),
-            "vs_bytewax_cpu": ratio(r.get("per_cpu_s"), per_cpu.get(base.get(r["case"], ""))),
+            "vs_bytewax": ratio(r["rate"], rates.get(BASE.get(r["case"], ""))),
+            "vs_bytewax_cpu": ratio(r.get("per_cpu_s"), per_cpu.get(BASE.get(r["case"], ""))),
         }
         for r in rows
     ]
+
+
+def round_ratios(rounds: list[list[dict[str, Any]]], case: str) -> list[float]:
+    """`case` over its Bytewax case within each round: the two ran minutes apart, so these
+    vary less with this machine's load than the ratio of the medians does."""
+    out = []
+    for rows in rounds:
+        rates = {r["case"]: r["rate"] for r in rows}
+        got = ratio(rates.get(case), rates.get(BASE.get(case, "")))
+        if got is not None:
+            out.append(got)
+    return out
 
 
 def medians(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -242,6 +262,11 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             listed = ", ".join(f"{v:,.0f}" for v in each)
             print(f"  {case}: {listed} (median {statistics.median(each):,.0f})")
+            ratios = round_ratios(rounds, case)
+            if ratios:
+                listed = ", ".join(f"{v:.2f}x" for v in ratios)
+                median = statistics.median(ratios)
+                print(f"  {case} vs {BASE[case]}, round by round: {listed} (median {median:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -164,6 +164,10 @@ def test_rounds_become_median_rows_with_ratios_to_the_matching_bytewax_case():
     assert by_case["ack1"]["vs_bytewax_cpu"] == pytest.approx(0.4)
     assert by_case["batch"]["vs_bytewax"] == pytest.approx(0.6)  # against batches, not items
     assert by_case["loop"]["vs_bytewax"] is None
+    assert pertuple.round_ratios(rounds, "ack1") == pytest.approx([0.1, 0.3, 0.2])
+    rounds[1] = [r for r in rounds[1] if r["case"] != "bytewax-batch"]  # failed in round 2
+    assert pertuple.round_ratios(rounds, "batch") == pytest.approx([0.5, 0.6])
+    assert pertuple.round_ratios(rounds, "loop") == []
 
 
 def test_set_takes_yaml_values_and_refuses_what_is_not_key_value():
