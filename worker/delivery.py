@@ -29,10 +29,6 @@ class TupleDelivery(NamedTuple):
     roots: tuple[int, ...] = ()
     ids: tuple[int, ...] = ()
 
-    @property
-    def anchors(self) -> Mapping[int, int]:
-        return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_IDS
-
 
 class TableDelivery(NamedTuple):
     """Tuples that travel as one Arrow table (columns: the stream's fields)."""
@@ -46,7 +42,7 @@ class TableDelivery(NamedTuple):
     ids: tuple[int, ...] = ()
 
     @property
-    def anchors(self) -> Mapping[int, int]:
+    def anchors(self) -> Mapping[int, int]:  # what its Batch keeps (a Tuple keeps the two)
         return dict(zip(self.roots, self.ids, strict=True)) if self.roots else NO_IDS
 
 
