@@ -27,6 +27,7 @@ from squall.structure import TopologyStructure
 
 from .bolt_executor import SparkBoltExecutor
 from .executors import Executor
+from .wakeup import FdWake
 
 log = logging.getLogger("squall.worker")
 
@@ -44,7 +45,7 @@ def shares_thread(executor: Executor) -> bool:
 class ExecutorGroup:
     def __init__(self, members: Iterable[Executor], name: str) -> None:
         self.members = list(members)
-        self.wake = threading.Event()
+        self.wake = FdWake()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._started = False
         # the worker's transport, when it runs on this thread (Transport.share): what arrived
@@ -52,6 +53,9 @@ class ExecutorGroup:
         # round emitted is sent after it
         self.before_round: list[Callable[[], float]] = []
         self.after_round: list[Callable[[], None]] = []
+        # how the thread waits between rounds, up to the seconds given (set by the
+        # transport: for its socket too)
+        self.idle: Callable[[float], object] = self.wake.wait
         for member in self.members:
             member.group = self
             member.thread = self.thread
@@ -78,7 +82,7 @@ class ExecutorGroup:
                 member.ended = True
 
     def _turns(self, live: list[Executor]) -> None:
-        wake, before, after = self.wake, self.before_round, self.after_round
+        wake, idle, before, after = self.wake, self.idle, self.before_round, self.after_round
         while live:
             wait = MAX_WAIT
             for chore in before:
@@ -98,7 +102,7 @@ class ExecutorGroup:
             for chore_after in after:
                 _chore(chore_after, None)
             if wait > 0 and live:
-                wake.wait(wait)
+                idle(wait)
                 wake.clear()  # what arrived before the clear is taken in the next round
 
 

@@ -164,11 +164,12 @@ class Worker(ZooKeeperReactions):
                 self.structure, self.code_dir, context, self.conf, io, self.spark
             )
         groups = group_executors(self.executors, self.structure, self.conf)  # one thread
-        if groups:  # which also decodes and sends (Transport.share)
+        if groups:  # which also receives and sends (Transport.share)
             [group] = groups
             self.transport.share(group.wake, group.thread)
             group.before_round.append(self.transport.drain)
             group.after_round.append(self.transport.pump)
+            group.idle = self.transport.idle
         self.credentials.initial()  # before any component's initialize, as Storm does
         tune_garbage_collector(self.conf.get("topology.worker.gc.young.threshold"))
         self.transport.start()

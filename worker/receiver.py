@@ -79,6 +79,10 @@ class Receiver:
             if settle is not None:
                 wait = settle()
 
+    def ready(self) -> bool:
+        """Whether a message waits to be read (read_message returns at once)."""
+        return bool(self.pull.get(zmq.EVENTS) & zmq.POLLIN)
+
     def read_message(self) -> list[bytes]:
         """One message's frames, read a part at a time (libzmq hands over a message only once
         all of it has arrived). Past MAX_PARTS parts or frame_bytes bytes the rest is read

@@ -6,11 +6,13 @@ through the receiver (receiver.py: the bound PULL socket, bounded reads, CURVE) 
 the tasks' queues here, or notes a peer's backpressure status.
 
 On a worker whose tasks take turns on one shared thread (executor_group.py) that thread also
-decodes what arrived and sends what its tasks emitted, once per round (`share`): the receive
-thread only reads messages off the socket and there is no sender thread. Handing every
-message between three threads that take turns on the GIL cost two workers more CPU than the
-messages themselves: the bench's two workers did 30-31k tuples/s with it, 32-37k without
-(bench/RESULTS.md, 2026-11-26).
+reads and decodes what arrived and sends what its tasks emitted, once per round (`share`), and
+idles in one poll over the receiving socket and its wake-up (wakeup.py): there is no sender
+thread and no receive thread. Handing every message between three threads that take turns on
+the GIL cost two workers more CPU than the messages themselves: the bench's two workers did
+30-31k tuples/s with a sender thread, 32-37k without (bench/RESULTS.md, 2026-11-26); the
+receive thread woke ~1,000 times a second per worker, each time taking the GIL from the
+tasks (2026-11-27).
 
 Backpressure (backpressure.py): the receive thread never blocks on a task's queue. Data for
 a task whose queue is full is parked, in order, and retried (parking.py); while any task is
@@ -21,9 +23,9 @@ stop flag) until the task has room; protocol messages never wait.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from itertools import compress
 from operator import itemgetter, not_
@@ -40,9 +42,11 @@ from .delivery import Delivery
 from .parking import Parking
 from .receiver import RECEIVE_WAIT, Receiver, log
 from .sender import CONNECT_PEERS, Address, Sender
+from .wakeup import FdWake
 
 PROTOCOL = frozenset(PROTOCOL_TYPES)
 _TARGET, _DELIVERY = itemgetter(0), itemgetter(1)
+MESSAGES_PER_DRAIN = 64  # a fast peer must not keep the shared thread reading
 
 
 class Transport:
@@ -95,8 +99,9 @@ class Transport:
             transfer_limit if full else 0,
         )
         self.outbox = self.sender.outbox
-        self.arrived: deque[list[bytes]] | None = None  # messages for the shared thread
-        self.wake: threading.Event | None = None
+        self.shared = False  # whether the worker's shared thread receives and sends
+        self.messages_per_drain = MESSAGES_PER_DRAIN
+        self.poller: zmq.Poller | None = None  # the shared thread's idle poll
         self.threads = [
             threading.Thread(target=self._receive, name="transport-recv", daemon=True),
             threading.Thread(target=self.sender.run, name="transport-send", daemon=True),
@@ -106,21 +111,31 @@ class Transport:
         for t in self.threads:
             t.start()
 
-    def share(self, wake: threading.Event, thread: threading.Thread) -> None:
-        """Decode and send on `thread`, the worker's shared thread, which calls `drain` and
-        `pump` each round (before `start`); `wake` ends its wait when a message arrives."""
-        self.arrived, self.wake = deque(), wake
+    def share(self, wake: FdWake, thread: threading.Thread) -> None:
+        """Receive and send on `thread`, the worker's shared thread, which calls `drain` and
+        `pump` each round and `idle` between rounds (before `start`); a put from another
+        thread sets `wake`."""
+        self.shared = True
         self.settle_at = 0.0  # when drain next retries parked data and looks at congestion
         self.sender.share(wake, thread)
-        self.threads = self.threads[:1]  # no sender thread
+        self.poller = zmq.Poller()
+        self.poller.register(self.receiver.pull, zmq.POLLIN)
+        self.poller.register(wake, zmq.POLLIN)
+        self.threads = []  # neither a sender thread nor a receive thread
+
+    def idle(self, timeout: float) -> None:
+        """On the shared thread between rounds: wait up to `timeout` seconds for a message
+        or a wake-up."""
+        self.poller.poll(math.ceil(timeout * 1000))  # type: ignore[union-attr]
 
     def drain(self) -> float:
         """On the shared thread: take in the messages that arrived; the seconds until this
         must run again (parked data is retried, a congested worker tells its peers)."""
-        arrived = self.arrived
-        assert arrived is not None
-        for _ in range(len(arrived)):  # what is here now: a fast peer must not keep it here
-            self._take(arrived.popleft())
+        receiver = self.receiver
+        for _ in range(self.messages_per_drain):
+            if not receiver.ready():
+                break
+            self._take(receiver.read_message())
         now = time.monotonic()
         if self.parking is not None and self.parking.parked:  # retry and tell peers soon
             self.settle_at = min(self.settle_at, now + self.check_secs / 5)
@@ -207,15 +222,8 @@ class Transport:
                 self.deliver(delivery)
 
     def _receive(self) -> None:
-        if self.arrived is None:  # this thread decodes too, and retries parked data
-            self.receiver.run(self.stopping, self._take, self._settle)
-        else:
-            self.receiver.run(self.stopping, self._arrive, None)
-
-    def _arrive(self, message: list[bytes]) -> None:
-        """For the shared thread to decode."""
-        self.arrived.append(message)  # type: ignore[union-attr]
-        self.wake.set()  # type: ignore[union-attr]
+        """The receive thread (no shared thread): it decodes, and retries parked data."""
+        self.receiver.run(self.stopping, self._take, self._settle)
 
     def _take(self, message: list[bytes]) -> None:
         """Hand over what a message's frames hold (parking data for a full task, noting a
@@ -253,20 +261,22 @@ class Transport:
         """After the executors stopped: the last sends, then the sockets. A shared thread
         still busy (a task stalled in a call) keeps its sockets: ZeroMQ sockets must not be
         used from two threads, and the context cannot end while they are open."""
-        if self.arrived is None:  # a sender thread of its own
+        if not self.shared:  # a sender thread and a receive thread of its own
             self.outbox.put(None)
             self.threads[1].join(5)
             busy = _busy(self.threads[1])
+            self.stopping.set()
+            self.threads[0].join(2)
+            self.receiver.close()
         else:
+            self.stopping.set()
             busy = _busy(self.sender.thread)  # type: ignore[arg-type]
             if busy:
                 log.warning("the shared thread is busy: its last sends are dropped")
             else:
                 self.sender.pump()
                 self.sender.close_sockets()
-        self.stopping.set()
-        self.threads[0].join(2)
-        self.receiver.close()
+                self.receiver.close()
         if not busy:  # term waits for every socket: a busy thread's are still open
             self.ctx.term()
 

@@ -1,10 +1,10 @@
 """A transport on the worker's shared thread (Transport.share), over real ZeroMQ on loopback:
-nothing is sent before the thread pumps, nothing delivered before it drains, both in order;
-a put from another thread wakes the shared thread; a peer that takes nothing never blocks it."""
+nothing is sent before the thread pumps, nothing read or delivered before it drains, both in
+order; its idle poll ends when a message arrives or another thread puts; a peer that takes
+nothing never blocks it."""
 
 import logging
 import threading
-from collections import deque
 
 import pytest
 
@@ -15,6 +15,7 @@ from squall.worker.acking import AckTree
 from squall.worker.backpressure import BackpressureStatus
 from squall.worker.delivery import TupleDelivery
 from squall.worker.transport import Transport
+from squall.worker.wakeup import FdWake
 from squall.zkserver import free_port
 
 
@@ -26,7 +27,7 @@ class Shared:
     """A transport shared with this (the test's) thread, as a worker's group shares it."""
 
     def __init__(self, port: int, received: list) -> None:
-        self.wake = threading.Event()
+        self.wake = FdWake()
         self.transport = Transport(
             "127.0.0.1",
             port,
@@ -51,20 +52,29 @@ def pair():
     receiver.transport.close()
 
 
+def idles_until_woken(transport: Transport) -> None:
+    """The shared thread's idle poll returns (in a thread: a poll that never ends fails the
+    wait, not the whole run)."""
+    idle = threading.Thread(target=transport.idle, args=(60,), daemon=True)
+    idle.start()
+    wait_for(lambda: not idle.is_alive(), 10, "the idle poll to end")
+
+
 def test_sends_wait_for_the_pump_and_arrivals_for_the_drain(pair):
     receiver, sender, received = pair
-    assert len(sender.transport.threads) == 1  # the receive thread only
+    assert sender.transport.threads == []  # neither a sender thread nor a receive thread
     tuples = [TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (n,)) for n in range(100)]
     sender.transport.send_many([*tuples[:50], AckTree(1, 5, 6), *tuples[50:]], None)
     assert not sender.transport.outbox.empty()
     sender.transport.pump()
     assert sender.transport.outbox.empty()
-    wait_for(lambda: receiver.wake.is_set(), 10, "the receive thread to wake the shared thread")
-    wait_for(lambda: receiver.transport.arrived, 10, "the message")
-    assert received == []  # not decoded off the shared thread
+    idles_until_woken(receiver.transport)  # by the message
+    assert receiver.transport.receiver.ready()
+    assert received == []  # nothing read off the shared thread
     receiver.transport.drain()
     assert [d for d in received if type(d) is TupleDelivery] == tuples
     assert [d for d in received if type(d) is AckTree] == [AckTree(1, 5, 6)]
+    assert not receiver.transport.receiver.ready()
 
 
 def test_a_put_from_another_thread_wakes_the_shared_thread(pair):
@@ -75,6 +85,9 @@ def test_a_put_from_another_thread_wakes_the_shared_thread(pair):
     other.start()
     other.join(10)
     assert sender.wake.is_set()
+    idles_until_woken(sender.transport)
+    sender.wake.clear()
+    assert not sender.wake.is_set() and not sender.wake.wait(0)
 
 
 def test_a_peer_that_takes_nothing_never_blocks_the_shared_thread(monkeypatch, caplog):
@@ -100,7 +113,7 @@ def test_closing_while_the_shared_thread_is_busy_leaves_its_sockets_and_returns(
     busy.start()
     port = free_port()
     transport = Transport("127.0.0.1", port, print, fields_of, 2**16)
-    transport.share(threading.Event(), busy)  # stalled in a task's call, say
+    transport.share(FdWake(), busy)  # stalled in a task's call, say
     transport.start()
     try:
         transport.route({1: ("127.0.0.1", free_port())}, set())
@@ -108,24 +121,25 @@ def test_closing_while_the_shared_thread_is_busy_leaves_its_sockets_and_returns(
         with caplog.at_level(logging.WARNING, "squall.worker.transport"):
             transport.close()  # neither sends from this thread nor waits for the context
         assert "the shared thread is busy" in caplog.text
-        assert not transport.threads[0].is_alive()
+        assert not transport.receiver.pull.closed  # the busy thread reads it
     finally:
         release.set()
         busy.join(10)
+        transport.sender.close_sockets()  # what the busy thread would have closed
+        transport.receiver.close()
+        transport.ctx.term()
 
 
-def test_a_drain_takes_what_was_there_when_it_began(pair):
-    receiver, _, _ = pair
-    transport = receiver.transport
-    taken = []
-
-    class FastPeer(deque):  # another message arrives while each one is taken
-        def popleft(self):
-            message = super().popleft()
-            taken.append(message)
-            self.append([b"more"])
-            return message
-
-    transport.arrived = FastPeer([[b"one"], [b"two"]])  # not frames: dropped, logged
-    transport.drain()  # returns, leaving what came meanwhile for the next round
-    assert taken == [[b"one"], [b"two"]] and len(transport.arrived) == 2
+def test_a_drain_reads_a_bounded_number_of_messages(pair):
+    """A fast peer must not keep the shared thread reading: each drain reads at most
+    messages_per_drain messages, the rest wait for the next rounds, in order."""
+    receiver, sender, received = pair
+    receiver.transport.messages_per_drain = 1
+    tuples = [TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (n,)) for n in range(5)]
+    for delivery in tuples:  # a message each
+        sender.transport.send_many([delivery], None)
+        sender.transport.pump()
+    for n in range(1, len(tuples) + 1):
+        wait_for(receiver.transport.receiver.ready, 10, "a message")
+        receiver.transport.drain()
+        assert received == tuples[:n]

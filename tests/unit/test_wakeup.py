@@ -1,0 +1,44 @@
+"""FdWake: threading.Event's behaviour, and a file descriptor a poll can wait on with sockets
+(the worker's shared thread idles in one poll over it and its receiving socket)."""
+
+import os
+import select
+import threading
+
+from squall.local import wait_for
+from squall.worker.wakeup import FdWake
+
+
+def readable(wake: FdWake) -> bool:
+    return bool(select.select([wake], [], [], 0)[0])
+
+
+def test_set_and_clear_as_an_event():
+    wake = FdWake()
+    assert not wake.is_set() and not wake.wait(0) and not readable(wake)
+    wake.set()
+    wake.set()  # a second set while set writes nothing more
+    assert wake.is_set() and wake.wait(0) and readable(wake)
+    wake.clear()  # one clear empties the fd, however many sets came before
+    assert not wake.is_set() and not readable(wake)
+
+
+def test_a_set_from_another_thread_ends_a_wait():
+    wake = FdWake()
+    returned = []
+    waiter = threading.Thread(target=lambda: returned.append(wake.wait(60)), daemon=True)
+    waiter.start()
+    threading.Thread(target=wake.set).start()
+    wait_for(lambda: returned, 10, "the wait to end")
+    assert returned == [True]
+
+
+def test_a_wait_ends_at_its_timeout_when_nothing_sets_it():
+    assert FdWake().wait(0.01) is False
+
+
+def test_a_wake_made_and_dropped_many_times_leaves_no_descriptor_open():
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(2000):
+        FdWake().set()
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
