@@ -141,5 +141,21 @@ def test_a_drain_reads_a_bounded_number_of_messages(pair):
         sender.transport.pump()
     for n in range(1, len(tuples) + 1):
         wait_for(receiver.transport.receiver.ready, 10, "a message")
-        receiver.transport.drain()
+        receiver.transport.drain()  # at the bound: the next drain looks again at once
         assert received == tuples[:n]
+
+
+def test_a_busy_thread_looks_at_its_socket_every_read_every_seconds(pair):
+    """A look is a system call and rounds come thousands of times a second: a drain soon
+    after a look that found nothing does not look again; after an idle wait it does."""
+    receiver, sender, received = pair
+    receiver.transport.read_every = 3600.0
+    receiver.transport.drain()  # looks, finds nothing: the next look in an hour
+    sender.transport.send_many([TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (1,))], None)
+    sender.transport.pump()
+    wait_for(receiver.transport.receiver.ready, 10, "the message")
+    receiver.transport.drain()
+    assert received == []
+    receiver.transport.idle(0)  # as the shared thread does when its round found nothing
+    receiver.transport.drain()
+    assert len(received) == 1
