@@ -12,18 +12,19 @@ thread and no receive thread. Handing every message between three threads that t
 the GIL cost two workers more CPU than the messages themselves: the bench's two workers did
 30-31k tuples/s with a sender thread, 32-37k without (bench/RESULTS.md, 2026-11-26); the
 receive thread woke ~1,000 times a second per worker, each time taking the GIL from the
-tasks (2026-11-27).
+tasks (2026-11-27). What the shared thread has not read yet waits in ZeroMQ's queue
+(RCVHWM messages; past that the peers' sends are refused), not in an unbounded one here.
 
-Backpressure (backpressure.py): the receive thread never blocks on a task's queue. Data for
-a task whose queue is full is parked, in order, and retried (parking.py); while any task is
-congested this worker sends its congested set to its peers as a control frame (on change and every
-check interval). An executor flushing data to a congested remote task waits (checking its
-stop flag) until the task has room; protocol messages never wait.
+Backpressure (backpressure.py): the receiving thread (the receive thread, or the shared
+thread) never blocks on a task's queue. Data for a task whose queue is full is parked, in
+order, and retried (parking.py); while any task is congested this worker sends its congested
+set to its peers as a control frame (on change and every check interval). An executor
+flushing data to a congested remote task waits (checking its stop flag) until the task has
+room; protocol messages never wait.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from .delivery import Delivery
 from .parking import Parking
 from .receiver import RECEIVE_WAIT, Receiver, log
 from .sender import CONNECT_PEERS, Address, Sender
-from .wakeup import FdWake
+from .wakeup import FdWake, poll_millis
 
 PROTOCOL = frozenset(PROTOCOL_TYPES)
 _TARGET, _DELIVERY = itemgetter(0), itemgetter(1)
@@ -107,6 +108,7 @@ class Transport:
         self.read_every = READ_EVERY
         self.read_at = 0.0  # when drain next looks at the socket
         self.poller: zmq.Poller | None = None  # the shared thread's idle poll
+        self.wake: FdWake | None = None  # what other threads set to end it
         self.threads = [
             threading.Thread(target=self._receive, name="transport-recv", daemon=True),
             threading.Thread(target=self.sender.run, name="transport-send", daemon=True),
@@ -121,6 +123,7 @@ class Transport:
         `pump` each round and `idle` between rounds (before `start`); a put from another
         thread sets `wake`."""
         self.shared = True
+        self.wake = wake
         self.settle_at = 0.0  # when drain next retries parked data and looks at congestion
         self.sender.share(wake, thread)
         self.poller = zmq.Poller()
@@ -131,7 +134,8 @@ class Transport:
     def idle(self, timeout: float) -> None:
         """On the shared thread between rounds: wait up to `timeout` seconds for a message
         or a wake-up; the next drain looks at the socket."""
-        self.poller.poll(math.ceil(timeout * 1000))  # type: ignore[union-attr]
+        if not self.wake.is_set():  # type: ignore[union-attr]  # set meanwhile: a round at once
+            self.poller.poll(poll_millis(timeout))  # type: ignore[union-attr]
         self.read_at = 0.0
 
     def drain(self) -> float:

@@ -6,6 +6,7 @@ import select
 import threading
 
 from squall.local import wait_for
+from squall.worker import wakeup
 from squall.worker.wakeup import FdWake
 
 
@@ -21,6 +22,29 @@ def test_set_and_clear_as_an_event():
     assert wake.is_set() and wake.wait(0) and readable(wake)
     wake.clear()  # one clear empties the fd, however many sets came before
     assert not wake.is_set() and not readable(wake)
+
+
+def test_a_set_while_a_clear_reads_leaves_no_set_flag_over_an_empty_fd(monkeypatch):
+    """A set from another thread while clear reads the fd (the read lets go of the GIL):
+    set and unreadable, no later set would write, and a poll over the fd would sleep on."""
+    wake = FdWake()
+    wake.set()
+    read = os.read
+
+    def read_with_a_set_meanwhile(fd: int, n: int) -> bytes:
+        monkeypatch.setattr(wakeup.os, "read", read)
+        wake.set()
+        return read(fd, n)
+
+    monkeypatch.setattr(wakeup.os, "read", read_with_a_set_meanwhile)
+    wake.clear()
+    assert wake.is_set() == readable(wake)
+    wake.set()
+    assert readable(wake)
+
+
+def test_a_negative_timeout_returns_at_once_as_an_events_does():
+    assert FdWake().wait(-1) is False
 
 
 def test_a_set_from_another_thread_ends_a_wait():
