@@ -45,8 +45,8 @@ def shares_thread(executor: Executor) -> bool:
 class ExecutorGroup:
     def __init__(self, members: Iterable[Executor], name: str) -> None:
         self.members = list(members)
-        self.wake = FdWake()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.wake = FdWake(owner=self.thread)
         self._started = False
         # the worker's transport, when it runs on this thread (Transport.share): what arrived
         # is taken in before each round (returning how soon it must run again), what the

@@ -134,8 +134,10 @@ class Transport:
     def idle(self, timeout: float) -> None:
         """On the shared thread between rounds: wait up to `timeout` seconds for a message
         or a wake-up; the next drain looks at the socket."""
-        if not self.wake.is_set():  # type: ignore[union-attr]  # set meanwhile: a round at once
-            self.poller.poll(poll_millis(timeout))  # type: ignore[union-attr]
+        wake = self.wake
+        assert wake is not None and self.poller is not None
+        if not wake.is_set() and self.poller.poll(poll_millis(timeout)):  # else: a round now
+            wake.polled()  # it may have been the wake's fd
         self.read_at = 0.0
 
     def drain(self) -> float:

@@ -43,6 +43,34 @@ def test_a_set_while_a_clear_reads_leaves_no_set_flag_over_an_empty_fd(monkeypat
     assert readable(wake)
 
 
+def test_a_write_landing_after_a_clear_is_read_by_the_clear_after_the_next_wait():
+    """A setter's write that lands after clear read the fd leaves it readable while clear:
+    the next wait returns at once, and must leave the next clear reading it (else every
+    poll over it returns at once: a busy loop)."""
+    wake = FdWake()
+    wake.set()
+    wake.clear()
+    os.write(wake.fileno(), (1).to_bytes(8, "little"))  # the late write
+    assert readable(wake) and not wake.is_set()
+    assert wake.wait(10) is False  # returns at once: readable
+    wake.clear()
+    assert not readable(wake)
+
+
+def test_a_set_from_the_owner_thread_writes_nothing_but_counts():
+    """The thread that waits is not waiting while it sets: no system call is needed."""
+    wake = FdWake(owner=threading.current_thread())
+    wake.set()
+    assert wake.is_set() and wake.wait(0) and not readable(wake)
+    wake.clear()
+    other = threading.Thread(target=wake.set)
+    other.start()
+    other.join(10)
+    assert wake.is_set() and readable(wake)  # another thread's set wakes a poll over it
+    wake.clear()
+    assert not readable(wake)
+
+
 def test_a_negative_timeout_returns_at_once_as_an_events_does():
     assert FdWake().wait(-1) is False
 
