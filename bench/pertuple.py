@@ -8,6 +8,7 @@ item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> c
     .venv/bin/python bench/pertuple.py --cases ack1,batch         # some cases only
     .venv/bin/python bench/pertuple.py --set topology.max.spout.pending=100   # any conf
     .venv/bin/python bench/pertuple.py --compiled build/compiled  # squall's mypyc build
+    .venv/bin/python bench/pertuple.py --cases ack2 --perf prof/  # perf on the workers
 
 squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on
 as by default), one per round, the topology of bench/pertuple_topology.py submitted once per
@@ -30,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -195,9 +197,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="DIR",
         help="run the cluster from a build of python -m squall.compiled_build DIR",
     )
+    p.add_argument(
+        "--perf",
+        type=Path,
+        metavar="DIR",
+        help="record each squall case's workers with perf over the window, to DIR/CASE-N.data "
+        "(bench/perf_summary.py reads them; profiled cases run slower)",
+    )
     p.add_argument("--start-timeout", type=float, default=120.0)
     p.add_argument("--other-timeout", type=float, default=300.0)
     args = p.parse_args(argv)
+    if args.perf and not shutil.which("perf"):
+        p.error("--perf needs perf (Debian: linux-perf)")
     args.conf = dict(conf_setting(p, item) for item in args.set)
     args.cases = [c for c in args.cases.split(",") if c]
     args.others = [c for c in args.others.split(",") if c]

@@ -8,9 +8,13 @@ has a deadline (--start-timeout), so a case that hangs fails instead of the benc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +85,8 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
         t0 = time.time()
         usage.start()
         soak = args.soak if case == "noack1" and args.soak else 0
-        rss_series = usage.sample_rss(soak or args.measure, args.rss_every, args.rss_stop)
+        with perf_record(usage.pids(), args.perf, f"{case}-{number}"):
+            rss_series = usage.sample_rss(soak or args.measure, args.rss_every, args.rss_stop)
         t1 = time.time()
         cpu_pct = usage.cpu_pct()
         wait_for(
@@ -117,6 +122,24 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     if soak:
         row["rss_series_mib"] = rss_series
     return row
+
+
+@contextlib.contextmanager
+def perf_record(pids: list[int], directory: Path | None, name: str) -> Iterator[None]:
+    """perf sampling the workers' call stacks (DWARF: mypyc's functions by name) while the
+    block runs, to directory/name.data; nothing when directory is None."""
+    if directory is None:
+        yield
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    command = ["perf", "record", "-F", "249", "--call-graph", "dwarf,16384", "-q"]
+    command += ["-p", ",".join(map(str, pids)), "-o", str(directory / f"{name}.data")]
+    perf = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        perf.send_signal(signal.SIGINT)  # perf writes its file and exits
+        perf.wait(120)
 
 
 def _check_compiled(pids: list[int], build: Path) -> None:

@@ -1,0 +1,46 @@
+"""bench/perf_summary.py: perf script's call stacks read into samples, inclusive shares and
+what a function spends its samples on (the calling machinery and mypyc's wrappers skipped)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[2] / "bench"))  # names unique to bench/
+
+import perf_summary  # noqa: E402
+
+# two samples as `perf script -F ip,sym` prints them: a blank header, frames leaf first
+SCRIPT = """
+\t           803e9 Py_DECREF (inlined)
+\t           80fa7 CPyDef_receiver___Receiver___ready+0x17
+\t          158ba2 PyObject_Vectorcall
+\t           5d975 CPyDef_transport___Transport___drain
+\t           5d975 CPyPy_transport___Transport___drain
+\t          1a7331 CPyDef_executor_group___ExecutorGroup____turns
+\t           11111 start_thread (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+\t           5d975 CPyDef_transport___Transport___drain
+\t           5d975 CPyPy_transport___Transport___drain
+\t          1a7331 CPyDef_executor_group___ExecutorGroup____turns
+"""
+
+
+def test_parse_stacks_gives_each_sample_its_frames_leaf_first():
+    stacks = perf_summary.parse_stacks(SCRIPT)
+    assert len(stacks) == 2
+    assert stacks[0][:2] == ["Py_DECREF", "CPyDef_receiver___Receiver___ready"]
+    assert stacks[0][-1] == "start_thread"
+    assert stacks[1][-1] == "CPyDef_executor_group___ExecutorGroup____turns"
+
+
+def test_inclusive_counts_a_function_once_per_sample_and_skips_the_machinery():
+    counts = perf_summary.inclusive(perf_summary.parse_stacks(SCRIPT))
+    assert counts["CPyDef_executor_group___ExecutorGroup____turns"] == 2
+    assert counts["CPyDef_receiver___Receiver___ready"] == 1
+    assert "PyObject_Vectorcall" not in counts and "start_thread" not in counts
+
+
+def test_callees_skip_the_functions_own_wrapper_and_say_self():
+    counts = perf_summary.callees(perf_summary.parse_stacks(SCRIPT), "Transport___drain")
+    assert counts == {"CPyDef_receiver___Receiver___ready": 1, "(self)": 1}
