@@ -7,7 +7,7 @@ Local backpressure (Storm 2's): `deliver_many` from an executor's flush waits, c
 sender's stop flag, while a target's receive queue holds its capacity of data; protocol
 messages never wait, so acks keep flowing and a DAG cannot deadlock (nor a task that emits
 to itself: it never waits on its own queue). Without a stop flag
-(the transport's receive thread) it never waits."""
+(the transport's receiving thread, shared or its own) it never waits."""
 
 from __future__ import annotations
 

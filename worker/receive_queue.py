@@ -5,7 +5,7 @@ Data (tuples, tables) and protocol messages (acks, inits, verdicts) wait apart: 
 messages are served first and never count against the bound, so a full queue can always
 drain its acks and a DAG of full queues cannot deadlock. The bound on data is enforced by
 the senders (they wait for `has_room`, backpressure.py says when), not by `put_many`: the
-transport's receive thread must never block on a queue.
+transport's receiving thread (shared or its own) must never block on a queue.
 """
 
 from __future__ import annotations

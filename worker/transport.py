@@ -70,7 +70,7 @@ class Transport:
     ):
         """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
         `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
-        while a local queue is full, the receive thread never does)."""
+        while a local queue is full, the receiving thread never does)."""
         self.ctx = zmq.Context()
         try:
             self.receiver = Receiver(self.ctx, address, port, max_message_bytes, keys)
