@@ -102,7 +102,11 @@ class ExecutorGroup:
             for chore_after in after:
                 _chore(chore_after, None)
             if wait > 0 and live:
-                idle(wait)
+                try:
+                    idle(wait)
+                except Exception:  # noqa: BLE001 - the transport's poll: wait on the wake alone
+                    log.exception("the shared thread's idle poll failed; it waits on wake-ups")
+                    idle = self.idle = wake.wait
                 wake.clear()  # what arrived before the clear is taken in the next round
 
 

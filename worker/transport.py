@@ -134,11 +134,15 @@ class Transport:
     def idle(self, timeout: float) -> None:
         """On the shared thread between rounds: wait up to `timeout` seconds for a message
         or a wake-up; the next drain looks at the socket."""
+        self.read_at = 0.0
         wake = self.wake
         assert wake is not None and self.poller is not None
-        if not wake.is_set() and self.poller.poll(poll_millis(timeout)):  # else: a round now
-            wake.polled()  # it may have been the wake's fd
-        self.read_at = 0.0
+        if wake.is_set():  # set since the round began: a round now
+            return
+        fd = wake.fileno()
+        for ready, _ in self.poller.poll(poll_millis(timeout)):
+            if ready is wake or ready == fd:  # pyzmq gives a registered object's fd back
+                wake.polled()
 
     def drain(self) -> float:
         """On the shared thread: take in the messages that arrived (looking at the socket

@@ -45,7 +45,10 @@ class FdWake(threading.Event):
             if threading.current_thread() is not self.owner:
                 self._written = True
                 with contextlib.suppress(BlockingIOError):  # a full pipe: readable already
-                    os.write(self._write_fd, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                    if self._write_fd == self._read_fd:
+                        os.eventfd_write(self._write_fd, 1)
+                    else:
+                        os.write(self._write_fd, b"\x01")
 
     def clear(self) -> None:
         # The fd before the flag: the other way round, a set between the two (the read

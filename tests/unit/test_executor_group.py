@@ -200,3 +200,24 @@ def test_the_transport_chores_run_around_every_round_and_a_failing_one_stops_not
         assert "the transport failed on the shared thread" in caplog.text
     finally:
         stopped(group.members)
+
+
+def test_a_failing_idle_poll_is_logged_and_the_thread_waits_on_its_wake_up(caplog):
+    """The transport's idle poll raising (a closed socket, say) must not end the shared
+    thread, which also receives and sends: it waits on its wake-up alone from then on."""
+    seen = Recording()
+    member = bolt(seen, 2)
+    group = ExecutorGroup([member, bolt(Recording(), 3)], "tasks")
+
+    def broken_poll(timeout):
+        raise OSError("the poll failed")
+
+    group.idle = broken_poll
+    member.start()
+    try:
+        wait_for(lambda: "idle poll failed" in caplog.text, 10, "the failure logged")
+        member.inbox.put(tup(1))  # a put from this thread wakes the thread's plain wait
+        wait_for(lambda: seen.seen == [1], 10, "the member to go on")
+        assert group.thread.is_alive() and group.idle == group.wake.wait
+    finally:
+        stopped(group.members)

@@ -4,6 +4,8 @@ order; its idle poll ends when a message arrives or another thread puts; a peer 
 nothing never blocks it."""
 
 import logging
+import os
+import select
 import threading
 
 import pytest
@@ -143,6 +145,39 @@ def test_a_drain_reads_a_bounded_number_of_messages(pair):
         wait_for(receiver.transport.receiver.ready, 10, "a message")
         receiver.transport.drain()  # at the bound: the next drain looks again at once
         assert received == tuples[:n]
+
+
+def test_only_the_wakes_own_fd_marks_it_for_reading():
+    """An idle ended by a message leaves the wake's fd unread (a read of an empty fd is a
+    failing system call per idle); one ended by the fd marks it, so the next clear reads it
+    (else the fd stays readable and every poll returns at once)."""
+    marked = []
+
+    class Marking(FdWake):
+        def polled(self) -> None:
+            marked.append(True)
+            super().polled()
+
+    received: list = []
+    port = free_port()
+    wake = Marking()
+    receiver = Transport("127.0.0.1", port, received.append, fields_of, 2**16)
+    receiver.share(wake, threading.current_thread())
+    sender = Shared(free_port(), [])
+    try:
+        sender.transport.route({1: ("127.0.0.1", port)}, set())
+        sender.transport.send_many([TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (1,))], None)
+        sender.transport.pump()
+        idles_until_woken(receiver)  # by the message
+        assert marked == []
+        os.write(wake.fileno(), (1).to_bytes(8, "little"))  # a setter's late write
+        idles_until_woken(receiver)
+        assert marked == [True]
+        wake.clear()
+        assert not select.select([wake], [], [], 0)[0]
+    finally:
+        sender.transport.close()
+        receiver.close()
 
 
 def test_a_busy_thread_looks_at_its_socket_every_read_every_seconds(pair):
