@@ -13,7 +13,8 @@ the GIL cost two workers more CPU than the messages themselves: the bench's two 
 30-31k tuples/s with a sender thread, 32-37k without (bench/RESULTS.md, 2026-11-26); the
 receive thread woke ~1,000 times a second per worker, each time taking the GIL from the
 tasks (2026-11-27). What the shared thread has not read yet waits in ZeroMQ's queue
-(RCVHWM messages; past that the peers' sends are refused), not in an unbounded one here.
+(RCVHWM messages; past that a peer's sender thread waits and a peer's shared thread drops
+and logs, sender.py), not in an unbounded queue here.
 
 Backpressure (backpressure.py): the receiving thread (the receive thread, or the shared
 thread) never blocks on a task's queue. Data for a task whose queue is full is parked, in
