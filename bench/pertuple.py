@@ -142,13 +142,8 @@ def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def round_ratios(rounds: list[list[dict[str, Any]]], case: str) -> list[float]:
     """`case` over its Bytewax case within each round: the two ran minutes apart, so these
     vary less with this machine's load than the ratio of the medians does."""
-    out = []
-    for rows in rounds:
-        rates = {r["case"]: r["rate"] for r in rows}
-        got = ratio(rates.get(case), rates.get(BASE.get(case, "")))
-        if got is not None:
-            out.append(got)
-    return out
+    rows = [r for rows in rounds for r in with_ratios(rows) if r["case"] == case]
+    return [r["vs_bytewax"] for r in rows if r["vs_bytewax"] is not None]
 
 
 def medians(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

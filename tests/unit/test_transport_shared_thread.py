@@ -5,7 +5,6 @@ nothing never blocks it."""
 
 import logging
 import os
-import select
 import threading
 
 import pytest
@@ -20,6 +19,8 @@ from squall.worker.transport import Transport
 from squall.worker.wakeup import FdWake
 from squall.zkserver import free_port
 
+from .test_wakeup import readable
+
 
 def fields_of(component: str, stream: str) -> tuple[str, ...]:
     return ("n",)
@@ -28,8 +29,8 @@ def fields_of(component: str, stream: str) -> tuple[str, ...]:
 class Shared:
     """A transport shared with this (the test's) thread, as a worker's group shares it."""
 
-    def __init__(self, port: int, received: list) -> None:
-        self.wake = FdWake()
+    def __init__(self, port: int, received: list, wake: FdWake | None = None) -> None:
+        self.wake = wake or FdWake()
         self.transport = Transport(
             "127.0.0.1",
             port,
@@ -158,11 +159,9 @@ def test_only_the_wakes_own_fd_marks_it_for_reading():
             marked.append(True)
             super().polled()
 
-    received: list = []
     port = free_port()
     wake = Marking()
-    receiver = Transport("127.0.0.1", port, received.append, fields_of, 2**16)
-    receiver.share(wake, threading.current_thread())
+    receiver = Shared(port, [], wake).transport
     sender = Shared(free_port(), [])
     try:
         sender.transport.route({1: ("127.0.0.1", port)}, set())
@@ -170,11 +169,11 @@ def test_only_the_wakes_own_fd_marks_it_for_reading():
         sender.transport.pump()
         idles_until_woken(receiver)  # by the message
         assert marked == []
-        os.write(wake.fileno(), (1).to_bytes(8, "little"))  # a setter's late write
+        os.eventfd_write(wake.fileno(), 1)  # a setter's late write
         idles_until_woken(receiver)
         assert marked == [True]
         wake.clear()
-        assert not select.select([wake], [], [], 0)[0]
+        assert not readable(wake)
     finally:
         sender.transport.close()
         receiver.close()
