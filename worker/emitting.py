@@ -61,6 +61,8 @@ class Emitter(Outbox):
 
     component: Any  # the user's Bolt or Spout (None for an acker), as the kind of task needs
     streams: dict[str, tuple[str, ...]]
+    component_id: str  # the context's, read per emit without an attribute lookup on it
+    task_id: int
     stats: TaskStats
     sampler: Sampler
 
@@ -83,8 +85,7 @@ class Emitter(Outbox):
         fields = self.streams.get(stream)
         if fields is None or len(payload) != len(fields):
             fields = self._check_emit(payload, stream)
-        context = self.context
-        name, task = context.component_id, context.task_id
+        name, task = self.component_id, self.task_id
         targets = self.io.targets(name, task, stream, payload, direct)
         instructions = self._emitted(tuple(targets), msg_id)
         if self._send_many is None:
@@ -144,11 +145,11 @@ class Emitter(Outbox):
         return fields
 
     def emit_batch(self, columns: Any, stream: str, direct: int | None, msg_id: Any) -> None:
-        name = self.context.component_id
+        name = self.component_id
         table = as_table(columns, self._fields(stream), f"{name} on stream {stream!r}")
         if not table.num_rows:
             return
-        parts = self.io.split(name, self.context.task_id, stream, table, direct)
+        parts = self.io.split(name, self.task_id, stream, table, direct)
         self._send_parts(stream, parts, msg_id)
         if self.sampler.percentage > 0:
             for row in table.to_pylist():
@@ -159,7 +160,7 @@ class Emitter(Outbox):
 
     def _event(self, stream: str, msg_id: Any, values: list[Any]) -> None:
         """One sampled tuple in the worker log (Storm's event logger's fields)."""
-        name, task = self.context.component_id, self.context.task_id
+        name, task = self.component_id, self.task_id
         eventlog.info("%s %d %s %r %r", name, task, stream, msg_id, values)
 
     def _send_parts(self, stream: str, parts: Sequence[tuple[int, Any]], msg_id: Any) -> None:
@@ -179,7 +180,7 @@ class Emitter(Outbox):
         return [Send(target) for target in targets]
 
     def _send(self, send: Send, stream: str, payload: Any) -> None:
-        name, task = self.context.component_id, self.context.task_id
+        name, task = self.component_id, self.task_id
         if isinstance(payload, pa.Table):
             delivery: Delivery = TableDelivery(
                 send.target, name, task, stream, payload, send.roots, send.ids
@@ -197,7 +198,7 @@ class Emitter(Outbox):
             case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
                 if self._send_many is None:
                     target, stream, values = message_stream(instruction)
-                    name, task = self.context.component_id, self.context.task_id
+                    name, task = self.component_id, self.task_id
                     self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
                 else:  # as it is: the transport turns it into a tuple only for the wire
                     self._buffer(instruction)

@@ -67,6 +67,7 @@ class Executor(Emitter):
     ) -> None:
         self.component = component
         self.context = context
+        self.component_id, self.task_id = context.component_id, context.task_id
         self.streams = streams
         self.conf = conf
         self.io = io

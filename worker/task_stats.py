@@ -33,7 +33,7 @@ Pure apart from `TaskStats.snapshot`'s default clock; time is passed in everywhe
 from __future__ import annotations
 
 import time
-from collections import Counter, deque
+from collections import defaultdict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,8 +106,10 @@ class SparkFigures:
 class TaskStats:
     """Written by the task's thread; `snapshot` is read by the heartbeat thread."""
 
-    emitted: Counter = field(default_factory=Counter)
-    transferred: Counter = field(default_factory=Counter)
+    # per stream; defaultdicts, not Counters: a Counter's Python-level __delitem__ routes every
+    # `+= 1` (twice per emit) through a slot wrapper, ~60 ns more each
+    emitted: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
+    transferred: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
     executed: int = 0
     acked: int = 0
     failed: int = 0
