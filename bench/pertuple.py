@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pertuple_squall import CASES, run_case
+from pertuple_squall import CASES, CEILINGS, run_case
 from pertuple_stats import median_row, per_cpu_second, ratio, table
 
 BENCH = Path(__file__).resolve().parent
@@ -121,6 +121,7 @@ def _attempt(case: str, label: str, run: Any, *args: Any) -> dict[str, Any]:
 BASE = {  # what each case is compared with
     "ack1": "bytewax-item",
     "ack2": "bytewax-item",
+    "ack2-near": "bytewax-item",
     "noack1": "bytewax-item",
     "batch": "bytewax-batch",
 }
@@ -167,7 +168,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p.add_argument("--cases", default=",".join(CASES), help="squall cases, comma-separated")
+    p.add_argument(
+        "--cases",
+        default=",".join(c for c in CASES if c not in CEILINGS),
+        help=f"squall cases, comma-separated (also {', '.join(CEILINGS)})",
+    )
     p.add_argument("--others", default=",".join(OTHERS), help="Bytewax and loop cases")
     p.add_argument("--rate", type=float, default=0, help="throttle the spout (acking, 1 worker)")
     p.add_argument("--half", action="store_true", help="measure the max rate, then run at half")

@@ -6,7 +6,9 @@ workers as the spout's kwargs): `rate` (tuples per second, 0: as fast as the spo
 `batch` (0: one tuple per emit; N: N rows per emit_batch, and the bolts work on whole
 tables), `tracked` (emit with a message id, so that acking measures complete latency),
 `par` (tasks of each bolt) and `spouts` (tasks of the spout, 1 unless given: with two
-workers one spout task would be half of one worker's work and the ceiling of both).
+workers one spout task would be half of one worker's work and the ceiling of both), and
+`counted_by` ("local_or_shuffle" instead of the word's fields grouping: nothing crosses
+between workers, a ceiling, not a word count).
 
 The topology measures itself, because only its components see every tuple: the spout and
 each counting task append a JSON line to <topology.output.dir>/<component>-<task>.jsonl
@@ -229,6 +231,13 @@ class CountTableBolt(CountBolt):
 _BATCH = int(SETTINGS.get("batch") or 0)
 _PAR = int(SETTINGS.get("par") or 2)
 _SPOUTS = int(SETTINGS.get("spouts") or 1)
+# how the counter takes its words: by the word (a word count), or local_or_shuffle (each
+# worker keeps its tuples: bench/pertuple_squall.py's ceiling case)
+_COUNTED_BY = (
+    Grouping.local_or_shuffle
+    if SETTINGS.get("counted_by") == "local_or_shuffle"
+    else Grouping.fields("word")
+)
 
 
 class PerTuple(Topology):
@@ -243,6 +252,4 @@ class PerTuple(Topology):
     upper = (UpperTableBolt if _BATCH else UpperBolt).spec(
         inputs={words: Grouping.shuffle}, par=_PAR
     )
-    count = (CountTableBolt if _BATCH else CountBolt).spec(
-        inputs={upper: Grouping.fields("word")}, par=_PAR
-    )
+    count = (CountTableBolt if _BATCH else CountBolt).spec(inputs={upper: _COUNTED_BY}, par=_PAR)

@@ -179,3 +179,11 @@ def test_set_takes_yaml_values_and_refuses_what_is_not_key_value():
         pertuple.parse_args(["--set", "no-equals-sign"])
     with pytest.raises(SystemExit):
         pertuple.parse_args(["--cases", "ack1,nope"])
+
+
+def test_the_ceiling_case_runs_only_when_named():
+    import pertuple
+
+    assert "ack2-near" not in pertuple.parse_args([]).cases
+    assert pertuple.parse_args(["--cases", "ack2,ack2-near"]).cases == ["ack2", "ack2-near"]
+    assert pertuple.BASE["ack2-near"] == "bytewax-item"  # compared as ack2 is
