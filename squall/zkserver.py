@@ -5,8 +5,11 @@ an address of its own, as a ZooKeeper host of a real cluster has."""
 
 from __future__ import annotations
 
+import os
+import random
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -15,19 +18,48 @@ from squall.processes import terminate
 ZK_CLASSPATH = "/usr/share/java/zookeeper.jar"
 MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 FREE_PORT_TRIES = 50
+# "LOW-HIGH": free_port draws from these ports, not the kernel's ephemeral ones. The test
+# suite gives each of its pytest processes a range of its own (tests/conftest.py): a port
+# handed out is often bound only later (a supervisor's slot, when a worker starts), and
+# another process drawing from the same ports could take it meanwhile.
+PORT_RANGE_ENV = "SQUALL_FREE_PORTS"
+_handed_out: set[int] = set()  # never handed out twice by this process (not its children)
+_handing_out = threading.Lock()
+_draw = random.SystemRandom()  # not the global generator, which a seeded test may reset
 
 
 def free_port(*addresses: str) -> int:
-    """A TCP port free on every one of `addresses` (default 127.0.0.1) right now: the servers
-    of an ensemble, like Storm's storm.zookeeper.port, share one client port."""
+    """A TCP port free on every one of `addresses` (default 127.0.0.1) right now, and not
+    handed out before by this process: the servers of an ensemble, like Storm's
+    storm.zookeeper.port, share one client port."""
     addresses = addresses or ("127.0.0.1",)
-    for _ in range(FREE_PORT_TRIES):
-        with socket.socket() as s:
-            s.bind((addresses[0], 0))
-            port = s.getsockname()[1]
-        if all(_bindable(a, port) for a in addresses[1:]):
-            return port
+    span = port_range(os.environ.get(PORT_RANGE_ENV, ""))
+    with _handing_out:
+        for _ in range(FREE_PORT_TRIES):
+            if span is None:
+                with socket.socket() as s:
+                    s.bind((addresses[0], 0))
+                    port = s.getsockname()[1]
+                others = addresses[1:]
+            else:
+                port, others = _draw.randint(*span), addresses
+            if port not in _handed_out and all(_bindable(a, port) for a in others):
+                _handed_out.add(port)
+                return port
     raise RuntimeError(f"no port free on all of {addresses} in {FREE_PORT_TRIES} tries")
+
+
+def port_range(text: str) -> tuple[int, int] | None:
+    """A range written LOW-HIGH as its two ports; None for an empty text, else ValueError."""
+    if not text:
+        return None
+    low, sep, high = text.partition("-")
+    if not sep or not low.strip().isdecimal() or not high.strip().isdecimal():
+        raise ValueError(f"{PORT_RANGE_ENV} must be LOW-HIGH, not {text!r}")
+    span = int(low), int(high)
+    if not 1024 <= span[0] <= span[1] <= 65535:
+        raise ValueError(f"{PORT_RANGE_ENV} must be ports 1024-65535, low first, not {text!r}")
+    return span
 
 
 def _bindable(address: str, port: int) -> bool:
