@@ -9,6 +9,8 @@ item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> c
     .venv/bin/python bench/pertuple.py --set topology.max.spout.pending=100   # any conf
     .venv/bin/python bench/pertuple.py --compiled build/compiled  # squall's mypyc build
     .venv/bin/python bench/pertuple.py --cases ack2 --perf prof/  # perf on the workers
+    .venv/bin/python bench/pertuple.py --cases ack2,ack2-near     # two workers, and with
+                                                  # nothing crossing between them (a ceiling)
 
 squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on
 as by default), one per round, the topology of bench/pertuple_topology.py submitted once per
