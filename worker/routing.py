@@ -45,6 +45,8 @@ class Subscription:
     grouping: GroupingSpec
     tasks: tuple[int, ...]
     key_index: tuple[int, ...]  # positions of the grouping fields in the emitted values
+    slot: int  # its place in the router's load-aware shuffles (Router._shuffles)
+    kind: str  # grouping.kind, read per emit without a lookup on the grouping
 
 
 def _key_bytes(value: Any) -> bytes:
@@ -87,23 +89,35 @@ class Router:
             by_component[component].append(task)
         self.local = set(local_tasks)
         self.subscriptions: dict[tuple[str, str], list[Subscription]] = {}
+        # the same per source and stream: what every emit looks up, by two str keys (a
+        # tuple key was made and hashed per emit)
+        self._by_source: dict[str, dict[str, list[Subscription]]] = defaultdict(dict)
+        slots = 0
         for name, info in structure.components.items():
             for stream, fields in info.streams.items():
-                self.subscriptions[(name, stream)] = [
-                    Subscription(
-                        consumer,
-                        grouping,
-                        tuple(by_component.get(consumer, ())),
-                        tuple(fields.index(f) for f in grouping.fields),
+                subs = self.subscriptions[(name, stream)] = []
+                for consumer, grouping in structure.consumers(name, stream):
+                    subs.append(
+                        Subscription(
+                            consumer,
+                            grouping,
+                            tuple(by_component.get(consumer, ())),
+                            tuple(fields.index(f) for f in grouping.fields),
+                            slots,
+                            grouping.kind,
+                        )
                     )
-                    for consumer, grouping in structure.consumers(name, stream)
-                ]
+                    slots += 1
+                self._by_source[name][stream] = subs
         self.counters: dict[tuple[int, str, str], int] = defaultdict(int)
         self.locality = locality
         self.load: Callable[[int], float] = lambda task: 0.0  # a task's load, 0 to 1 (locality)
         self._host_of: Mapping[int, str] = {}
         self._host = ""
-        self._shuffles: dict[tuple[int, str, str], LocalShuffle] = {}
+        # each subscription's load-aware shuffles, per emitting task (made at the first emit
+        # after a placement)
+        self._slots = slots
+        self._shuffles: list[dict[int, LocalShuffle]] = [{} for _ in range(slots)]
         self._key_crcs: dict[str, int] = {}  # str keys seen, hashed once (word-count keys recur)
         consumers: dict[str, set[str]] = defaultdict(set)
         for (source, _), subs in self.subscriptions.items():
@@ -121,18 +135,23 @@ class Router:
     def place(self, host_of: Mapping[int, str], host: str) -> None:
         """Which host every task runs on, and this worker's (locality; when assignments change)."""
         self._host_of, self._host = dict(host_of), host
-        self._shuffles = {}
+        self._shuffles = [{} for _ in range(self._slots)]
 
-    def _local_shuffle(self, key: tuple[int, str, str], sub: Subscription) -> LocalShuffle:
+    def _local_shuffle(self, task: int, sub: Subscription) -> LocalShuffle:
         assert self.locality is not None
-        shuffles, host_of, host = self._shuffles, self._host_of, self._host  # one placement
-        if sub.grouping.kind == LOCAL_OR_SHUFFLE:  # by weight, never beyond these
+        shuffles, host_of, host = self._shuffles[sub.slot], self._host_of, self._host
+        if sub.kind == LOCAL_OR_SHUFFLE:  # by weight, never beyond these
             pool = self._worker_first(sub)
             pools: tuple[tuple[int, ...], ...] = (pool, pool, pool)
         else:
             pools = scope_pools(sub.tasks, self.local, host_of, host)
-        shuffle = shuffles[key] = LocalShuffle(pools, self.locality)
+        shuffle = shuffles[task] = LocalShuffle(pools, self.locality)
         return shuffle
+
+    def shuffle_of(self, task: int, component: str, stream: str, consumer: str) -> LocalShuffle:
+        """The load-aware shuffle `task` uses for `consumer` (made if it has none yet)."""
+        [sub] = [s for s in self.subscriptions[(component, stream)] if s.component == consumer]
+        return self._shuffles[sub.slot].get(task) or self._local_shuffle(task, sub)
 
     def _worker_first(self, sub: Subscription) -> tuple[int, ...]:
         """Local-or-shuffle's targets: `sub`'s tasks in this worker, or all where it has none."""
@@ -143,7 +162,7 @@ class Router:
     ) -> list[int] | None:
         """The tasks of `sub` that receive what `task` emits now, whatever its values; None
         for fields grouping, where the values decide."""
-        kind = sub.grouping.kind
+        kind = sub.kind
         if kind == DIRECT:
             return [direct_task] if direct_task in sub.tasks else []
         if direct_task is not None:
@@ -155,18 +174,21 @@ class Router:
         if kind == GLOBAL:
             return [min(sub.tasks)]
         if self.locality is not None and kind in (SHUFFLE, NONE, LOCAL_OR_SHUFFLE):
-            key = (task, stream, sub.component)
-            shuffle = self._shuffles.get(key) or self._local_shuffle(key, sub)
-            target = shuffle.choose()
-            if not shuffle.turn % REFRESH_EVERY:
-                shuffle.refresh(self.load, time.monotonic())
-            return [target]
+            return [self._shuffled(sub, task)]
         pool = sub.tasks  # SHUFFLE, NONE, LOCAL_OR_SHUFFLE
         if kind == LOCAL_OR_SHUFFLE:
             pool = self._worker_first(sub)
         counter_key = (task, stream, sub.component)
         self.counters[counter_key] += 1
         return [pool[(self.counters[counter_key] - 1) % len(pool)]]
+
+    def _shuffled(self, sub: Subscription, task: int) -> int:
+        """The next target of `task`'s load-aware shuffle over `sub`'s tasks."""
+        shuffle = self._shuffles[sub.slot].get(task) or self._local_shuffle(task, sub)
+        target = shuffle.choose()
+        if not shuffle.turn % REFRESH_EVERY:
+            shuffle.refresh(self.load, time.monotonic())
+        return target
 
     def targets(
         self,
@@ -177,11 +199,20 @@ class Router:
         direct_task: int | None = None,
     ) -> list[int]:
         out: list[int] = []
-        for sub in self.subscriptions.get((component, stream), ()):
+        streams = self._by_source.get(component)
+        subs = streams.get(stream) if streams is not None else None
+        if subs is None:
+            return out
+        locality = self.locality is not None
+        for sub in subs:
             tasks = sub.tasks
             if not tasks:
                 continue
-            if direct_task is None and sub.grouping.kind == FIELDS:  # per tuple: no lists
+            kind = sub.kind
+            if direct_task is None and locality and kind in (SHUFFLE, NONE):
+                out.append(self._shuffled(sub, task))  # per tuple: no lists
+                continue
+            if direct_task is None and kind == FIELDS:  # per tuple: no lists
                 index = sub.key_index
                 if len(index) == 1:
                     key = values[index[0]]

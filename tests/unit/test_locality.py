@@ -128,7 +128,7 @@ def test_router_shuffles_to_its_own_worker_until_its_tasks_fill():
 
     assert picks(4 * REFRESH_EVERY) == {1: 4 * REFRESH_EVERY}
     load[1] = 0.95  # task 1's queue nearly full: the next refresh widens to the host
-    r._shuffles[(5, "default", "dst")].refreshed = float("-inf")
+    r.shuffle_of(5, "src", "default", "dst").refreshed = float("-inf")
     assert set(picks(4 * REFRESH_EVERY)) == {1, 2}
 
 
@@ -198,15 +198,14 @@ def test_local_or_shuffle_weighs_its_workers_tasks_and_never_leaves_them():
     r.place({1: "a", 2: "a", 3: "a", 4: "b", 5: "a"}, "a")
     load = {1: 0.95, 2: 0.85}  # both nearly full: a shuffle would widen to the host
     r.load = lambda task: load.get(task, 0.0)
-    shuffle_key = (5, "default", "dst")
 
     def picks(n):
         return Counter(t for i in range(n) for t in r.targets("src", 5, "default", ["k", i]))
 
     assert set(picks(REFRESH_EVERY)) == {1, 2}
     for _ in range(5):  # refreshes: task 1 is the one behind
-        r._shuffles[shuffle_key].refreshed = float("-inf")
+        r.shuffle_of(5, "src", "default", "dst").refreshed = float("-inf")
         picks(REFRESH_EVERY)
     assert set(picks(1000)) == {1, 2}  # still only this worker's tasks
-    weights = r._shuffles[shuffle_key].weights
+    weights = r.shuffle_of(5, "src", "default", "dst").weights
     assert weights[1] < weights[2]  # and fewer for the one behind
