@@ -88,14 +88,13 @@ class Router:
         for task, component in sorted(task_components.items()):
             by_component[component].append(task)
         self.local = set(local_tasks)
-        self.subscriptions: dict[tuple[str, str], list[Subscription]] = {}
-        # the same per source and stream: what every emit looks up, by two str keys (a
-        # tuple key was made and hashed per emit)
-        self._by_source: dict[str, dict[str, list[Subscription]]] = defaultdict(dict)
+        # per source, then stream: every emit looks them up by two str keys (a tuple key
+        # was made and hashed per emit)
+        self.subscriptions: dict[str, dict[str, list[Subscription]]] = defaultdict(dict)
         slots = 0
         for name, info in structure.components.items():
             for stream, fields in info.streams.items():
-                subs = self.subscriptions[(name, stream)] = []
+                subs = self.subscriptions[name][stream] = []
                 for consumer, grouping in structure.consumers(name, stream):
                     subs.append(
                         Subscription(
@@ -108,7 +107,6 @@ class Router:
                         )
                     )
                     slots += 1
-                self._by_source[name][stream] = subs
         self.counters: dict[tuple[int, str, str], int] = defaultdict(int)
         self.locality = locality
         self.load: Callable[[int], float] = lambda task: 0.0  # a task's load, 0 to 1 (locality)
@@ -116,12 +114,12 @@ class Router:
         self._host = ""
         # each subscription's load-aware shuffles, per emitting task (made at the first emit
         # after a placement)
-        self._slots = slots
         self._shuffles: list[dict[int, LocalShuffle]] = [{} for _ in range(slots)]
         self._key_crcs: dict[str, int] = {}  # str keys seen, hashed once (word-count keys recur)
         consumers: dict[str, set[str]] = defaultdict(set)
-        for (source, _), subs in self.subscriptions.items():
-            consumers[source].update(sub.component for sub in subs)
+        for source, streams in self.subscriptions.items():
+            for subs in streams.values():
+                consumers[source].update(sub.component for sub in subs)
         # every task that a component's emits reach, directly or through other components: a
         # spout checks them all for congestion (a task on a shared thread never waits in a
         # flush, so a full queue two hops away holds back the spout, not the bolt between)
@@ -135,7 +133,7 @@ class Router:
     def place(self, host_of: Mapping[int, str], host: str) -> None:
         """Which host every task runs on, and this worker's (locality; when assignments change)."""
         self._host_of, self._host = dict(host_of), host
-        self._shuffles = [{} for _ in range(self._slots)]
+        self._shuffles = [{} for _ in self._shuffles]
 
     def _local_shuffle(self, task: int, sub: Subscription) -> LocalShuffle:
         assert self.locality is not None
@@ -150,8 +148,16 @@ class Router:
 
     def shuffle_of(self, task: int, component: str, stream: str, consumer: str) -> LocalShuffle:
         """The load-aware shuffle `task` uses for `consumer` (made if it has none yet)."""
-        [sub] = [s for s in self.subscriptions[(component, stream)] if s.component == consumer]
+        [sub] = [s for s in self._subscribers(component, stream) if s.component == consumer]
+        return self._shuffle(sub, task)
+
+    def _shuffle(self, sub: Subscription, task: int) -> LocalShuffle:
         return self._shuffles[sub.slot].get(task) or self._local_shuffle(task, sub)
+
+    def _subscribers(self, component: str, stream: str) -> list[Subscription]:
+        """What subscribes to `component`'s `stream` (targets has this inline)."""
+        streams = self.subscriptions.get(component)
+        return streams.get(stream, []) if streams is not None else []
 
     def _worker_first(self, sub: Subscription) -> tuple[int, ...]:
         """Local-or-shuffle's targets: `sub`'s tasks in this worker, or all where it has none."""
@@ -184,7 +190,7 @@ class Router:
 
     def _shuffled(self, sub: Subscription, task: int) -> int:
         """The next target of `task`'s load-aware shuffle over `sub`'s tasks."""
-        shuffle = self._shuffles[sub.slot].get(task) or self._local_shuffle(task, sub)
+        shuffle = self._shuffle(sub, task)
         target = shuffle.choose()
         if not shuffle.turn % REFRESH_EVERY:
             shuffle.refresh(self.load, time.monotonic())
@@ -199,7 +205,7 @@ class Router:
         direct_task: int | None = None,
     ) -> list[int]:
         out: list[int] = []
-        streams = self._by_source.get(component)
+        streams = self.subscriptions.get(component)  # _subscribers, inline
         subs = streams.get(stream) if streams is not None else None
         if subs is None:
             return out
@@ -240,7 +246,7 @@ class Router:
         """Where the rows of an emitted batch go: shuffle-like groupings send the whole batch
         to one task (round robin per batch), fields grouping sends each task its rows."""
         out: list[tuple[int, pa.Table]] = []
-        for sub in self.subscriptions.get((component, stream), ()):
+        for sub in self._subscribers(component, stream):
             if not sub.tasks:
                 continue
             chosen = self._chosen(sub, task, stream, direct_task)
