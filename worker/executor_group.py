@@ -49,10 +49,10 @@ class ExecutorGroup:
         self.wake = FdWake(owner=self.thread)
         self._started = False
         # the worker's transport, when it runs on this thread (Transport.share): what arrived
-        # is taken in before each round (returning how soon it must run again), what the
-        # round emitted is sent after it
+        # is taken in before each round, what the rounds emitted is sent after one (each
+        # returning how soon it must run again)
         self.before_round: list[Callable[[], float]] = []
-        self.after_round: list[Callable[[], None]] = []
+        self.after_round: list[Callable[[], float | None]] = []
         # how the thread waits between rounds, up to the seconds given (set by the
         # transport: for its socket too)
         self.idle: Callable[[float], object] = self.wake.wait
@@ -100,7 +100,7 @@ class ExecutorGroup:
                     live.remove(member)
                     member.ended = True
             for chore_after in after:
-                _chore(chore_after, None)
+                wait = min(wait, _chore(chore_after, None) or MAX_WAIT)
             if wait > 0 and live:
                 try:
                     idle(wait)

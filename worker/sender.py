@@ -31,6 +31,7 @@ log = logging.getLogger("squall.worker.transport")
 Address = tuple[str, int]
 MAX_DELIVERIES_PER_SEND = MAX_PARTS
 UNSENT_LOG_SECS = 10.0
+NOT_DUE = 60.0  # what pump returns with nothing left to send
 SEND_HWM = 100_000  # messages ZeroMQ queues for a peer before a send would wait
 _DATA = (TupleDelivery, TableDelivery)
 
@@ -84,6 +85,7 @@ class Sender:
         self.peers = peers
         self.outbox = Outbox(limit)
         self.limit = limit
+        self.gather_at = min(limit, MAX_DELIVERIES_PER_SEND) if limit else MAX_DELIVERIES_PER_SEND
         self.sockets: dict[Address, zmq.Socket] = {}  # one per peer, used by one thread only
         self.thread: threading.Thread | None = None  # the shared thread that sends, if any
         self.send_flags = 0  # the sender thread may wait for a peer at its high-water mark
@@ -96,15 +98,22 @@ class Sender:
         self.thread = thread
         self.send_flags = zmq.NOBLOCK  # a peer that takes nothing must not stop every task
 
-    def pump(self) -> None:
-        """Send what the outbox holds now, without waiting for more (the shared thread)."""
+    def pump(self, force: bool = False) -> float:
+        """Send what the outbox holds (the shared thread, each round) once it holds
+        MAX_DELIVERIES_PER_SEND deliveries or its oldest has waited the flush interval (or
+        with `force`); the seconds until it is due again."""
         if self.outbox.empty():
-            return
+            return NOT_DUE
+        if not force:
+            wait = self.outbox.gathering(self.gather_at, self.gather_secs)
+            if wait > 0:
+                return wait
         queued: dict[Address, list[Delivery]] = defaultdict(list)
         for item in self.outbox.take(IDLE, 0.0):
             if item is not None and not self.control(item):
                 _gather(queued, item)
         self._send(queued)
+        return NOT_DUE
 
     def close_sockets(self) -> None:
         for sock in self.sockets.values():

@@ -33,6 +33,7 @@ class Outbox:
         self._controls = 0  # control items queued: each wakes the consumer
         self.limit = limit
         self.queued = 0  # deliveries in the outbox
+        self.first_at = 0.0  # when the oldest delivery in it was put (monotonic)
         self._wake: threading.Event | None = None
         self._consumer: threading.Thread | None = None
 
@@ -49,6 +50,8 @@ class Outbox:
         with self._lock:
             self._items.append(item)
             if deliveries:
+                if not self.queued:
+                    self.first_at = time.monotonic()
                 self.queued += deliveries
             else:
                 self._controls += 1
@@ -58,6 +61,13 @@ class Outbox:
                 self._more.notify()
         if self._wake is not None and threading.current_thread() is not self._consumer:
             self._wake.set()
+
+    def gathering(self, enough: int, secs: float) -> float:
+        """How much longer a sender that sends once `enough` deliveries are in, or once the
+        oldest has waited `secs`, may gather (0 or less: send now; a control item never waits)."""
+        if self._controls or self.queued >= enough:
+            return 0.0
+        return self.first_at + secs - time.monotonic()
 
     def take(self, at_least: int = IDLE, deadline: float | None = None) -> list[Any]:
         """Everything in the outbox, in order, once it holds `at_least` deliveries or a

@@ -6,9 +6,12 @@ through the receiver (receiver.py: the bound PULL socket, bounded reads, CURVE) 
 the tasks' queues here, or notes a peer's backpressure status.
 
 On a worker whose tasks take turns on one shared thread (executor_group.py) that thread also
-reads and decodes what arrived and sends what its tasks emitted, once per round (`share`), and
-idles in one poll over the receiving socket and its wake-up (wakeup.py): there is no sender
-thread and no receive thread. Handing every message between three threads that take turns on
+reads and decodes what arrived before each round and sends what its tasks emitted after it
+(`share`), and idles in one poll over the receiving socket and its wake-up (wakeup.py): there
+is no sender thread and no receive thread. Its sends gather, as a sender thread's do, until
+a send's worth is in or the oldest has waited topology.batch.flush.interval.millis: a
+frame's cost is mostly fixed, and a send per round made frames of a few tuples (two workers
+did 66-80k tuples/s sending every round, 88-89k gathering, interleaved, 2026-11-27). Handing every message between three threads that take turns on
 the GIL cost two workers more CPU than the messages themselves: the bench's two workers did
 30-31k tuples/s with a sender thread, 32-37k without (bench/RESULTS.md, 2026-11-26); the
 receive thread woke ~1,000 times a second per worker, each time taking the GIL from the
@@ -163,9 +166,10 @@ class Transport:
             self.settle_at = now + min(self._settle(), self.check_secs)
         return self.settle_at - now
 
-    def pump(self) -> None:
-        """On the shared thread: send what the round's tasks emitted."""
-        self.sender.pump()
+    def pump(self) -> float:
+        """On the shared thread: send what the tasks emitted when due; the seconds until
+        this must run again."""
+        return self.sender.pump()
 
     def route(self, addresses: dict[int, Address], local: set[int]) -> None:
         """Where every task of the topology runs now (called when the assignment changes)."""
@@ -294,7 +298,7 @@ class Transport:
             if busy:
                 log.warning("the shared thread is busy: its last sends are dropped")
             else:
-                self.sender.pump()
+                self.sender.pump(force=True)
                 self.sender.close_sockets()
                 self.receiver.close()
         if not busy:  # term waits for every socket: a busy thread's are still open

@@ -202,6 +202,26 @@ def test_the_transport_chores_run_around_every_round_and_a_failing_one_stops_not
         stopped(group.members)
 
 
+def test_an_after_round_chore_that_is_due_soon_shortens_the_idle_wait():
+    """The pump gathers sends (up to the flush interval): an idle thread must wake for it,
+    not sleep the half second an idle group may."""
+    group = ExecutorGroup([bolt(Recording(), 2), bolt(Recording(), 3)], "tasks")
+    waits: list[float] = []
+
+    def idle(timeout):
+        waits.append(timeout)
+        group.wake.wait(timeout)
+
+    group.after_round.append(lambda: 0.002)
+    group.idle = idle
+    group.members[0].start()
+    try:
+        wait_for(lambda: len(waits) >= 3, 10, "a few idle waits")
+        assert max(waits) <= 0.002
+    finally:
+        stopped(group.members)
+
+
 def test_a_failing_idle_poll_is_logged_and_the_thread_waits_on_its_wake_up(caplog):
     """The transport's idle poll raising (a closed socket, say) must not end the shared
     thread, which also receives and sends: it waits on its wake-up alone from then on."""

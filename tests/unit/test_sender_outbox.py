@@ -74,3 +74,18 @@ def test_producers_wait_at_the_limit_until_a_take():
     stopped.set()
     outbox.wait_for_room(stopped, closing)  # a stopping producer never waits
     Outbox().wait_for_room(threading.Event(), closing)  # no limit: never waits
+
+
+def test_gathering_says_how_long_until_enough_deliveries_or_the_oldest_has_waited():
+    outbox = Outbox()
+    outbox.put(["a"], 1)
+    assert 59 < outbox.gathering(3, 60.0) <= 60.0  # one of three, just put
+    time.sleep(0.01)
+    outbox.put(["b"], 1)  # the oldest delivery's wait counts, not the newest's
+    assert outbox.gathering(3, 0.01) <= 0
+    outbox.put(["c"], 1)
+    assert outbox.gathering(3, 60.0) == 0.0  # enough
+    outbox.take()
+    outbox.put(["d"], 1)
+    outbox.put("status")
+    assert outbox.gathering(3, 60.0) == 0.0  # a control item never waits

@@ -1,7 +1,7 @@
 """A transport on the worker's shared thread (Transport.share), over real ZeroMQ on loopback:
-nothing is sent before the thread pumps, nothing read or delivered before it drains, both in
-order; its idle poll ends when a message arrives or another thread puts; a peer that takes
-nothing never blocks it."""
+nothing is sent before the thread pumps (which gathers a send's worth or the flush interval),
+nothing read or delivered before it drains, both in order; its idle poll ends when a message
+arrives or another thread puts; a peer that takes nothing never blocks it."""
 
 import logging
 import os
@@ -15,6 +15,7 @@ from squall.worker import sender as sender_module
 from squall.worker.acking import AckTree
 from squall.worker.backpressure import BackpressureStatus
 from squall.worker.delivery import TupleDelivery
+from squall.worker.sender import NOT_DUE
 from squall.worker.transport import Transport
 from squall.worker.wakeup import FdWake
 from squall.zkserver import free_port
@@ -78,6 +79,56 @@ def test_sends_wait_for_the_pump_and_arrivals_for_the_drain(pair):
     assert [d for d in received if type(d) is TupleDelivery] == tuples
     assert [d for d in received if type(d) is AckTree] == [AckTree(1, 5, 6)]
     assert not receiver.transport.receiver.ready()
+
+
+def test_the_pump_gathers_a_sends_worth_or_until_the_oldest_has_waited(pair):
+    """A frame's cost is mostly fixed, and rounds come thousands of times a second: the pump
+    sends once gather_at deliveries are in, or the oldest has waited gather_secs (a control
+    item at once), and says how soon it is due."""
+    receiver, sender, received = pair
+    pump, outbox = sender.transport.pump, sender.transport.outbox
+    assert pump() == NOT_DUE  # connects to the peer (route's control item)
+    sender.transport.sender.gather_at = 10
+    sender.transport.sender.gather_secs = 3600.0
+    tuples = [TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (n,)) for n in range(12)]
+    sender.transport.send_many(tuples[:9], None)
+    assert 3500 < pump() <= 3600 and not outbox.empty()  # gathering: nothing sent
+    sender.transport.send_many(tuples[9:10], None)
+    assert pump() == NOT_DUE and outbox.empty()  # ten: sent
+    sender.transport.send_many(tuples[10:11], None)
+    outbox.put(BackpressureStatus("me", frozenset({3})))
+    assert pump() == NOT_DUE and outbox.empty()  # a status goes at once, and with it the tuple
+    sender.transport.sender.gather_secs = 0.05
+    sender.transport.send_many(tuples[11:], None)
+    assert 0 < pump() <= 0.05
+    wait_for(lambda: pump() == NOT_DUE, 10, "the oldest delivery to have waited 50 ms")
+    wait_for(lambda: drained(receiver.transport, received) == tuples, 10, "what was sent")
+
+
+def test_closing_sends_what_the_pump_gathered():
+    received: list = []
+    port = free_port()
+    receiver = Shared(port, received)
+    try:
+        sender = Shared(free_port(), [])
+        try:
+            sender.transport.route({1: ("127.0.0.1", port)}, set())
+            sender.transport.pump()  # connects to the peer (route's control item)
+            sender.transport.sender.gather_secs = 3600.0
+            tuples = [TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (n,)) for n in range(3)]
+            sender.transport.send_many(tuples, None)
+            assert sender.transport.pump() != NOT_DUE and not sender.transport.outbox.empty()
+        finally:
+            sender.transport.close()
+        wait_for(lambda: drained(receiver.transport, received) == tuples, 10, "the last sends")
+    finally:
+        receiver.transport.close()
+
+
+def drained(transport: Transport, received: list) -> list:
+    """What a drain of the shared thread's transport took in, and everything before it."""
+    transport.drain()
+    return received
 
 
 def test_a_put_from_another_thread_wakes_the_shared_thread(pair):
