@@ -100,7 +100,9 @@ class ExecutorGroup:
                     live.remove(member)
                     member.ended = True
             for chore_after in after:
-                wait = min(wait, _chore(chore_after, None) or MAX_WAIT)
+                due = _chore(chore_after, None)
+                if due is not None:
+                    wait = min(wait, due)
             if wait > 0 and live:
                 try:
                     idle(wait)

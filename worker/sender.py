@@ -85,6 +85,8 @@ class Sender:
         self.peers = peers
         self.outbox = Outbox(limit)
         self.limit = limit
+        # how many deliveries make the shared thread's pump send (no more than the limit, at
+        # which spouts pause and flushes wait: a pump must not gather past it)
         self.gather_at = min(limit, MAX_DELIVERIES_PER_SEND) if limit else MAX_DELIVERIES_PER_SEND
         self.sockets: dict[Address, zmq.Socket] = {}  # one per peer, used by one thread only
         self.thread: threading.Thread | None = None  # the shared thread that sends, if any
@@ -100,8 +102,8 @@ class Sender:
 
     def pump(self, force: bool = False) -> float:
         """Send what the outbox holds (the shared thread, each round) once it holds
-        MAX_DELIVERIES_PER_SEND deliveries or its oldest has waited the flush interval (or
-        with `force`); the seconds until it is due again."""
+        `gather_at` deliveries, or a control item, or its oldest has waited the flush
+        interval (or with `force`); the seconds until it is due again."""
         if self.outbox.empty():
             return NOT_DUE
         if not force:

@@ -98,10 +98,10 @@ def test_the_pump_gathers_a_sends_worth_or_until_the_oldest_has_waited(pair):
     sender.transport.send_many(tuples[10:11], None)
     outbox.put(BackpressureStatus("me", frozenset({3})))
     assert pump() == NOT_DUE and outbox.empty()  # a status goes at once, and with it the tuple
-    sender.transport.sender.gather_secs = 0.05
+    sender.transport.sender.gather_secs = 1.0
     sender.transport.send_many(tuples[11:], None)
-    assert 0 < pump() <= 0.05
-    wait_for(lambda: pump() == NOT_DUE, 10, "the oldest delivery to have waited 50 ms")
+    assert 0 < pump() <= 1.0
+    wait_for(lambda: pump() == NOT_DUE, 10, "the oldest delivery to have waited a second")
     wait_for(lambda: drained(receiver.transport, received) == tuples, 10, "what was sent")
 
 
