@@ -16,6 +16,7 @@ from dataclasses import replace
 from squall import thrift_api as T
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.structure import ACKER, assign_task_ids
+from squall.tree_tracking import SPOUTS_TRACK_KEY, acker_executors
 from squall.validation import check_name_free, invalid, validate_topology_conf
 
 from . import events as ev
@@ -99,8 +100,10 @@ def _submit(model: NimbusModel, e: ev.Submit) -> Result:
     num_workers = check_workers(e.conf.get("topology.workers", model.settings.default_workers))
     ackers = e.conf.get(ACKERS_KEY, model.settings.default_ackers)
     ackers = check_ackers(num_workers if ackers is None else ackers)
+    spouts_track = e.conf.get(SPOUTS_TRACK_KEY, model.settings.spouts_track_trees)
+    conf = {**e.conf, ACKERS_KEY: ackers, SPOUTS_TRACK_KEY: spouts_track}  # resolved, as run
     executors = e.structure.task_counts()
-    if ackers:
+    if acker_executors(ackers, spouts_track):
         executors[ACKER] = ackers
     status = states.TopologyStatus.INACTIVE if e.inactive else states.TopologyStatus.ACTIVE
     base = StormBase(
@@ -115,7 +118,7 @@ def _submit(model: NimbusModel, e: ev.Submit) -> Result:
     tid, epoch = e.topology_id, model.epoch
     tasks = check_size(model, tid, base, {})
     snapshot = ClusterSnapshot.of(model)
-    new = TopologyModel(tid, base, tasks, None, HeartbeatCache(), {}, e.conf)
+    new = TopologyModel(tid, base, tasks, None, HeartbeatCache(), {}, conf)
     outcome = place_new(model, new)
     placement = dict(outcome.placement)
     starts = start_times(placement, {}, {}, base.launch_time_secs)
@@ -126,9 +129,9 @@ def _submit(model: NimbusModel, e: ev.Submit) -> Result:
         assigned_at={t: e.now for t in placement},
         sched_status=outcome.status,
     )
-    values = {"topology": tid, "name": e.name, "conf": dict(e.conf)}
+    values = {"topology": tid, "name": e.name, "conf": conf}
     return model.with_topology(topology), [
-        ins.SaveCode(tid, e.name, e.location, e.structure, e.conf, e.wall, epoch),
+        ins.SaveCode(tid, e.name, e.location, e.structure, conf, e.wall, epoch),
         ins.CreateTopology(tid, base, tasks, assignment, epoch),
         log_message("submit", e.name, values, epoch),
     ]
@@ -177,8 +180,11 @@ def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
     workers as they (re)start."""
     topology = model.find(e.name)
     validate_topology_conf(json.dumps({e.key: e.value}))
+    if e.key == SPOUTS_TRACK_KEY:  # it decides which executors the topology has
+        raise invalid(f"{SPOUTS_TRACK_KEY} is fixed at submit: kill and submit to change it")
     if e.key == ACKERS_KEY:
         ackers = check_ackers(topology.base.num_workers if e.value is None else e.value)
+        ackers = acker_executors(ackers, topology.conf.get(SPOUTS_TRACK_KEY, False))
         counts = {**topology.base.component_executors, ACKER: ackers}
         check_size(model, topology.id, replace(topology.base, component_executors=counts), {})
     rebalanced: Result = (model, [])

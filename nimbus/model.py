@@ -37,6 +37,7 @@ class NimbusSettings:
     message_timeout: int
     default_workers: int | None
     default_ackers: int | None
+    spouts_track_trees: bool = True  # topology.spouts.track.trees (squall/tree_tracking.py)
     max_tasks: int = 1000  # nimbus.max.tasks: executors of one topology, ackers included
     zk_root: str = "/squall"  # storm.zookeeper.root: its length counts in every write
     # The cluster's topology.* scheduling defaults and resource.aware.scheduler.user.pools
@@ -51,6 +52,7 @@ class NimbusSettings:
             message_timeout=conf["topology.message.timeout.secs"],
             default_workers=conf["topology.workers"],
             default_ackers=conf["topology.acker.executors"],
+            spouts_track_trees=conf["topology.spouts.track.trees"],
             max_tasks=conf["nimbus.max.tasks"],
             zk_root=conf["storm.zookeeper.root"],
             scheduling={k: conf[k] for k in SCHEDULING_KEYS if k in conf},

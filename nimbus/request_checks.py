@@ -9,14 +9,13 @@ from typing import Any
 
 from squall.records import StormBase
 from squall.structure import assign_task_ids
+from squall.tree_tracking import ACKERS_KEY
 from squall.validation import invalid
 
 from . import events as ev
 from .model import NimbusModel, NimbusSettings
 from .resource_conf import component_resources, worker_heap
 from .write_size import BUDGET, topology_write_bytes
-
-ACKERS_KEY = "topology.acker.executors"
 
 
 def check_workers(num_workers: Any) -> int:

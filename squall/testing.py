@@ -31,6 +31,7 @@ from squall.run_recording import Recorder, RunResult, record_verdicts
 from squall.run_waits import RunFailed, RunTimeout, wait_until_done, wait_while
 from squall.structure import ACKER, TopologyStructure, assign_task_ids
 from squall.topology import Topology
+from squall.tree_tracking import ACKERS_KEY, SPOUTS_TRACK_KEY, acker_executors, tree_trackers
 from squall.worker.executor_factory import make_executor
 from squall.worker.executor_group import group_executors
 from squall.worker.executors import Executor
@@ -97,10 +98,9 @@ def run(
     structure: TopologyStructure = topology.structure()
     conf = cluster_conf(**{**topology.config, **(conf or {})})
     counts = structure.task_counts()
-    ackers = conf["topology.acker.executors"]
-    counts[ACKER] = 1 if ackers is None else ackers
-    if not counts[ACKER]:
-        del counts[ACKER]
+    ackers = 1 if conf[ACKERS_KEY] is None else conf[ACKERS_KEY]  # null: one (one process)
+    if acker_executors(ackers, conf[SPOUTS_TRACK_KEY]):
+        counts[ACKER] = ackers
     task_components = assign_task_ids(counts)
     by_component: dict[str, list[int]] = defaultdict(list)
     for task, name in sorted(task_components.items()):
@@ -112,7 +112,7 @@ def run(
     io = WorkerTaskIO(
         Router(structure, task_components, task_components),
         inbound.deliver,
-        by_component[ACKER],
+        tree_trackers(conf, structure, task_components),
         lambda component, _task, text: result.errors[component].append(text),
         send_many=inbound.deliver_many,
         congested=inbound.congested,

@@ -33,8 +33,8 @@ from squall.coordination import ZkCoordination
 from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
+from squall.tree_tracking import tree_trackers
 
-from .acking import ACKER
 from .bind_address import bind_address, loopback_surprise
 from .credentials_watch import CredentialsWatch
 from .error_reports import ErrorReports
@@ -139,7 +139,7 @@ class Worker(ZooKeeperReactions):
         )
         router.load = self._task_load
         self._route(assignment)
-        ackers = sorted(t for t, c in task_components.items() if c == ACKER)
+        ackers = tree_trackers(self.conf, self.structure, task_components)
         io = WorkerTaskIO(
             router,
             self.transport.send,

@@ -2,6 +2,10 @@
 (topology.max.spout.pending), when one has timed out (topology.message.timeout.secs), and
 that the spout hears exactly one verdict, ack or fail, per tracked message id.
 
+Where the spout task is one of the `ackers` (topology.spouts.track.trees, squall/tree_tracking.py)
+it is its own trees' acker: it keeps each tree's XOR and takes the bolts' acks and fails
+itself, instead of an acker's init and verdict messages.
+
 Pure: events in, instructions out, time passed in, acking ids from the injected generator.
 Replay is the spout's own business: it emits the message again from `fail`. The complete
 latency of each acked tree (emit to verdict, both times passed in) goes to `latency`.
@@ -16,8 +20,10 @@ from typing import Any
 from .acking import (
     ID_MAX,
     ID_MIN,
+    AckTree,
     CallAck,
     CallFail,
+    FailTree,
     InitTree,
     Send,
     SpoutEmitted,
@@ -45,15 +51,20 @@ class SpoutTracker:
         near_ackers: Sequence[int] = (),
     ) -> None:
         """`near_ackers`: ackers in this task's own worker; its roots are drawn so that one
-        of them tracks each tree (the init and the verdict then never cross the network)."""
+        of them tracks each tree (the init and the verdict then never cross the network).
+        A task among `ackers` tracks its own trees: its roots are drawn to land on itself."""
         self.task = task
         self.ackers = tuple(ackers)
+        self.tracks_own = task in self.ackers
+        if self.tracks_own:
+            near_ackers = (task,)
         self.near = tuple(self.ackers.index(a) for a in near_ackers if a in self.ackers)
         self.timeout = timeout
         self.max_pending = max_pending  # 0: no limit
         self.new_id = new_id
         self.pending: OrderedDict[int, tuple[Any, float]] = OrderedDict()  # root -> (msg, at)
         self.acked_untracked: list[Any] = []
+        self.xors: dict[int, int] = {}  # root -> its tree's XOR so far, when tracking its own
         self.latency = CompleteLatency()
 
     @property
@@ -97,18 +108,41 @@ class SpoutTracker:
             xor ^= edge
             out.append(_new(Send, (target, roots, (edge,))))
         self.pending[root] = (msg_id, now)
-        out.append(_new(InitTree, (acker, root, xor, self.task)))
+        if self.tracks_own:
+            self.xors[root] = xor  # before any Send is carried out: no ack can overtake it
+        else:
+            out.append(_new(InitTree, (acker, root, xor, self.task)))
         return out
 
     def verdicts(self, verdicts: Sequence[TreeDone | TreeFailed], now: float) -> list:
         """A wake-up's VerdictArrived events at `now`, without an event object each (the
-        executor's per-tuple call): one CallAck or CallFail per verdict on a pending root."""
+        executor's per-tuple call): one CallAck or CallFail per verdict on a pending root.
+        A task tracking its own trees takes the bolts' AckTree and FailTree here instead:
+        a tree whose XOR reaches zero is done; acks of a tree it no longer holds (timed
+        out, or not its own) count for nothing, as at an acker."""
         out: list[SpoutInstruction] = []
-        pending, latencies = self.pending, []
+        pending, xors, own, latencies = self.pending, self.xors, self.tracks_own, []
+        verdict: Any  # read by index below: a verdict's root, an AckTree's XOR
         for verdict in verdicts:
             kind = type(verdict)
-            if kind is not TreeDone and kind is not TreeFailed:
-                raise TypeError(f"a spout task takes acker verdicts, not {verdict!r}")
+            if kind is AckTree and own:
+                root = verdict[1]
+                xor = xors.get(root)
+                if xor is None:
+                    continue
+                xor ^= verdict[2]
+                if xor:
+                    xors[root] = xor
+                    continue
+                del xors[root]
+                kind = TreeDone
+            elif kind is FailTree and own:
+                if xors.pop(verdict[1], None) is None:
+                    continue
+                kind = TreeFailed
+            elif (kind is not TreeDone and kind is not TreeFailed) or own:
+                what = "acks" if own else "acker verdicts"
+                raise TypeError(f"this spout task takes {what}, not {verdict!r}")
             entry = pending.pop(verdict[1], None)
             if entry is None:
                 continue
@@ -148,6 +182,7 @@ class SpoutTracker:
             if now - emitted_at <= self.timeout:
                 break
             del self.pending[root]
+            self.xors.pop(root, None)
             out.append(CallFail(msg_id))
         out.extend(CallAck(msg_id) for msg_id in self.acked_untracked)
         self.acked_untracked.clear()

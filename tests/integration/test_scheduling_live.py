@@ -34,15 +34,15 @@ def test_rebalance_resizes_and_the_cli_waits_until_it_runs(cluster, zk):
     with cluster.client() as client:
         submit_file(client, TINY, cluster.client_conf(), name="resize")
         before = assignment(zk, client, "resize")
-        assert len(before.task_slots) == 6 and len(before.slots()) == 2  # 4 + 2 ackers
+        assert len(before.task_slots) == 4 and len(before.slots()) == 2  # no acker: spouts track
 
     result = squall(cluster, "rebalance", "resize", "-w", "1", "-n", "3", "-e", "sink=4")
     assert result.returncode == 0, result.stderr
-    assert "runs 8 tasks on 3 workers (ACTIVE)" in result.stdout
+    assert "runs 6 tasks on 3 workers (ACTIVE)" in result.stdout
 
     with cluster.client() as client:
         after = assignment(zk, client, "resize")
-        assert len(after.task_slots) == 8 and len(after.slots()) == 3
+        assert len(after.task_slots) == 6 and len(after.slots()) == 3
         # getTopology reports the parallelism as rebalanced, not as submitted
         topology = client.getTopology("resize")
         assert topology.bolts["sink"].common.parallelism_hint == 4

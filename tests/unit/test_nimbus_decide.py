@@ -74,6 +74,7 @@ def test_submit_saves_code_creates_the_topology_and_logs_it():
         3, "t-1", {"s1": "h1", "s2": "h2"}, placement, {1: 1000, 2: 1000, 3: 1000}
     )
     conf = {"topology.workers": 2, "x.y": 1}
+    conf |= {"topology.acker.executors": 0, "topology.spouts.track.trees": True}  # resolved
     assert out == [
         ins.SaveCode("t-1", "t", "up", STRUCTURE, conf, 1000.0, 3),
         ins.CreateTopology("t-1", base, {1: "a", 2: "a", 3: "b"}, assignment, 3),
@@ -85,13 +86,30 @@ def test_submit_saves_code_creates_the_topology_and_logs_it():
 
 
 def test_submit_defaults_ackers_to_workers_and_status_to_inactive_on_request():
-    model, out = submitted(conf={"topology.acker.executors": None}, inactive=True)
+    ackers = {"topology.spouts.track.trees": False}  # Storm's __acker executors
+    model, out = submitted(conf={"topology.acker.executors": None, **ackers}, inactive=True)
     base = model.topologies["t-1"].base
     assert base.status == "inactive"
     assert base.component_executors == {"a": 2, "b": 1, "__acker": 2}  # default workers: 2
-    model, _ = submitted(conf={"topology.acker.executors": 1, "topology.submitter.user": "u"})
+    assert model.topologies["t-1"].conf["topology.acker.executors"] == 2
+    conf = {"topology.acker.executors": 1, "topology.submitter.user": "u", **ackers}
+    model, _ = submitted(conf=conf)
     base = model.topologies["t-1"].base
     assert (base.component_executors["__acker"], base.owner) == (1, "u")
+
+
+def test_where_spouts_track_their_trees_no_ackers_run_and_the_conf_says_so():
+    model, out = submitted(conf={"topology.acker.executors": None})
+    topology = model.topologies["t-1"]
+    assert topology.base.component_executors == {"a": 2, "b": 1}
+    resolved = {"topology.acker.executors": 2, "topology.spouts.track.trees": True}
+    assert resolved.items() <= topology.conf.items()  # what workers and getTopologyConf read
+    assert resolved.items() <= out[0].conf.items()
+    model, _ = submitted()
+    assert model.topologies["t-1"].conf["topology.acker.executors"] == 0  # the cluster's: off
+    msg = "topology.spouts.track.trees is fixed at submit: kill and submit to change it"
+    with pytest.raises(T.InvalidTopologyException, match=msg):
+        handle(model, ev.SetConfig("t", "topology.spouts.track.trees", False, 1000.0))
 
 
 def test_a_second_topology_never_gets_the_first_ones_slots():
@@ -350,7 +368,8 @@ def test_activate_deactivate_and_illegal_states():
 def test_config_set_logs_updates_and_resizes_on_topology_workers():
     model, _ = submitted(conf={"x.y": 1})
     model, out = handle(model, ev.SetConfig("t", "x.z", "v", 1000.0))
-    conf = {"x.y": 1, "x.z": "v"}
+    conf = {"x.y": 1, "topology.acker.executors": 0, "topology.spouts.track.trees": True}
+    conf |= {"x.z": "v"}
     assert out == [
         ins.AppendLog("set-config", "x.z", {"topology": "t-1", "value": "v", "epoch": 3}, 3),
         ins.UpdateConf("t-1", conf, 3),

@@ -22,7 +22,21 @@ from squall.zk_layout import ZkLayout
 
 from .test_nimbus_decide import SETTINGS, STRUCTURE, leader, submitted
 
-LIMITED = replace(SETTINGS, max_tasks=5)  # STRUCTURE has a:2, b:1; default ackers 0
+# STRUCTURE has a:2, b:1; default ackers 0; __acker executors run only where spouts do not
+# track their own trees (squall/tree_tracking.py)
+LIMITED = replace(SETTINGS, max_tasks=5, spouts_track_trees=False)
+
+
+ACKERS = {"topology.spouts.track.trees": False}
+
+
+def test_where_spouts_track_their_trees_ackers_are_no_tasks():
+    model = limited_leader(spouts_track_trees=True, default_ackers=None, max_tasks=3)
+    out = handle(model, submit(model, {"topology.acker.executors": 7}))[1]
+    assert sorted(out[1].tasks.values()) == ["a", "a", "b"]
+    model, _ = submitted()
+    model = replace(model, settings=replace(LIMITED, max_tasks=3))
+    assert handle(model, ev.SetConfig("t", "topology.acker.executors", 1000, 1000.0))[1]
 
 
 def limited_leader(**settings):
@@ -88,7 +102,7 @@ def test_rebalance_counts_the_components_it_does_not_change():
 
 
 def test_config_set_ackers_is_held_to_nimbus_max_tasks():
-    model, _ = submitted()
+    model, _ = submitted(conf=ACKERS)
     model = replace(model, settings=LIMITED)
     assert handle(model, ev.SetConfig("t", "topology.acker.executors", 2, 1000.0))[1]
     msg = refusal(model, ev.SetConfig("t", "topology.acker.executors", 1_000_000, 1000.0))
@@ -99,7 +113,7 @@ def test_config_set_ackers_is_held_to_nimbus_max_tasks():
 
 
 def test_config_set_ackers_null_means_one_per_worker():
-    model, _ = submitted()  # 2 workers, 3 tasks
+    model, _ = submitted(conf=ACKERS)  # 2 workers, 3 tasks
     model = replace(model, settings=replace(LIMITED, max_tasks=4))
     assert "would have 5 tasks" in refusal(
         model, ev.SetConfig("t", "topology.acker.executors", None, 1000.0)

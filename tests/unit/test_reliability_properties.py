@@ -1,7 +1,8 @@
 """Property: over random tuple trees, random failures, random delivery orders, lost tuples
 and delays past the message timeout, the spout tracker + bolt anchoring + acker machines give
 every message id exactly one verdict, ack only a tree whose every tuple was processed, fail
-one in time only for a failure, and never let more than max.spout.pending trees fly."""
+one in time only for a failure, and never let more than max.spout.pending trees fly; the
+same where the spout tracks its own trees (no acker; topology.spouts.track.trees)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from squall.worker.acking import (
 from squall.worker.anchoring import Anchoring
 from squall.worker.spout_tracking import SpoutTracker
 
-SPOUT, ACKERS, BOLTS, TIMEOUT = 1, (90, 91), (10, 11, 12), 30.0
+SPOUT, OTHER_SPOUT, ACKERS, BOLTS, TIMEOUT = 1, 2, (90, 91), (10, 11, 12), 30.0
 
 
 @dataclass
@@ -58,14 +59,16 @@ nodes = st.recursive(
     seed=st.integers(0, 2**32),
     lose=st.floats(0, 0.2),
     slow=st.floats(0, 0.2),
+    own=st.booleans(),
 )
 @settings(max_examples=300, deadline=None)
-def test_every_tree_gets_exactly_one_verdict(trees, max_pending, seed, lose, slow):
+def test_every_tree_gets_exactly_one_verdict(trees, max_pending, seed, lose, slow, own):
     rng = random.Random(seed)
     ids = AckIds(random.Random(seed + 1))
-    spout = SpoutTracker(SPOUT, ACKERS, TIMEOUT, max_pending, ids)
-    ackers = {a: Acker(TIMEOUT) for a in ACKERS}
-    bolts = {b: Anchoring(ACKERS, ids) for b in BOLTS}
+    trackers = (SPOUT, OTHER_SPOUT) if own else ACKERS  # own: bolts ack to spout tasks
+    spout = SpoutTracker(SPOUT, trackers, TIMEOUT, max_pending, ids)
+    ackers = {} if own else {a: Acker(TIMEOUT) for a in ACKERS}
+    bolts = {b: Anchoring(trackers, ids) for b in BOLTS}
     now = 0.0
     flying: list[tuple[int, object]] = []  # (target task, tuple node + anchors | message)
     verdicts: dict[int, list[tuple[str, float]]] = {}
@@ -117,7 +120,8 @@ def test_every_tree_gets_exactly_one_verdict(trees, max_pending, seed, lose, slo
                     assert isinstance(verdict, TreeDone | TreeFailed)
                     flying.append((verdict.spout_task, verdict))
             else:
-                spout_does(spout.handle(item))
+                assert target == SPOUT  # never the other spout: its roots land on this one
+                spout_does(spout.verdicts([item], now) if own else spout.handle(item))
         if rng.random() < slow:
             now += TIMEOUT * 0.7
         else:
@@ -128,7 +132,7 @@ def test_every_tree_gets_exactly_one_verdict(trees, max_pending, seed, lose, slo
     now += TIMEOUT + 1
     spout_does(spout.handle(Tick(now)))
 
-    assert not spout.pending
+    assert not spout.pending and not spout.xors
     assert sorted(verdicts) == list(range(len(trees)))
     for msg_id, tree in enumerate(trees):
         [(verdict, at)] = verdicts[msg_id]

@@ -1,0 +1,110 @@
+"""A spout task that tracks its own tuple trees (topology.spouts.track.trees): the tracker's
+decisions, and which tasks a topology's bolts ack to (squall/tree_tracking.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from squall.structure import ACKER, ComponentInfo, TopologyStructure
+from squall.tree_tracking import tree_trackers
+from squall.worker.acking import (
+    AckIds,
+    AckTree,
+    CallAck,
+    CallFail,
+    FailTree,
+    InitTree,
+    Send,
+    TreeDone,
+)
+from squall.worker.spout_tracking import SpoutTracker
+
+SPOUTS = (3, 5, 8)  # three spout tasks; bolts ack to SPOUTS[root % 3]
+
+
+def tracker(task: int = 5, max_pending: int = 0) -> SpoutTracker:
+    return SpoutTracker(task, SPOUTS, 30.0, max_pending, AckIds(random.Random(7)))
+
+
+def test_its_roots_land_on_itself_and_no_init_leaves_it():
+    spout = tracker()
+    for msg in range(200):
+        out = spout.emitted(msg, (10, 11), now=1.0)
+        assert [type(i) for i in out] == [Send, Send]  # no InitTree: nothing to tell an acker
+        root = out[0].roots[0]
+        assert SPOUTS[root % len(SPOUTS)] == 5
+        assert spout.xors[root] == out[0].ids[0] ^ out[1].ids[0]
+    assert len(spout.pending) == len(spout.xors) == 200
+
+
+def test_acks_that_cancel_the_tree_call_ack_once_with_its_latency():
+    spout = tracker()
+    [a, b] = spout.emitted("m", (10, 11), now=1.0)
+    root, bolt_a_emitted = a.roots[0], 12345  # bolt A anchored a child to its input
+    acks = [AckTree(5, root, a.ids[0] ^ bolt_a_emitted), AckTree(5, root, b.ids[0])]
+    assert spout.verdicts(acks, now=1.5) == []  # the child is not acked yet
+    assert spout.xors[root] == bolt_a_emitted
+    assert spout.verdicts([AckTree(5, root, bolt_a_emitted)], now=1.75) == [CallAck("m")]
+    assert not spout.pending and not spout.xors
+    assert spout.latency.count == 1
+    assert spout.verdicts([AckTree(5, root, 1)], now=2.0) == []  # a late ack: nothing
+
+
+def test_a_fail_fails_the_tree_and_a_stray_ack_or_fail_counts_for_nothing():
+    spout = tracker()
+    [send] = spout.emitted("m", (10,), now=1.0)
+    root = send.roots[0]
+    stray = [AckTree(5, root + 3, 1), FailTree(5, root + 3)]  # not a tree of this task
+    assert spout.verdicts([*stray, FailTree(5, root)], now=2.0) == [CallFail("m")]
+    assert not spout.pending and not spout.xors
+    assert spout.verdicts([AckTree(5, root, send.ids[0])], now=2.5) == []
+
+
+def test_a_timed_out_tree_is_failed_and_forgotten():
+    spout = tracker()
+    [send] = spout.emitted("m", (10,), now=1.0)
+    assert spout.tick(now=40.0) == [CallFail("m")]
+    assert not spout.xors
+    assert spout.verdicts([AckTree(5, send.roots[0], send.ids[0])], now=41.0) == []
+
+
+def test_it_takes_no_acker_verdict_and_an_acked_spout_takes_no_ack():
+    with pytest.raises(TypeError, match="takes acks"):
+        tracker().verdicts([TreeDone(5, 1)], now=1.0)
+    with_ackers = SpoutTracker(5, (90,), 30.0, 0, AckIds(random.Random(7)))
+    [_, init] = with_ackers.emitted("m", (10,), now=1.0)
+    assert type(init) is InitTree and not with_ackers.xors
+    with pytest.raises(TypeError, match="acker verdicts"):
+        with_ackers.verdicts([AckTree(5, init.root, 1)], now=1.0)
+
+
+def test_max_spout_pending_counts_its_own_trees():
+    spout = tracker(max_pending=1)
+    [send] = spout.emitted("m", (10,), now=1.0)
+    assert not spout.can_emit
+    spout.verdicts([AckTree(5, send.roots[0], send.ids[0])], now=1.1)
+    assert spout.can_emit
+
+
+def component(name: str, kind: str) -> ComponentInfo:
+    return ComponentInfo(name, kind, "m", "C", {}, 1, (), {"default": ("x",)}, {})
+
+
+STRUCTURE = TopologyStructure({"s": component("s", "spout"), "b": component("b", "bolt")})
+TASKS = {1: ACKER, 2: "b", 3: "s", 4: "s"}
+
+
+@pytest.mark.parametrize(
+    ("conf", "trackers"),
+    [
+        ({}, [3, 4]),  # the default: spouts track
+        ({"topology.spouts.track.trees": True, "topology.acker.executors": None}, [3, 4]),
+        ({"topology.spouts.track.trees": True, "topology.acker.executors": 0}, []),
+        ({"topology.spouts.track.trees": False, "topology.acker.executors": 1}, [1]),
+    ],
+)
+def test_who_bolts_ack_to(conf, trackers):
+    """With Storm's ackers, the __acker tasks nimbus scheduled."""
+    assert tree_trackers(conf, STRUCTURE, TASKS) == trackers
