@@ -5,10 +5,12 @@ tasks (`__acker` executors), or each spout task its own trees, as Heron's stream
 A spout that tracks its trees draws roots that `ackers[root % n]` maps to itself, keeps each
 tree's XOR beside its pending entry and XORs the bolts' acks into it as they arrive: no init
 message per tree, no verdict message back, no acker turn between the last ack and the spout's
-ack call. On the two-worker per-tuple bench that is 15-38% more tuples a second in
-interleaved pairs and a complete latency p50 of 9.5 ms instead of 12 (bench/RESULTS.md). It
-costs nothing Storm's ackers gave: a worker's tasks take turns on one thread either way, and a
-spout already drew its roots for an acker of its own worker.
+ack call. On the two-worker per-tuple bench that is 17% more tuples a second (the mean of
+five interleaved pairs, 1-38% each) and a complete latency p50 of 9.5 ms instead of 12
+(bench/RESULTS.md). It
+costs nothing Storm's ackers gave: a worker's tasks take turns on one thread either way (with
+topology.worker.shared.thread, the default), and a spout already drew its roots for an acker
+of its own worker.
 
 `topology.acker.executors` keeps Storm's meaning of 0 (no acking); its other values size the
 `__acker` executors only where spouts do not track. Nimbus writes both keys, resolved, into
@@ -35,11 +37,12 @@ def acker_executors(ackers: int, spouts_track: bool) -> int:
 def tree_trackers(
     conf: Mapping[str, Any], structure: TopologyStructure, task_components: Mapping[int, str]
 ) -> list[int]:
-    """The tasks bolts send their acks to (`ackers[root % n]`), sorted: the `__acker` tasks,
-    or every spout task where spouts track their trees; none where acking is off."""
-    if not conf.get(SPOUTS_TRACK_KEY, True):
-        return sorted(t for t, c in task_components.items() if c == ACKER)
-    if conf.get(ACKERS_KEY) == 0:
-        return []
+    """The tasks bolts send their acks to (`ackers[root % n]`), sorted: the `__acker` tasks
+    where nimbus scheduled any (also for a topology submitted before spouts tracked, whose
+    conf lacks the key), else every spout task where spouts track their trees; none where
+    acking is off."""
+    ackers = sorted(t for t, c in task_components.items() if c == ACKER)
+    if ackers or not conf.get(SPOUTS_TRACK_KEY, True) or conf.get(ACKERS_KEY) == 0:
+        return ackers
     spouts = {name for name, c in structure.components.items() if c.kind == "spout"}
     return sorted(t for t, c in task_components.items() if c in spouts)

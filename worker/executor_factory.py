@@ -58,7 +58,11 @@ def make_executor(
         )
     if component is None:
         raise ValueError(f"{name} has no component: only an acker runs without one")
-    kind = SpoutExecutor if isinstance(component, Spout) else BoltExecutor
+    is_spout = isinstance(component, Spout)
+    if is_spout != (info.kind == "spout"):  # a foreign client's map: its acks would go astray
+        what = "a Spout" if is_spout else "not a Spout"
+        raise ValueError(f"{name} is declared a {info.kind}, and its class is {what}")
+    kind = SpoutExecutor if is_spout else BoltExecutor
     return kind(component, context, info.streams, conf, io)
 
 

@@ -119,13 +119,17 @@ class SpoutTracker:
         executor's per-tuple call): one CallAck or CallFail per verdict on a pending root.
         A task tracking its own trees takes the bolts' AckTree and FailTree here instead:
         a tree whose XOR reaches zero is done; acks of a tree it no longer holds (timed
-        out, or not its own) count for nothing, as at an acker."""
+        out, or not its own) count for nothing, as at an acker. The kind the task does not
+        take counts for nothing too: workers that started before the topology's acking
+        changed (`config set topology.acker.executors`) may still send it."""
         out: list[SpoutInstruction] = []
         pending, xors, own, latencies = self.pending, self.xors, self.tracks_own, []
         verdict: Any  # read by index below: a verdict's root, an AckTree's XOR
         for verdict in verdicts:
             kind = type(verdict)
-            if kind is AckTree and own:
+            if kind is AckTree:
+                if not own:
+                    continue  # stale: an acker tracks this task's trees now
                 root = verdict[1]
                 xor = xors.get(root)
                 if xor is None:
@@ -136,13 +140,15 @@ class SpoutTracker:
                     continue
                 del xors[root]
                 kind = TreeDone
-            elif kind is FailTree and own:
-                if xors.pop(verdict[1], None) is None:
+            elif kind is FailTree:
+                if not own or xors.pop(verdict[1], None) is None:
                     continue
                 kind = TreeFailed
-            elif (kind is not TreeDone and kind is not TreeFailed) or own:
-                what = "acks" if own else "acker verdicts"
-                raise TypeError(f"this spout task takes {what}, not {verdict!r}")
+            elif kind is TreeDone or kind is TreeFailed:
+                if own:
+                    continue  # stale: an acker's verdict, from before this task tracked
+            else:
+                raise TypeError(f"a spout task takes acks and acker verdicts, not {verdict!r}")
             entry = pending.pop(verdict[1], None)
             if entry is None:
                 continue
@@ -172,6 +178,8 @@ class SpoutTracker:
                 return root
 
     def _verdict(self, root: int, call: type[CallAck] | type[CallFail]) -> list:
+        if self.tracks_own:
+            return []  # an acker's verdict: stale, as in `verdicts`
         entry = self.pending.pop(root, None)
         return [] if entry is None else [call(entry[0])]
 

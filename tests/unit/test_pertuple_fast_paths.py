@@ -75,8 +75,9 @@ def test_the_spout_trackers_verdicts_match_one_event_per_verdict():
     assert by_call.verdicts(verdicts, 1.5) == expected == [CallAck("a"), CallFail("b")]
     assert list(by_call.pending) == list(by_event.pending) == [roots[2]]
     assert by_call.latency.count == by_event.latency.count == 1
+    assert by_call.verdicts([AckTree(1, roots[2], 3)], 2.0) == []  # an ack: not to this one
     with pytest.raises(TypeError, match="acker verdicts"):
-        by_call.verdicts([AckTree(1, roots[2], 3)], 2.0)
+        by_call.verdicts([InitTree(1, roots[2], 3, 1)], 2.0)
 
 
 class AckIdsFrom:

@@ -18,6 +18,7 @@ from squall.worker.acking import (
     InitTree,
     Send,
     TreeDone,
+    TreeFailed,
 )
 from squall.worker.spout_tracking import SpoutTracker
 
@@ -70,14 +71,23 @@ def test_a_timed_out_tree_is_failed_and_forgotten():
     assert spout.verdicts([AckTree(5, send.roots[0], send.ids[0])], now=41.0) == []
 
 
-def test_it_takes_no_acker_verdict_and_an_acked_spout_takes_no_ack():
-    with pytest.raises(TypeError, match="takes acks"):
-        tracker().verdicts([TreeDone(5, 1)], now=1.0)
+def test_the_other_modes_messages_count_for_nothing_and_anything_else_is_a_bug():
+    """Workers started before `config set topology.acker.executors` may send either kind."""
+    spout = tracker()
+    [send] = spout.emitted("m", (10,), now=1.0)
+    root = send.roots[0]
+    assert spout.verdicts([TreeDone(5, root), TreeFailed(5, root)], now=1.5) == []
+    assert spout.handle(TreeDone(5, root)) == []
+    assert root in spout.pending and root in spout.xors
     with_ackers = SpoutTracker(5, (90,), 30.0, 0, AckIds(random.Random(7)))
     [_, init] = with_ackers.emitted("m", (10,), now=1.0)
     assert type(init) is InitTree and not with_ackers.xors
-    with pytest.raises(TypeError, match="acker verdicts"):
-        with_ackers.verdicts([AckTree(5, init.root, 1)], now=1.0)
+    stray = [AckTree(5, init.root, init.xor), FailTree(5, init.root)]
+    assert with_ackers.verdicts(stray, now=1.5) == []
+    assert with_ackers.verdicts([TreeDone(5, init.root)], now=2.0) == [CallAck("m")]
+    for spout in (tracker(), with_ackers):
+        with pytest.raises(TypeError, match="acks and acker verdicts"):
+            spout.verdicts([init], now=2.0)
 
 
 def test_max_spout_pending_counts_its_own_trees():
@@ -93,18 +103,44 @@ def component(name: str, kind: str) -> ComponentInfo:
 
 
 STRUCTURE = TopologyStructure({"s": component("s", "spout"), "b": component("b", "bolt")})
-TASKS = {1: ACKER, 2: "b", 3: "s", 4: "s"}
+TASKS = {2: "b", 3: "s", 4: "s"}
+WITH_ACKER = {1: ACKER, **TASKS}
 
 
 @pytest.mark.parametrize(
-    ("conf", "trackers"),
+    ("conf", "tasks", "trackers"),
     [
-        ({}, [3, 4]),  # the default: spouts track
-        ({"topology.spouts.track.trees": True, "topology.acker.executors": None}, [3, 4]),
-        ({"topology.spouts.track.trees": True, "topology.acker.executors": 0}, []),
-        ({"topology.spouts.track.trees": False, "topology.acker.executors": 1}, [1]),
+        ({}, TASKS, [3, 4]),  # the default: spouts track
+        ({"topology.spouts.track.trees": True, "topology.acker.executors": 2}, TASKS, [3, 4]),
+        ({"topology.spouts.track.trees": True, "topology.acker.executors": 0}, TASKS, []),
+        ({"topology.spouts.track.trees": False, "topology.acker.executors": 1}, WITH_ACKER, [1]),
+        ({"topology.spouts.track.trees": False, "topology.acker.executors": 0}, TASKS, []),
+        ({}, WITH_ACKER, [1]),  # submitted before spouts tracked: its conf lacks the key
     ],
 )
-def test_who_bolts_ack_to(conf, trackers):
-    """With Storm's ackers, the __acker tasks nimbus scheduled."""
-    assert tree_trackers(conf, STRUCTURE, TASKS) == trackers
+def test_who_bolts_ack_to(conf, tasks, trackers):
+    assert tree_trackers(conf, STRUCTURE, tasks) == trackers
+
+
+def test_a_spout_class_declared_a_bolt_is_refused_and_the_reverse():
+    """A foreign client's map could name a Spout class among bolts: it would run as a spout
+    whose roots no bolt acks to (only declared spouts track trees)."""
+    from squall import Bolt, Spout
+    from squall.components import TaskContext
+    from squall.worker.executor_factory import make_executor
+
+    class S(Spout):
+        def next_tuple(self):
+            return False
+
+    class B(Bolt):
+        def process(self, tup):
+            pass
+
+    for name, component, message in (
+        ("b", S(), "b is declared a bolt, and its class is a Spout"),
+        ("s", B(), "s is declared a spout, and its class is not a Spout"),
+    ):
+        context = TaskContext("t", name, 3, (3,), "/nonexistent")
+        with pytest.raises(ValueError, match=message):
+            make_executor(STRUCTURE, component, context, {}, None)
