@@ -5,9 +5,9 @@ tasks (`__acker` executors), or each spout task its own trees, as Heron's stream
 A spout that tracks its trees draws roots that `ackers[root % n]` maps to itself, keeps each
 tree's XOR beside its pending entry and XORs the bolts' acks into it as they arrive: no init
 message per tree, no verdict message back, no acker turn between the last ack and the spout's
-ack call. On the two-worker per-tuple bench that is 17% more tuples a second (the mean of
-five interleaved pairs, 1-38% each) and a complete latency p50 of 9.5 ms instead of 12
-(bench/RESULTS.md). It
+ack call. On the two-worker per-tuple bench that is 11% more tuples a second (the mean of
+ten interleaved pairs, eight of them faster) and a complete latency p50 of 8-10 ms instead
+of 11-13 in every pair; 8% less CPU a tuple on one worker (bench/RESULTS.md). It
 costs nothing Storm's ackers gave: a worker's tasks take turns on one thread either way (with
 topology.worker.shared.thread, the default), and a spout already drew its roots for an acker
 of its own worker.
