@@ -48,8 +48,13 @@ class WordCount(Topology):
     count = Count.spec(inputs={split: Grouping.fields("word")}, par=3)
 
 
-def test_every_component_output_and_every_tuple_acked():
-    result = run(WordCount, inputs={"lines": [["a b a"], ["b c"]]})
+TRACKING = pytest.mark.parametrize("spouts_track", [True, False], ids=["spouts", "ackers"])
+
+
+@TRACKING
+def test_every_component_output_and_every_tuple_acked(spouts_track):
+    conf = {"topology.spouts.track.trees": spouts_track}
+    result = run(WordCount, inputs={"lines": [["a b a"], ["b c"]]}, conf=conf)
     assert sorted(result.values("split")) == [("a",), ("a",), ("b",), ("b",), ("c",)]
     finals = {}
     for word, count in result.values("count"):
@@ -59,8 +64,10 @@ def test_every_component_output_and_every_tuple_acked():
     assert result.failed.get("lines", []) == []
 
 
-def test_a_failing_tuple_is_failed_at_its_spout_and_its_error_reported():
-    result = run(WordCount, inputs={"lines": [["x y"], ["boom"], ["z"]]})
+@TRACKING
+def test_a_failing_tuple_is_failed_at_its_spout_and_its_error_reported(spouts_track):
+    conf = {"topology.spouts.track.trees": spouts_track}
+    result = run(WordCount, inputs={"lines": [["x y"], ["boom"], ["z"]]}, conf=conf)
     assert sorted(result.acked["lines"]) == [0, 2]
     assert result.failed["lines"] == [1]
     assert any("cannot split boom" in text for text in result.errors["split"])
