@@ -1,8 +1,7 @@
 """A worker's reactions to what ZooKeeper tells it. Spouts run only while the topology is active,
 and not before every task of it is ready (readiness.py); routing follows moves of other tasks;
-if its own tasks change, the topology's tasks are numbered anew (a rebalance) or the topology
-goes away, the worker stops so that the supervisor starts what is wanted now; a heartbeat
-round without ZooKeeper is skipped, not fatal.
+if its own tasks change or the topology goes away, the worker stops so that the supervisor
+starts what is wanted now; a heartbeat round without ZooKeeper is skipped, not fatal.
 A mixin of Worker (main.py), which owns the state named below."""
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpir
 
 from squall.event_sampling import percentage_for
 from squall.records import Assignment, StormBase
-from squall.structure import assign_task_ids
 
 from .error_reports import ErrorReports
 from .executors import Executor
@@ -54,15 +52,6 @@ class ZooKeeperReactions:
 
     def _status_changed(self, base: StormBase | None) -> None:
         if base is None:
-            self.stopping.set()
-            return
-        if assign_task_ids(dict(base.component_executors)) != self.components:
-            # a rebalance changed a parallelism: task ids are dealt in component order, so
-            # another component's tasks may now hold numbers this worker routes (and acks)
-            # to by its old map, even where its own numbers stayed
-            log.info(
-                "the topology's tasks were numbered anew; exiting so the supervisor restarts it"
-            )
             self.stopping.set()
             return
         with self.activation:
