@@ -6,8 +6,8 @@ A spout that tracks its trees draws roots that `ackers[root % n]` maps to itself
 tree's XOR beside its pending entry and XORs the bolts' acks into it as they arrive: no init
 message per tree, no verdict message back, no acker turn between the last ack and the spout's
 ack call. On the two-worker per-tuple bench that is 11% more tuples a second (the mean of
-ten interleaved pairs, eight of them faster) and a complete latency p50 of 8-10 ms instead
-of 11-13 in every pair; 8% less CPU a tuple on one worker (bench/RESULTS.md). It
+ten interleaved pairs, eight of them faster) and a complete latency p50 of 8.3-9.8 ms instead
+of 10.5-12.7 in every pair; 8% less CPU a tuple on one worker (bench/RESULTS.md). It
 costs nothing Storm's ackers gave: a worker's tasks take turns on one thread either way (with
 topology.worker.shared.thread, the default), and a spout already drew its roots for an acker
 of its own worker.
