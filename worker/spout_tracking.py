@@ -114,7 +114,9 @@ class SpoutTracker:
             out.append(_new(InitTree, (acker, root, xor, self.task)))
         return out
 
-    def verdicts(self, verdicts: Sequence[TreeDone | TreeFailed], now: float) -> list:
+    def verdicts(
+        self, verdicts: Sequence[TreeDone | TreeFailed | AckTree | FailTree], now: float
+    ) -> list:
         """A wake-up's VerdictArrived events at `now`, without an event object each (the
         executor's per-tuple call): one CallAck or CallFail per verdict on a pending root.
         A task tracking its own trees takes the bolts' AckTree and FailTree here instead:
