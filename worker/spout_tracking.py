@@ -148,7 +148,7 @@ class SpoutTracker:
                 kind = TreeFailed
             elif kind is TreeDone or kind is TreeFailed:
                 if own:
-                    continue  # stale: an acker's verdict, from before this task tracked
+                    continue  # no acker tracks this task's trees: not one of its verdicts
             else:
                 raise TypeError(f"a spout task takes acks and acker verdicts, not {verdict!r}")
             entry = pending.pop(verdict[1], None)
@@ -181,7 +181,7 @@ class SpoutTracker:
 
     def _verdict(self, root: int, call: type[CallAck] | type[CallFail]) -> list:
         if self.tracks_own:
-            return []  # an acker's verdict: stale, as in `verdicts`
+            return []  # no acker tracks this task's trees, as in `verdicts`
         entry = self.pending.pop(root, None)
         return [] if entry is None else [call(entry[0])]
 
