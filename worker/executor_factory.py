@@ -46,6 +46,12 @@ def make_executor(
         return AckerExecutor(None, context, {}, conf, io)
     info = structure.components[name]
     conf = {**conf, **info.conf}
+    if component is None:
+        raise ValueError(f"{name} has no component: only an acker runs without one")
+    is_spout = isinstance(component, Spout)
+    if is_spout != (info.kind == "spout"):  # a foreign client's map: its acks would go astray
+        what = "a Spout" if is_spout else "not a Spout"
+        raise ValueError(f"{name} is declared a {info.kind}, and its class is {what}")
     if isinstance(component, SparkBolt):
         if spark is None:
             raise ValueError(f"{name} is a SparkBolt, and this worker has no Spark")
@@ -56,12 +62,6 @@ def make_executor(
         return SparkBoltExecutor(
             component, context, info.streams, conf, io, spark=spark, input_fields=inputs
         )
-    if component is None:
-        raise ValueError(f"{name} has no component: only an acker runs without one")
-    is_spout = isinstance(component, Spout)
-    if is_spout != (info.kind == "spout"):  # a foreign client's map: its acks would go astray
-        what = "a Spout" if is_spout else "not a Spout"
-        raise ValueError(f"{name} is declared a {info.kind}, and its class is {what}")
     kind = SpoutExecutor if is_spout else BoltExecutor
     return kind(component, context, info.streams, conf, io)
 

@@ -126,7 +126,7 @@ def test_a_spout_class_declared_a_bolt_is_refused_and_the_reverse():
     """A foreign client's map could name a Spout class among bolts: it would run as a spout
     whose roots no bolt acks to (only declared spouts track trees)."""
     from squall import Bolt, Spout
-    from squall.components import TaskContext
+    from squall.components import SparkBolt, TaskContext
     from squall.worker.executor_factory import make_executor
 
     class S(Spout):
@@ -137,9 +137,13 @@ def test_a_spout_class_declared_a_bolt_is_refused_and_the_reverse():
         def process(self, tup):
             pass
 
+    class Sparky(SparkBolt):
+        pass
+
     for name, component, message in (
         ("b", S(), "b is declared a bolt, and its class is a Spout"),
         ("s", B(), "s is declared a spout, and its class is not a Spout"),
+        ("s", Sparky(), "s is declared a spout, and its class is not a Spout"),
     ):
         context = TaskContext("t", name, 3, (3,), "/nonexistent")
         with pytest.raises(ValueError, match=message):
