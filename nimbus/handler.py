@@ -184,7 +184,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             self.c.state.read_beats(topology.id),
             self.c.state.read_errors(topology.id),
             self.c.wall(),
-            spouts=self._spouts(topology.id),
+            spouts=self.c.code.structure(topology.id).spouts(),
             sched_status=topology.sched_status,
             sole_inputs=self._sole_inputs(topology.id),
         )
@@ -198,10 +198,6 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             for name, c in components.items()
             if len({(i.component, i.stream) for i in c.inputs}) == 1
         }
-
-    def _spouts(self, tid: str) -> frozenset[str]:
-        components = self.c.code.structure(tid).components
-        return frozenset(name for name, c in components.items() if c.kind == "spout")
 
     @_op("getTopologyConf", topology=True)
     def getTopologyConf(self, id):  # noqa: A002

@@ -72,6 +72,10 @@ class TopologyStructure:
     def task_counts(self) -> dict[str, int]:
         return {name: c.parallelism for name, c in self.components.items()}
 
+    def spouts(self) -> frozenset[str]:
+        """The names of the components declared as spouts."""
+        return frozenset(name for name, c in self.components.items() if c.kind == "spout")
+
     def with_parallelism(self, counts: dict[str, int]) -> TopologyStructure:
         return TopologyStructure(
             {

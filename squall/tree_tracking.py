@@ -44,5 +44,5 @@ def tree_trackers(
     ackers = sorted(t for t, c in task_components.items() if c == ACKER)
     if ackers or not conf.get(SPOUTS_TRACK_KEY, True) or conf.get(ACKERS_KEY) == 0:
         return ackers
-    spouts = {name for name, c in structure.components.items() if c.kind == "spout"}
+    spouts = structure.spouts()
     return sorted(t for t, c in task_components.items() if c in spouts)
