@@ -53,6 +53,9 @@ class ClusterReads:
     def read_assignments(self) -> dict[str, Assignment]:
         return self._read_all(Assignment, self.layout.assignments)
 
+    def read_tasks(self, topology_id: str) -> dict[int, str]:
+        return zk_mod.read_task_components(self.zk, self.layout.tasks(topology_id))
+
     def read_supervisors(
         self, known: Mapping[str, SupervisorInfo] | None = None
     ) -> dict[str, SupervisorInfo]:

@@ -173,6 +173,7 @@ class Controller(UserRequests):
             now=self.clock(),
             wall=self.wall(),
             log_configs={tid: self.read_log_config(tid) for tid in sorted(bases)},
+            tasks={tid: self.state.read_tasks(tid) for tid in sorted(bases)},
         )
         self._decide(event)
         log.info("leading with epoch %d", epoch)

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from squall import thrift_api as T
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
-from squall.structure import ACKER, assign_task_ids
+from squall.structure import ACKER
 from squall.tree_tracking import SPOUTS_TRACK_KEY, acker_executors
 from squall.validation import check_name_free, invalid, validate_topology_conf
 
@@ -265,7 +265,9 @@ def _became_leader(model: NimbusModel, e: ev.BecameLeader) -> Result:
         base, assignment = e.bases[tid], e.assignments.get(tid)
         placement = assignment.task_slots if assignment else {}
         conf = replayed.get(tid) or e.stored_confs.get(tid, {})
-        tasks = assign_task_ids(base.component_executors)
+        # the ids ZooKeeper holds, not those the counts give: where they differ, the
+        # topology's next placement rewrites /tasks and restarts its workers (reassign.py)
+        tasks = dict(e.tasks.get(tid, {}))
         grace = {t: e.now for t in placement}
         log_config = e.log_configs.get(tid, {})
         topologies[tid] = TopologyModel(

@@ -120,6 +120,9 @@ class BecameLeader:
     now: float
     wall: float
     log_configs: Mapping[str, Mapping[str, LoggerLevel]] = field(default_factory=dict)
+    # /tasks as ZooKeeper holds them: a rebalance whose leader went during its wait left them
+    # numbered by the old counts, and the next leader must see that to rewrite them
+    tasks: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -81,17 +81,15 @@ def _round(
 ) -> tuple[NimbusModel, list[Instruction], Mapping[str, Outcome]]:
     settings = model.settings
     requests = []
-    prepared: dict[str, tuple[TopologyModel, set[int], list[Instruction]]] = {}
+    prepared: dict[str, tuple[TopologyModel, set[int], Mapping[int, str]]] = {}
     ids = sorted(model.topologies) if narrowed is None else sorted(scratch)
     for tid in ids:
         topology = model.topologies[tid]
         if tid not in scratch:
             requests.append(request_of(topology, settings, reschedule=False))
             continue
+        written = topology.tasks  # the ids /tasks holds
         tasks = assign_task_ids(topology.base.component_executors)
-        writes: list[Instruction] = []
-        if tasks != topology.tasks:
-            writes.append(WriteTasks(tid, tasks, model.epoch))
         existing = topology.assignment.task_slots if topology.assignment else {}
         cache, dead = topology.heartbeats, set()
         if not scratch[tid]:
@@ -100,12 +98,12 @@ def _round(
                 existing, topology.assigned_at, now, settings.task_timeout, settings.task_launch
             )
         topology = replace(topology, tasks=tasks, heartbeats=cache)
-        prepared[tid] = (topology, dead, writes)
+        prepared[tid] = (topology, dead, written)
         alive = None if scratch[tid] else frozenset(set(existing) - dead)
         requests.append(request_of(topology, settings, True, alive, scratch=scratch[tid]))
     cluster = cluster_of(model.supervisors, settings) if narrowed is None else narrowed
     settled = (requests, cluster) if narrowed is None else None
-    steady = not any(dead or writes for _, dead, writes in prepared.values())
+    steady = not any(dead or t.tasks != written for t, dead, written in prepared.values())
     if steady and settled is not None and model.settled == settled:
         # nothing to decide: same input, same outcome
         caches = {tid: topology for tid, (topology, _, _) in prepared.items()}
@@ -116,10 +114,12 @@ def _round(
     logs: list[Instruction] = []
     decided: dict[str, TopologyModel] = {}
     for tid in sorted(prepared):
-        topology, dead, writes = prepared[tid]
-        topology, more = _carry_out(topology, outcomes[tid], dead, snapshot, model.epoch, now, wall)
+        topology, dead, written = prepared[tid]
+        topology, more = _carry_out(
+            topology, outcomes[tid], dead, written, snapshot, model.epoch, now, wall
+        )
         decided[tid] = topology
-        out += writes + [i for i in more if not isinstance(i, AppendLog)]
+        out += [i for i in more if not isinstance(i, AppendLog)]
         logs += [i for i in more if isinstance(i, AppendLog)]
     # The ZooKeeper writes first, then the log messages: each kind is carried out as one batch
     # (instruction_runner.batches), so moving many topologies costs two round trips, not two
@@ -133,25 +133,35 @@ def _carry_out(
     topology: TopologyModel,
     outcome: Outcome,
     dead: set[int],
+    written: Mapping[int, str],
     snapshot: ClusterSnapshot,
     epoch: int,
     now: float,
     wall: float,
 ) -> tuple[TopologyModel, list[Instruction]]:
+    """`written`: the task ids /tasks holds. Where the counts number the tasks otherwise (a
+    rebalance changed a component's executors, and every component named after it moved up
+    or down), /tasks is rewritten just before the assignment that uses the new ids, and every
+    task restarts: each worker routes, and acks, by the task -> component map it read at its
+    start, so one whose own task numbers stayed would otherwise go on sending to the old
+    numbering."""
     tid, old = topology.id, topology.assignment
     existing = old.task_slots if old else {}
     placement = dict(outcome.placement)
     topology = replace(topology, sched_status=outcome.status)
-    # Unchanged: nothing to write, unless a dead task is restarted in place. A topology that
-    # could not fit keeps what it had as it is.
-    if old and existing == placement and (not dead or not outcome.placed):
-        return topology, []
+    renumbered = topology.tasks != written
+    # Unchanged: nothing to write, unless a dead task is restarted in place or the tasks
+    # were renumbered. A topology that could not fit keeps what it had as it is, /tasks too.
+    if old and existing == placement and (not outcome.placed or not (dead or renumbered)):
+        return replace(topology, tasks=dict(written)), []
     # A dead task placed back on its own slot is a restart: new start time, new grace.
-    restarted = {t for t in placement if existing.get(t) != placement[t] or t in dead}
+    moved = {t for t in placement if existing.get(t) != placement[t] or t in dead}
+    restarted = set(placement) if renumbered else moved
     kept = {t: s for t, s in existing.items() if t not in restarted}
     starts = start_times(placement, kept, old.task_start_secs if old else {}, int(wall))
     assignment = Assignment(epoch, tid, snapshot.hosts(placement), placement, starts)
-    out: list[Instruction] = [WriteAssignment(tid, assignment, epoch)]
+    out: list[Instruction] = [WriteTasks(tid, topology.tasks, epoch)] if renumbered else []
+    out.append(WriteAssignment(tid, assignment, epoch))
     out.append(log_message("assignment", tid, {"topology": tid, "moved": sorted(restarted)}, epoch))
     assigned_at = {**topology.assigned_at, **{t: now for t in restarted}}
     topology = replace(

@@ -251,8 +251,12 @@ def start_times(
     previous_start: Mapping[int, int],
     now_secs: int,
 ) -> dict[int, int]:
-    """Tasks that stayed keep their start time; moved and new tasks start now."""
+    """Tasks that stayed keep their start time; moved, restarted and new tasks start now, or
+    a second after the latest start before if that is later: a supervisor restarts a worker
+    when the newest start time of its tasks changes (supervisor/sync.py), so a restart within
+    the second of the last one must still change it."""
+    fresh = max([now_secs, *(s + 1 for s in previous_start.values())])
     return {
-        t: previous_start.get(t, now_secs) if previous.get(t) == slot else now_secs
+        t: previous_start.get(t, fresh) if previous.get(t) == slot else fresh
         for t, slot in placement.items()
     }

@@ -165,6 +165,24 @@ def read_named(zk: KazooClient, cls: type[R], parent: str, names: Iterable[str])
     return out
 
 
+def read_task_components(zk: KazooClient, parent: str) -> dict[int, str]:
+    """Task -> component from /tasks/[id], every node read in one round trip; a child that
+    is not a task number or whose data is not a name is skipped (and logged), one removed
+    meanwhile too: never fatal to a worker's start or to nimbus taking the lead."""
+    names = children(zk, parent)
+    out = {}
+    for child, answer in zip(names, _get_all(zk, [f"{parent}/{c}" for c in names]), strict=True):
+        try:
+            name = "" if isinstance(answer, Exception) else answer[0].decode()
+        except UnicodeDecodeError:
+            name = ""
+        if child.isdigit() and name:
+            out[int(child)] = name
+        elif not isinstance(answer, NoNodeError):
+            log.warning("skipping the malformed task node %s/%s", parent, child)
+    return out
+
+
 def _get_all(zk: KazooClient, paths: list[str]) -> list[Any]:
     """(data, stat) or the node's error for each path; a server without multiRead (before
     ZooKeeper 3.6) gets every read sent before any answer is awaited instead."""

@@ -74,21 +74,7 @@ class ZooKeeperAgent:
         return decode_keys(data, path)
 
     def task_components(self) -> dict[int, str]:
-        """Task -> component from /tasks/[id]; a child that is not a task number or whose
-        data is not a name is skipped (and logged), never fatal to the worker's start."""
-        parent = self.layout.tasks(self.tid)
-        out = {}
-        for child in zk_mod.children(self.zk, parent):
-            try:
-                data, _ = self.zk.get(f"{parent}/{child}")
-                name = data.decode()
-            except (NoNodeError, UnicodeDecodeError):
-                name = ""
-            if child.isdigit() and name:
-                out[int(child)] = name
-            else:
-                log.warning("skipping the malformed task node %s/%s", parent, child)
-        return out
+        return zk_mod.read_task_components(self.zk, self.layout.tasks(self.tid))
 
     def watch(
         self,

@@ -2,13 +2,14 @@
 supervisor leaves or joins, and a delayed kill that survives a nimbus restart."""
 
 import json
+import time
 
 import pytest
 
 from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
 from squall.nimbus.store import Store
-from squall.records import Assignment, decode
+from squall.records import Assignment, WorkerBeat, decode
 from squall.submit import submit_file
 
 from .conftest import TOPOLOGIES, squall
@@ -102,6 +103,54 @@ def test_delayed_kill_survives_a_nimbus_restart(cluster, zk):
         assert statuses.get("later") == "KILLED"  # not removed early, not forgotten
         wait_for(lambda: client.isTopologyNameAllowed("later"), 60, "the delayed removal")
     assert not [c for c in zk.get_children("/squall/storms") if c.startswith("later-")]
+
+
+def worker_beats(zk, tid):
+    parent = f"/squall/taskbeats/{tid}"
+    return {c: decode(WorkerBeat, zk.get(f"{parent}/{c}")[0], c) for c in zk.get_children(parent)}
+
+
+def test_a_rebalance_that_renumbers_restarts_every_worker_across_a_failover(cluster, zk):
+    """numbers=1 moves sink's tasks from 3-4 to 2-3. Each worker routes and acks by the
+    task -> component map it read at its start, so every worker must restart, also one whose
+    own task numbers stayed. Nimbus is restarted during the wait, after the counts were
+    written and before /tasks were: the new leader must find /tasks stale and rewrite them."""
+    with cluster.client() as client:
+        submit_file(client, TINY, cluster.client_conf(), name="renumber")
+        tid = {t.name: t.id for t in client.getClusterInfo().topologies}["renumber"]
+        wait_for(
+            lambda: (
+                len(worker_beats(zk, tid)) == 2
+                and min(b.uptime_secs for b in worker_beats(zk, tid).values()) >= 3
+            ),
+            60,
+            "both workers to run for three seconds",
+        )
+        client.rebalance("renumber", T.RebalanceOptions(wait_secs=8, num_executors={"numbers": 1}))
+    asked = time.time()
+    cluster.restart_nimbus()
+    with cluster.client() as client:
+        wait_for(lambda: len(assignment(zk, client, "renumber").task_slots) == 3, 60, "rebalance")
+        after = assignment(zk, client, "renumber")
+    tasks = f"/squall/tasks/{tid}"
+    assert {int(c): zk.get(f"{tasks}/{c}")[0].decode() for c in zk.get_children(tasks)} == {
+        1: "numbers",
+        2: "sink",
+        3: "sink",
+    }
+
+    def every_worker_restarted():
+        beats = worker_beats(zk, tid)
+        fresh = {
+            c: b for c, b in beats.items() if b.uptime_secs <= time.time() - asked + 1
+        }  # started after the rebalance was asked for
+        wanted = {f"{node}-{port}": after.tasks_on((node, port)) for node, port in after.slots()}
+        return {c: sorted(b.tasks) for c, b in fresh.items()} == wanted
+
+    wait_for(every_worker_restarted, 60, "every worker restarted with the new numbering")
+    with cluster.client() as client:
+        client.killTopologyWithOpts("renumber", T.KillOptions(wait_secs=0))
+        wait_for(lambda: client.isTopologyNameAllowed("renumber"), 60, "renumber removed")
 
 
 def test_startup_cleans_code_without_storms_and_storms_without_code(cluster, zk):

@@ -15,7 +15,8 @@ from squall.nimbus.decide import NotLeader, handle
 from squall.nimbus.model import NimbusModel, NimbusSettings
 from squall.nimbus.store import CoordinatorMessage
 from squall.records import Assignment, PendingEvent, StormBase, SupervisorInfo, WorkerBeat
-from squall.structure import ComponentInfo, TopologyStructure
+from squall.structure import ComponentInfo, TopologyStructure, assign_task_ids
+from squall.supervisor.sync import desired_workers
 
 SETTINGS = NimbusSettings(
     task_timeout=30, task_launch=60, message_timeout=25, default_workers=2, default_ackers=0
@@ -44,8 +45,14 @@ def leader(supervisors=TWO_HOSTS, epoch=3, **loaded):
         log=tuple(loaded.get("log", ())),
         now=loaded.get("now", 0.0),
         wall=loaded.get("wall", 1000.0),
+        tasks=loaded.get("tasks", numbered(loaded.get("bases", {}))),
     )
     return handle(NimbusModel(SETTINGS), event)
+
+
+def numbered(bases):
+    """/tasks as nimbus writes them for these counts."""
+    return {tid: assign_task_ids(base.component_executors) for tid, base in bases.items()}
 
 
 def submitted(model=None, name="t", conf=None, now=0.0, wall=1000.0, inactive=False):
@@ -265,10 +272,80 @@ def test_rebalance_waits_then_places_from_scratch_and_restores_the_status():
         3: ("s1", 6701),
         4: ("s1", 6700),
     }
-    assert out[2].values["moved"] == [3, 4]  # 4 is new, 3 moved from s1:6700
+    # b's task was 3 and is 4 now: every worker's task -> component map is stale, so every
+    # task restarts, later than any start before
+    assert out[2].values["moved"] == [1, 2, 3, 4]
+    assert min(out[1].assignment.task_start_secs.values()) == 1005
     restored = StormBase("t", "active", 1000, 3, {"a": 3, "b": 1})
     assert out[3] == ins.WriteBase("t-1", restored, 3)
     assert len(out) == 4 and model.topologies["t-1"].tasks == tasks
+
+
+def sync_identities(assignment, supervisor="s1"):
+    """What the supervisor compares to decide which workers to restart."""
+    workers = desired_workers(supervisor, {"t-1": assignment}, [6700, 6701])
+    return {key: spec.identity for key, spec in workers.items()}
+
+
+def test_a_rebalance_that_renumbers_restarts_every_worker_even_within_the_same_second():
+    """Shrinking a (tasks 1-2) to one executor moves b from 3 to 2. A worker whose own task
+    numbers stayed still holds the old task -> component map (b at 3): it must restart, so
+    every start time is bumped past the last one, in the very second of the submit too."""
+    model, out = submitted(model=leader(ONE_PORT)[0], conf={"topology.workers": 1})
+    before = out[1].assignment
+    model, _ = handle(model, ev.Rebalance("t", 0, None, {"a": 1}, 1000.0))
+    model, out = handle(model, ev.TimerFired("t-1", states.DoRebalance(), 0, 1000.0))
+    assert out[0] == ins.WriteTasks("t-1", {1: "a", 2: "b"}, 3)  # before the assignment
+    after = out[1].assignment
+    assert set(after.slots()) == set(before.slots()) == {("s1", 6700)}
+    assert after.task_start_secs == {1: 1001, 2: 1001}
+    assert sync_identities(after) != sync_identities(before)
+
+
+def test_a_rebalance_that_keeps_the_numbering_restarts_only_what_moved():
+    model, out = submitted(conf={"topology.workers": 1})
+    model, _ = handle(model, ev.Rebalance("t", 0, 2, None, 1010.0))
+    model, out = handle(model, ev.TimerFired("t-1", states.DoRebalance(), 0, 1010.0))
+    assert not any(isinstance(i, ins.WriteTasks) for i in out)
+    moved = out[1].values["moved"]
+    assert moved and len(moved) < 3
+    assert {t for t, s in out[0].assignment.task_start_secs.items() if s == 1010} == set(moved)
+
+
+def test_a_leader_that_took_over_during_a_rebalance_rewrites_the_old_tasks():
+    """The deposed leader wrote the new counts (a: 3) at the start of the wait; /tasks still
+    numbers the old ones (a: 2, b at 3). The new leader reads /tasks, not the counts, so the
+    rebalance rewrites them and restarts every worker."""
+    rebalancing = StormBase(
+        "t", "rebalancing", 0, 1, {"a": 3, "b": 1}, "", "active", PendingEvent("do-rebalance", 0.0)
+    )
+    placed = Assignment(1, "t-1", {"s1": "h1"}, {t: ("s1", 6700) for t in (1, 2, 3)}, {})
+    stale = {1: "a", 2: "a", 3: "b"}
+    model, _ = leader(
+        ONE_PORT, bases={"t-1": rebalancing}, assignments={"t-1": placed}, tasks={"t-1": stale}
+    )
+    assert model.topologies["t-1"].tasks == stale
+    model, out = handle(model, ev.TimerFired("t-1", states.DoRebalance(), 0, 1000.0))
+    assert out[0] == ins.WriteTasks("t-1", {1: "a", 2: "a", 3: "a", 4: "b"}, 3)
+    assert out[2].values["moved"] == [1, 2, 3, 4]
+    assert model.topologies["t-1"].tasks == out[0].tasks
+
+
+def test_a_leader_finding_tasks_numbered_otherwise_than_the_counts_rewrites_them():
+    """An active topology whose /tasks do not match its counts (a leader went between writing
+    the counts and the tasks): the first monitor round rewrites them and restarts the
+    workers; tasks that match write nothing (test_after_a_failover_beating_tasks_are_not_dead)."""
+    placed = Assignment(1, "t-1", {"s1": "h1"}, {1: ("s1", 6700), 2: ("s1", 6700)}, {1: 5, 2: 5})
+    bases = {"t-1": StormBase("t", "active", 0, 1, {"a": 1, "b": 1})}
+    stale = {1: "b", 2: "a"}
+    model, _ = leader(
+        ONE_PORT, bases=bases, assignments={"t-1": placed}, tasks={"t-1": stale}, now=1000.0
+    )
+    beats = {"t-1": {("s1", 6700): beat(9, 1, 2)}}
+    model, out = tick(model, 1010, beats)
+    assert out[0] == ins.WriteTasks("t-1", {1: "a", 2: "b"}, 3)
+    assert out[1].assignment.task_start_secs == {1: 2000, 2: 2000}
+    assert tick(model, 1020, beats)[1] == []
 
 
 @pytest.mark.parametrize(
