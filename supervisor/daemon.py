@@ -46,6 +46,7 @@ from .sync import (
     accept_epochs,
     desired_workers,
     plan,
+    reassigned_away,
     startable,
 )
 from .worker_checks import hung_workers, over_memory
@@ -179,6 +180,9 @@ class Supervisor(WorkerStarts):
             self._report(tid, None, f"cannot use the topology's code: {error}")
         self._collect_confs(now)
         for ended in self.launcher.reap(now):
+            if reassigned_away(ended, desired):
+                log.info("worker %s:%d stopped: its assignment changed", *ended.key)
+                continue
             log.warning("%s", ended.describe())
             self._failed(ended.key, now, ended.describe(), ended.ran_for)
         for key in hung_workers(self.zk, self.layout, self.id, self.launcher, self.beats, now):

@@ -101,6 +101,7 @@ class Exit:
     returncode: int
     ran_for: float
     tail: str
+    identity: Any = None  # the WorkerSpec identity it was started from
 
     def describe(self) -> str:
         code = self.returncode
@@ -191,7 +192,7 @@ class Launcher:
                 continue
             _kill_session(w.process.pid)  # so no leftover child holds the pipe open
             w.pump.join(1)  # its last lines
-            out.append(Exit(key, code, now - w.started_at, w.pump.tail()))
+            out.append(Exit(key, code, now - w.started_at, w.pump.tail(), w.identity))
             self.stop(key)
         return out
 

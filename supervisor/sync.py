@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from squall.liveness import is_alive
 from squall.records import Assignment, trusted_epoch
 
 from .backoff import Retry, due
+
+if TYPE_CHECKING:
+    from .launcher import Exit
 
 WorkerKey = tuple[str, int]  # (topology id, port)
 
@@ -136,6 +139,16 @@ def plan(desired: Mapping[WorkerKey, WorkerSpec], running: Mapping[WorkerKey, An
     return SyncPlan(
         tuple(sorted(start, key=lambda s: (s.topology_id, s.port))), tuple(sorted(stop))
     )
+
+
+def reassigned_away(ended: Exit, desired: Mapping[WorkerKey, WorkerSpec]) -> bool:
+    """A worker that exited cleanly because what it ran was taken from it (its tasks
+    changed, or its topology went): its own assignment watch fired before this supervisor's
+    sync. Not a failure: no error in the topology's /errors, no back-off before what is
+    wanted now starts. A worker that exits while it is still wanted as it was counts as a
+    failure whatever its code, so a worker that keeps exiting backs off."""
+    spec = desired.get(ended.key)
+    return ended.returncode == 0 and (spec is None or spec.identity != ended.identity)
 
 
 @dataclass

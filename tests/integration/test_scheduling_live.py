@@ -148,6 +148,11 @@ def test_a_rebalance_that_renumbers_restarts_every_worker_across_a_failover(clus
         return {c: sorted(b.tasks) for c, b in fresh.items()} == wanted
 
     wait_for(every_worker_restarted, 60, "every worker restarted with the new numbering")
+    # a worker that saw its tasks change first and stopped itself did not fail
+    errors = f"/squall/errors/{tid}"
+    reports = zk.get_children(errors) if zk.exists(errors) else []
+    texts = [zk.get(f"{errors}/{c}")[0].decode() for c in reports]
+    assert not [t for t in texts if "exited with code 0" in t]
     with cluster.client() as client:
         client.killTopologyWithOpts("renumber", T.KillOptions(wait_secs=0))
         wait_for(lambda: client.isTopologyNameAllowed("renumber"), 60, "renumber removed")

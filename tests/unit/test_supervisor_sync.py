@@ -2,7 +2,15 @@
 
 from squall.records import Assignment
 from squall.supervisor.backoff import Retry
-from squall.supervisor.sync import WorkerSpec, accept_epochs, desired_workers, plan, startable
+from squall.supervisor.launcher import Exit
+from squall.supervisor.sync import (
+    WorkerSpec,
+    accept_epochs,
+    desired_workers,
+    plan,
+    reassigned_away,
+    startable,
+)
 
 PORTS = (6700, 6701, 6702)
 
@@ -33,6 +41,17 @@ def test_a_task_restarted_in_place_restarts_its_worker():
     assert plan(desired_workers("s1", {"t": a}, PORTS), running).start == ()
     todo = plan(desired_workers("s1", {"t": restarted}, PORTS), running)
     assert todo.stop == (("t", 6700),) and todo.start[0].started == 99
+
+
+def test_a_worker_that_stopped_itself_for_a_new_assignment_did_not_fail():
+    old = desired_workers("s1", {"t": assignment(1, {1: ("s1", 6700)})}, PORTS)
+    ran = old[("t", 6700)].identity
+    moved = desired_workers("s1", {"t": assignment(1, {1: ("s1", 6701)})}, PORTS)
+    assert reassigned_away(Exit(("t", 6700), 0, 50.0, "", ran), moved)  # its task moved
+    assert reassigned_away(Exit(("t", 6700), 0, 50.0, "", ran), {})  # the topology went
+    assert not reassigned_away(Exit(("t", 6700), 0, 50.0, "", ran), old)  # still wanted
+    assert not reassigned_away(Exit(("t", 6700), 1, 50.0, "", ran), moved)  # a crash
+    assert not reassigned_away(Exit(("t", 6700), -9, 50.0, "", ran), {})
 
 
 def test_older_epoch_is_ignored():
