@@ -1,11 +1,12 @@
 """The per-tuple cost without a cluster: bench/pertuple_topology.py's tasks (one spout, two
-upper-casing and two counting bolts, one acker) built as a worker builds them, on one
+upper-casing and two counting bolts; the spout tracks its own tuple trees, or with --ackers one
+__acker does, Storm's way) built as a worker builds them, on one
 shared thread, every task local. It prints the tuples counted per second and per CPU-second
 over a window. Without ZooKeeper, nimbus, a supervisor and the transport, this machine's
 noise is smaller than in bench/pertuple.py: it is how an A/B of the per-tuple code itself
 (interleaved runs, e.g. a compiled build against another) was measured.
 
-    python bench/pertuple_inprocess.py [--seconds S] [--untracked] [--gc-young N]
+    python bench/pertuple_inprocess.py [--seconds S] [--untracked] [--ackers] [--gc-young N]
     PYTHONPATH=build/compiled python bench/pertuple_inprocess.py    # the compiled build
 """
 
@@ -26,6 +27,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=5.0, help="the window")
     p.add_argument("--untracked", action="store_true", help="emit without message ids")
+    p.add_argument("--ackers", action="store_true", help="one __acker tracks the trees")
     p.add_argument("--gc-young", type=int, help="topology.worker.gc.young.threshold")
     args = p.parse_args()
     # read by the topology when it is imported
@@ -36,6 +38,7 @@ def main() -> None:
     from squall.config import cluster_conf
     from squall.recipes.in_memory import InMemoryCoordination, InMemoryRegistry
     from squall.structure import ACKER, assign_task_ids
+    from squall.tree_tracking import SPOUTS_TRACK_KEY, acker_executors, tree_trackers
     from squall.worker.executor_factory import make_executor
     from squall.worker.executor_group import group_executors
     from squall.worker.inbound import Inbound
@@ -47,9 +50,11 @@ def main() -> None:
     out = tempfile.mkdtemp(prefix="squall-inprocess-")
     topology = pertuple_topology.PerTuple
     structure = topology.structure()
-    conf = cluster_conf(**{**topology.config, "topology.output.dir": out})
+    track = {SPOUTS_TRACK_KEY: not args.ackers, "topology.acker.executors": 1}
+    conf = cluster_conf(**{**topology.config, "topology.output.dir": out, **track})
     counts = structure.task_counts()
-    counts[ACKER] = 1
+    if acker_executors(1, conf[SPOUTS_TRACK_KEY]):
+        counts[ACKER] = 1
     components = assign_task_ids(counts)
     tasks_of = defaultdict(list)
     for task, name in sorted(components.items()):
@@ -60,7 +65,7 @@ def main() -> None:
     io = WorkerTaskIO(
         router,
         inbound.deliver,
-        tasks_of[ACKER],
+        tree_trackers(conf, structure, components),
         print,  # errors: none expected
         send_many=inbound.deliver_many,
         congested=inbound.congested,

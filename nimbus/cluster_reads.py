@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -53,8 +53,11 @@ class ClusterReads:
     def read_assignments(self) -> dict[str, Assignment]:
         return self._read_all(Assignment, self.layout.assignments)
 
-    def read_tasks(self, topology_id: str) -> dict[int, str]:
-        return zk_mod.read_task_components(self.zk, self.layout.tasks(topology_id))
+    def read_tasks(self, topology_ids: Iterable[str]) -> dict[str, dict[int, str]]:
+        """Each topology's /tasks (task -> component), all read in two round trips."""
+        tids = sorted(topology_ids)
+        parents = [self.layout.tasks(tid) for tid in tids]
+        return dict(zip(tids, zk_mod.read_task_components(self.zk, parents), strict=True))
 
     def read_supervisors(
         self, known: Mapping[str, SupervisorInfo] | None = None

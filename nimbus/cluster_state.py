@@ -191,8 +191,8 @@ class ClusterState(ClusterReads):
             return None
         return data
 
-    def write_tasks(self, topology_id: str, tasks: dict[int, str]) -> None:
-        """Replace /tasks/[id] children (rebalance may change the task count)."""
+    def write_tasks(self, topology_id: str, tasks: dict[int, str], assignment: Assignment) -> None:
+        """Replace /tasks/[id] children and write the assignment that uses them, together."""
         lay = self.layout
         parent = lay.tasks(topology_id)
         # the old task nodes by their child names (strings), whatever ids they hold
@@ -202,6 +202,8 @@ class ClusterState(ClusterReads):
         ops += [
             ("create", (lay.task(topology_id, t), c.encode())) for t, c in sorted(tasks.items())
         ]
+        path = lay.assignment(topology_id)
+        ops.append(("set_data" if self.zk.exists(path) else "create", (path, encode(assignment))))
         self._commit(ops)
 
     def remove_topology(self, topology_id: str) -> None:

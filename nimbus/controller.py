@@ -173,7 +173,7 @@ class Controller(UserRequests):
             now=self.clock(),
             wall=self.wall(),
             log_configs={tid: self.read_log_config(tid) for tid in sorted(bases)},
-            tasks={tid: self.state.read_tasks(tid) for tid in sorted(bases)},
+            tasks=self.state.read_tasks(bases),
         )
         self._decide(event)
         log.info("leading with epoch %d", epoch)
@@ -218,5 +218,7 @@ class Controller(UserRequests):
             return model
         bases = self.state.read_bases()
         assignments = {t: a for t, a in self.state.read_assignments().items() if t in bases}
-        refreshed = ev.Refreshed(bases, assignments, self.state.read_supervisors())
+        # a leader's decision carried out in part may have renumbered /tasks: take its word
+        tasks = self.state.read_tasks(bases) if model.leading else None
+        refreshed = ev.Refreshed(bases, assignments, self.state.read_supervisors(), tasks)
         return handle(model, refreshed)[0]

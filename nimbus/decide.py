@@ -87,7 +87,8 @@ def handle(model: NimbusModel, event: ev.Event) -> Result:
                 return model, []
             return _apply(model, event.topology_id, event.event, event.now, event.wall)
         case ev.Refreshed():
-            return synced_with(model, event.bases, event.assignments, event.supervisors), []
+            e = event
+            return synced_with(model, e.bases, e.assignments, e.supervisors, e.tasks), []
         case _:
             raise TypeError(f"nimbus has no decision for {event!r}")
 

@@ -143,6 +143,7 @@ class Refreshed:
     bases: Mapping[str, StormBase]
     assignments: Mapping[str, Assignment]
     supervisors: Mapping[str, SupervisorInfo]
+    tasks: Mapping[str, Mapping[int, str]] | None = None  # /tasks, read by a leader only
 
 
 Event = (

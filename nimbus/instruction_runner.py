@@ -110,7 +110,8 @@ class InstructionRunner:
             case ins.WriteBase():
                 self.state.write_base(i.topology_id, i.base)
             case ins.WriteTasks():
-                self.state.write_tasks(i.topology_id, dict(i.tasks))
+                self.state.write_tasks(i.topology_id, dict(i.tasks), i.assignment)
+                log.info("%s: tasks renumbered, every worker restarts", i.topology_id)
             case ins.WriteAssignment():
                 self.state.write_assignment(i.topology_id, i.assignment)
                 slots = len(i.assignment.slots())

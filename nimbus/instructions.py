@@ -50,8 +50,13 @@ class WriteBase:
 
 @dataclass(frozen=True)
 class WriteTasks:
+    """/tasks renumbered and the assignment that uses the new ids, in one transaction: a
+    leader that went between the two would leave the next one no sign that the workers
+    still hold the old numbering (reassign.py)."""
+
     topology_id: str
     tasks: Mapping[int, str]
+    assignment: Assignment
     epoch: int
 
 

@@ -132,18 +132,25 @@ def synced_with(
     bases: Mapping[str, StormBase],
     assignments: Mapping[str, Assignment],
     supervisors: Mapping[str, SupervisorInfo],
+    tasks: Mapping[str, Mapping[int, str]] | None = None,
 ) -> NimbusModel:
     """The model with ZooKeeper's records: a standby's whole view, or a leader's after a
-    decision was carried out only in part. What only nimbus knows (beats, grace, conf, the
-    task ids it last wrote) is kept: at worst a write is repeated."""
+    decision was carried out only in part. What only nimbus knows (beats, grace, conf) is
+    kept. A leader passes `tasks` (/tasks as read): a renumbering it wrote, or did not,
+    must be known as it is, or the next round would restart every worker again. A standby
+    numbers the tasks by the counts."""
     topologies = {}
     for tid, base in bases.items():
         old = model.topologies.get(tid)
-        if old is None:
-            tasks = assign_task_ids(base.component_executors)
-            topologies[tid] = TopologyModel(tid, base, tasks, assignments.get(tid))
+        if tasks is None:
+            ids = assign_task_ids(base.component_executors)
         else:
-            topologies[tid] = replace(old, base=base, assignment=assignments.get(tid))
+            ids = dict(tasks.get(tid, {}))
+        if old is None:
+            topologies[tid] = TopologyModel(tid, base, ids, assignments.get(tid))
+        else:
+            kept = old.tasks if tasks is None else ids
+            topologies[tid] = replace(old, base=base, assignment=assignments.get(tid), tasks=kept)
     return replace(model, topologies=topologies, supervisors=dict(supervisors))
 
 

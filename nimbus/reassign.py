@@ -141,10 +141,10 @@ def _carry_out(
 ) -> tuple[TopologyModel, list[Instruction]]:
     """`written`: the task ids /tasks holds. Where the counts number the tasks otherwise (a
     rebalance changed a component's executors, and every component named after it moved up
-    or down), /tasks is rewritten just before the assignment that uses the new ids, and every
-    task restarts: each worker routes, and acks, by the task -> component map it read at its
-    start, so one whose own task numbers stayed would otherwise go on sending to the old
-    numbering."""
+    or down), /tasks is rewritten with the assignment that uses the new ids, in one
+    transaction (WriteTasks), and every task restarts: each worker routes, and acks, by the
+    task -> component map it read at its start, so one whose own task numbers stayed would
+    otherwise go on sending to the old numbering."""
     tid, old = topology.id, topology.assignment
     existing = old.task_slots if old else {}
     placement = dict(outcome.placement)
@@ -157,11 +157,12 @@ def _carry_out(
     # A dead task placed back on its own slot is a restart: new start time, new grace.
     moved = {t for t in placement if existing.get(t) != placement[t] or t in dead}
     restarted = set(placement) if renumbered else moved
-    kept = {t: s for t, s in existing.items() if t not in restarted}
-    starts = start_times(placement, kept, old.task_start_secs if old else {}, int(wall))
+    starts = start_times(
+        placement, existing, old.task_start_secs if old else {}, int(wall), restarted
+    )
     assignment = Assignment(epoch, tid, snapshot.hosts(placement), placement, starts)
-    out: list[Instruction] = [WriteTasks(tid, topology.tasks, epoch)] if renumbered else []
-    out.append(WriteAssignment(tid, assignment, epoch))
+    write = WriteTasks(tid, topology.tasks, assignment, epoch) if renumbered else None
+    out: list[Instruction] = [write or WriteAssignment(tid, assignment, epoch)]
     out.append(log_message("assignment", tid, {"topology": tid, "moved": sorted(restarted)}, epoch))
     assigned_at = {**topology.assigned_at, **{t: now for t in restarted}}
     topology = replace(

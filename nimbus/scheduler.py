@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from itertools import compress, filterfalse
 from operator import itemgetter
 
@@ -250,13 +250,20 @@ def start_times(
     previous: Mapping[int, Slot],
     previous_start: Mapping[int, int],
     now_secs: int,
+    restarted: Collection[int] = (),
 ) -> dict[int, int]:
-    """Tasks that stayed keep their start time; moved, restarted and new tasks start now, or
-    a second after the latest start before if that is later: a supervisor restarts a worker
-    when the newest start time of its tasks changes (supervisor/sync.py), so a restart within
-    the second of the last one must still change it."""
-    fresh = max([now_secs, *(s + 1 for s in previous_start.values())])
+    """Tasks that stayed on their slot keep their start time; moved, `restarted` and new
+    tasks start now, or a second after the latest start their slot had if that is not
+    earlier: a supervisor restarts a worker when the newest start time of its tasks changes
+    (supervisor/sync.py), so a restart within the second of the last one, or after the clock
+    went back, must still change it. Only the slot's own starts count, so a clock that once
+    ran ahead holds back no other slot."""
+    latest: dict[Slot, int] = {}
+    for t, slot in previous.items():
+        latest[slot] = max(latest.get(slot, 0), previous_start.get(t, 0))
     return {
-        t: previous_start.get(t, fresh) if previous.get(t) == slot else fresh
+        t: previous_start[t]
+        if previous.get(t) == slot and t not in restarted and t in previous_start
+        else max(now_secs, latest.get(slot, now_secs - 1) + 1)
         for t, slot in placement.items()
     }

@@ -24,6 +24,8 @@ class RunResult:
     acked: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
     failed: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
     errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # the components whose tasks tracked the tuple trees: the spouts themselves, or __acker
+    tree_trackers: list[str] = field(default_factory=list)
 
     def values(self, component: str, stream: str = DEFAULT_STREAM) -> list[tuple[Any, ...]]:
         """Every tuple `component` emitted on `stream`, batches as their rows."""

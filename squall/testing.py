@@ -106,13 +106,14 @@ def run(
     for task, name in sorted(task_components.items()):
         by_component[name].append(task)
 
-    result = RunResult()
+    trackers = tree_trackers(conf, structure, task_components)
+    result = RunResult(tree_trackers=sorted({task_components[t] for t in trackers}))
     executors: dict[int, Executor] = {}  # filled below; Inbound looks tasks up at delivery
     inbound = Inbound(structure, executors, conf["topology.backpressure.enable"])
     io = WorkerTaskIO(
         Router(structure, task_components, task_components),
         inbound.deliver,
-        tree_trackers(conf, structure, task_components),
+        trackers,
         lambda component, _task, text: result.errors[component].append(text),
         send_many=inbound.deliver_many,
         congested=inbound.congested,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -165,22 +165,44 @@ def read_named(zk: KazooClient, cls: type[R], parent: str, names: Iterable[str])
     return out
 
 
-def read_task_components(zk: KazooClient, parent: str) -> dict[int, str]:
-    """Task -> component from /tasks/[id], every node read in one round trip; a child that
-    is not a task number or whose data is not a name is skipped (and logged), one removed
-    meanwhile too: never fatal to a worker's start or to nimbus taking the lead."""
-    names = children(zk, parent)
-    out = {}
-    for child, answer in zip(names, _get_all(zk, [f"{parent}/{c}" for c in names]), strict=True):
+def read_task_components(zk: KazooClient, parents: Sequence[str]) -> list[dict[int, str]]:
+    """Task -> component from each /tasks/[id] in `parents`: every list asked for at once,
+    then every node in one multiRead, so a new leader reading all its topologies' tasks pays
+    two round trips, not two each. A child that is not a task number or whose data is not a
+    name is skipped (and logged), one missing too: never fatal to a worker's start or to
+    nimbus taking the lead. Any other error (no access) is raised."""
+    asked = [zk.get_children_async(parent) for parent in parents]
+    names = []
+    for answer in asked:
         try:
-            name = "" if isinstance(answer, Exception) else answer[0].decode()
-        except UnicodeDecodeError:
-            name = ""
-        if child.isdigit() and name:
-            out[int(child)] = name
-        elif not isinstance(answer, NoNodeError):
-            log.warning("skipping the malformed task node %s/%s", parent, child)
+            names.append(sorted(answer.get()))
+        except NoNodeError:
+            names.append([])
+    paths = [f"{p}/{c}" for p, children in zip(parents, names, strict=True) for c in children]
+    answers = iter(_get_all(zk, paths))
+    out = []
+    for parent, children in zip(parents, names, strict=True):
+        tasks = {}
+        for child in children:
+            answer = next(answers)
+            if isinstance(answer, NoNodeError):
+                continue
+            if isinstance(answer, Exception):
+                raise answer
+            name = _name(answer[0])
+            if child.isdigit() and name:
+                tasks[int(child)] = name
+            else:
+                log.warning("skipping the malformed task node %s/%s", parent, child)
+        out.append(tasks)
     return out
+
+
+def _name(data: bytes | None) -> str:
+    try:
+        return (data or b"").decode()
+    except UnicodeDecodeError:
+        return ""
 
 
 def _get_all(zk: KazooClient, paths: list[str]) -> list[Any]:

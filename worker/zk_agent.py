@@ -74,7 +74,7 @@ class ZooKeeperAgent:
         return decode_keys(data, path)
 
     def task_components(self) -> dict[int, str]:
-        return zk_mod.read_task_components(self.zk, self.layout.tasks(self.tid))
+        return zk_mod.read_task_components(self.zk, [self.layout.tasks(self.tid)])[0]
 
     def watch(
         self,

@@ -62,6 +62,7 @@ def test_every_component_output_and_every_tuple_acked(spouts_track):
     assert finals == {"a": 2, "b": 2, "c": 1}  # fields grouping: one counter per word
     assert sorted(result.acked["lines"]) == [0, 1]
     assert result.failed.get("lines", []) == []
+    assert result.tree_trackers == (["lines"] if spouts_track else ["__acker"])
 
 
 @TRACKING
@@ -70,6 +71,7 @@ def test_a_failing_tuple_is_failed_at_its_spout_and_its_error_reported(spouts_tr
     result = run(WordCount, inputs={"lines": [["x y"], ["boom"], ["z"]]}, conf=conf)
     assert sorted(result.acked["lines"]) == [0, 2]
     assert result.failed["lines"] == [1]
+    assert result.tree_trackers == (["lines"] if spouts_track else ["__acker"])
     assert any("cannot split boom" in text for text in result.errors["split"])
     assert sorted(result.values("split")) == [("x",), ("y",), ("z",)]
 
@@ -78,6 +80,7 @@ def test_without_ackers_nothing_is_tracked_but_everything_is_processed():
     result = run(WordCount, inputs={"lines": [["a"], ["b"]]}, conf={"topology.acker.executors": 0})
     assert sorted(result.values("count")) == [("a", 1), ("b", 1)]
     assert sorted(result.acked["lines"]) == [0, 1]  # untracked: acked once sent (Storm)
+    assert result.tree_trackers == []
 
 
 class Doubler(Bolt):

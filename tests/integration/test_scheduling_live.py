@@ -141,9 +141,10 @@ def test_a_rebalance_that_renumbers_restarts_every_worker_across_a_failover(clus
 
     def every_worker_restarted():
         beats = worker_beats(zk, tid)
-        fresh = {
-            c: b for c, b in beats.items() if b.uptime_secs <= time.time() - asked + 1
-        }  # started after the rebalance was asked for
+        # started after the rebalance was asked for: a worker's start is its beat's time less
+        # its uptime, each truncated to the second (so within a second); the old workers
+        # had run three seconds before it was asked
+        fresh = {c: b for c, b in beats.items() if b.time_secs - b.uptime_secs >= asked - 1}
         wanted = {f"{node}-{port}": after.tasks_on((node, port)) for node, port in after.slots()}
         return {c: sorted(b.tasks) for c, b in fresh.items()} == wanted
 

@@ -11,7 +11,7 @@ from kazoo.security import make_digest_acl
 
 from squall import zk_multiread
 from squall.records import WorkerBeat, encode
-from squall.zk import read_named, read_records
+from squall.zk import read_named, read_records, read_task_components
 
 
 @pytest.fixture
@@ -58,3 +58,17 @@ def test_a_node_the_client_may_not_read_is_an_error_not_a_gap(zk):
     zk.create("/secret/y", beat(2))
     with pytest.raises(NoAuthError):
         read_named(zk, WorkerBeat, "/secret", ["x", "y"])
+
+
+def test_every_topologys_tasks_at_once_a_malformed_node_skipped(zk):
+    zk.create("/tasks/t-1/1", b"a", makepath=True)
+    zk.create("/tasks/t-1/2", b"b")
+    zk.create("/tasks/t-1/x", b"a")  # not a task number
+    zk.create("/tasks/t-1/3")  # no name
+    zk.create("/tasks/t-1/4", b"\xff")  # not text
+    zk.create("/tasks/t-2/1", b"c", makepath=True)
+    read = read_task_components(zk, ["/tasks/t-1", "/tasks/gone", "/tasks/t-2"])
+    assert read == [{1: "a", 2: "b"}, {}, {1: "c"}]
+    zk.set_acls("/tasks/t-2/1", [make_digest_acl("u", "p", all=True)])
+    with pytest.raises(NoAuthError):
+        read_task_components(zk, ["/tasks/t-1", "/tasks/t-2"])

@@ -265,8 +265,8 @@ def test_rebalance_waits_then_places_from_scratch_and_restores_the_status():
     ]
     model, out = handle(model, ev.TimerFired("t-1", states.DoRebalance(), 6, 1005.0))
     tasks = {1: "a", 2: "a", 3: "a", 4: "b"}
-    assert out[0] == ins.WriteTasks("t-1", tasks, 3)
-    assert out[1].assignment.task_slots == {
+    assert (out[0].tasks, type(out[0])) == (tasks, ins.WriteTasks)  # with the assignment
+    assert out[0].assignment.task_slots == {
         1: ("s1", 6700),
         2: ("s2", 6700),
         3: ("s1", 6701),
@@ -274,11 +274,11 @@ def test_rebalance_waits_then_places_from_scratch_and_restores_the_status():
     }
     # b's task was 3 and is 4 now: every worker's task -> component map is stale, so every
     # task restarts, later than any start before
-    assert out[2].values["moved"] == [1, 2, 3, 4]
-    assert min(out[1].assignment.task_start_secs.values()) == 1005
+    assert out[1].values["moved"] == [1, 2, 3, 4]
+    assert min(out[0].assignment.task_start_secs.values()) == 1005
     restored = StormBase("t", "active", 1000, 3, {"a": 3, "b": 1})
-    assert out[3] == ins.WriteBase("t-1", restored, 3)
-    assert len(out) == 4 and model.topologies["t-1"].tasks == tasks
+    assert out[2] == ins.WriteBase("t-1", restored, 3)
+    assert len(out) == 3 and model.topologies["t-1"].tasks == tasks
 
 
 def sync_identities(assignment, supervisor="s1"):
@@ -295,8 +295,8 @@ def test_a_rebalance_that_renumbers_restarts_every_worker_even_within_the_same_s
     before = out[1].assignment
     model, _ = handle(model, ev.Rebalance("t", 0, None, {"a": 1}, 1000.0))
     model, out = handle(model, ev.TimerFired("t-1", states.DoRebalance(), 0, 1000.0))
-    assert out[0] == ins.WriteTasks("t-1", {1: "a", 2: "b"}, 3)  # before the assignment
-    after = out[1].assignment
+    assert (out[0].tasks, type(out[0])) == ({1: "a", 2: "b"}, ins.WriteTasks)
+    after = out[0].assignment
     assert set(after.slots()) == set(before.slots()) == {("s1", 6700)}
     assert after.task_start_secs == {1: 1001, 2: 1001}
     assert sync_identities(after) != sync_identities(before)
@@ -326,8 +326,8 @@ def test_a_leader_that_took_over_during_a_rebalance_rewrites_the_old_tasks():
     )
     assert model.topologies["t-1"].tasks == stale
     model, out = handle(model, ev.TimerFired("t-1", states.DoRebalance(), 0, 1000.0))
-    assert out[0] == ins.WriteTasks("t-1", {1: "a", 2: "a", 3: "a", 4: "b"}, 3)
-    assert out[2].values["moved"] == [1, 2, 3, 4]
+    assert out[0].tasks == {1: "a", 2: "a", 3: "a", 4: "b"}
+    assert out[1].values["moved"] == [1, 2, 3, 4]
     assert model.topologies["t-1"].tasks == out[0].tasks
 
 
@@ -343,9 +343,22 @@ def test_a_leader_finding_tasks_numbered_otherwise_than_the_counts_rewrites_them
     )
     beats = {"t-1": {("s1", 6700): beat(9, 1, 2)}}
     model, out = tick(model, 1010, beats)
-    assert out[0] == ins.WriteTasks("t-1", {1: "a", 2: "b"}, 3)
-    assert out[1].assignment.task_start_secs == {1: 2000, 2: 2000}
+    assert (out[0].tasks, out[0].epoch) == ({1: "a", 2: "b"}, 3)
+    assert out[0].assignment.task_start_secs == {1: 2000, 2: 2000}
     assert tick(model, 1020, beats)[1] == []
+
+
+def test_a_leaders_refresh_takes_the_tasks_zookeeper_holds_a_standbys_the_counts():
+    """After a decision carried out in part, the leader re-reads: whether its renumbering
+    went in or not, the next round must see /tasks as they are, or it would restart every
+    worker again each round."""
+    model, _ = submitted()
+    base, assignment = model.topologies["t-1"].base, model.topologies["t-1"].assignment
+    renumbered = {1: "a", 2: "b", 3: "b"}
+    refreshed = ev.Refreshed({"t-1": base}, {"t-1": assignment}, TWO_HOSTS, {"t-1": renumbered})
+    assert handle(model, refreshed)[0].topologies["t-1"].tasks == renumbered
+    standby = ev.Refreshed({"t-1": base}, {"t-1": assignment}, TWO_HOSTS)
+    assert handle(model, standby)[0].topologies["t-1"].tasks == {1: "a", 2: "a", 3: "b"}
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,17 @@ def test_start_times_kept_for_tasks_that_stay():
     assert start_times(after, before, {1: 10, 2: 10}, 99) == {1: 10, 2: 99, 3: 99}
 
 
+def test_a_restart_always_changes_its_slots_newest_start():
+    """A supervisor restarts a worker when the newest start of its tasks changes: within the
+    second of the last start, or after the clock went back, a restart still changes it; a
+    slot's own starts count, not another's."""
+    slots = {1: ("a", 1), 2: ("a", 1), 3: ("b", 1)}
+    starts = {1: 50, 2: 100, 3: 500}
+    assert start_times(slots, slots, starts, 100, restarted={1}) == {1: 101, 2: 100, 3: 500}
+    assert start_times(slots, slots, starts, 70, restarted={1}) == {1: 101, 2: 100, 3: 500}
+    assert start_times(slots, slots, starts, 200, restarted={1}) == {1: 200, 2: 100, 3: 500}
+
+
 # --- properties ------------------------------------------------------------------------
 
 clusters = st.dictionaries(
