@@ -187,7 +187,8 @@ def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
         ackers = check_ackers(topology.base.num_workers if e.value is None else e.value)
         ackers = acker_executors(ackers, topology.conf.get(SPOUTS_TRACK_KEY, False))
         counts = {**topology.base.component_executors, ACKER: ackers}
-        check_size(model, topology.id, replace(topology.base, component_executors=counts), {})
+        base = replace(topology.base, component_executors=counts)
+        check_size(model, topology.id, base, topology.tasks)
     rebalanced: Result = (model, [])
     if e.key == "topology.workers":
         resize = ev.Rebalance(e.name, 0, check_workers(e.value), None, e.wall)

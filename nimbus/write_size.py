@@ -58,7 +58,8 @@ def topology_write_bytes(
     node_ids: Iterable[str],
     old_task_ids: Iterable[int] = (),
 ) -> int:
-    """The larger of the create transaction and a /tasks rewrite replacing `old_task_ids`."""
+    """The larger of the create transaction and a /tasks rewrite replacing `old_task_ids`
+    (written with the assignment that uses the new ids, in one transaction)."""
     lay = ZkLayout(root)
     creates = sum(create_op(lay.task(topology_id, t), len(c.encode())) for t, c in tasks.items())
     deletes = sum(delete_op(lay.task(topology_id, t)) for t in old_task_ids)
@@ -71,4 +72,5 @@ def topology_write_bytes(
         + create_op(lay.taskbeats(topology_id), 0)
         + create_op(lay.assignment(topology_id), assignment)
     )
-    return max(created, deletes + creates)
+    rewrite = deletes + creates + create_op(lay.assignment(topology_id), assignment)
+    return max(created, rewrite)

@@ -10,6 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+# A worker's exit codes that its supervisor reads (supervisor/daemon.py)
+WORKER_UNHEALTHY = 3  # a task stalled or failed for good: a failure, restarted with back-off
+# What it ran was taken from it (its tasks changed, or its topology or assignment went): its
+# own watch fired before its supervisor's sync. Not a failure (supervisor/sync.py).
+WORKER_REASSIGNED = 4
+
 
 def python_module(module: str) -> list[str]:
     """The command that runs `module` with this Python. With -P (Python 3.11+) the directory

@@ -29,6 +29,7 @@ from kazoo.protocol.states import KazooState
 
 from squall import __version__
 from squall import zk as zk_mod
+from squall.processes import WORKER_REASSIGNED
 from squall.records import Assignment, SupervisorInfo, encode
 from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
@@ -182,9 +183,12 @@ class Supervisor(WorkerStarts):
         for ended in self.launcher.reap(now):
             if reassigned_away(ended, desired):
                 log.info("worker %s:%d stopped: its assignment changed", *ended.key)
-                continue
-            log.warning("%s", ended.describe())
-            self._failed(ended.key, now, ended.describe(), ended.ran_for)
+            elif ended.returncode == WORKER_REASSIGNED:
+                log.info("worker %s:%d stopped for an assignment not taken here", *ended.key)
+                self._back_off(ended.key, now, ended.ran_for)
+            else:
+                log.warning("%s", ended.describe())
+                self._failed(ended.key, now, ended.describe(), ended.ran_for)
         for key in hung_workers(self.zk, self.layout, self.id, self.launcher, self.beats, now):
             log.warning("worker %s:%d stopped heartbeating; restarting it", *key)
             self.launcher.stop(key, grace=1)

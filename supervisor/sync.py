@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from squall.liveness import is_alive
+from squall.processes import WORKER_REASSIGNED
 from squall.records import Assignment, trusted_epoch
 
 from .backoff import Retry, due
@@ -142,13 +143,14 @@ def plan(desired: Mapping[WorkerKey, WorkerSpec], running: Mapping[WorkerKey, An
 
 
 def reassigned_away(ended: Exit, desired: Mapping[WorkerKey, WorkerSpec]) -> bool:
-    """A worker that exited cleanly because what it ran was taken from it (its tasks
-    changed, or its topology went): its own assignment watch fired before this supervisor's
-    sync. Not a failure: no error in the topology's /errors, no back-off before what is
-    wanted now starts. A worker that exits while it is still wanted as it was counts as a
-    failure whatever its code, so a worker that keeps exiting backs off."""
+    """A worker that exited because what it ran was taken from it (WORKER_REASSIGNED, or 0
+    from a worker of an older version) and this supervisor accepted that change too: not a
+    failure, no error in the topology's /errors, no back-off before what is wanted now
+    starts. One that exits so while still wanted as it was started (an assignment this
+    supervisor has not accepted, yet or ever) backs off, so it cannot loop."""
     spec = desired.get(ended.key)
-    return ended.returncode == 0 and (spec is None or spec.identity != ended.identity)
+    changed = spec is None or spec.identity != ended.identity
+    return ended.returncode in (0, WORKER_REASSIGNED) and changed
 
 
 @dataclass

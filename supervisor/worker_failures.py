@@ -28,9 +28,13 @@ class WorkerFailures:
 
     def _failed(self, key: WorkerKey, now: float, text: str, ran_for: float = 0.0) -> None:
         """A worker failed: report it as its topology's error and back its restart off."""
-        self.restarts[key] = after_failure(self.restarts.get(key), now, ran_for)
-        delay = self.restarts[key].not_before - now
+        delay = self._back_off(key, now, ran_for)
         self._report(key[0], key[1], f"{text}\n(restarting in {delay:.0f}s)")
+
+    def _back_off(self, key: WorkerKey, now: float, ran_for: float = 0.0) -> float:
+        """Hold the slot's next start back (the seconds it waits)."""
+        self.restarts[key] = after_failure(self.restarts.get(key), now, ran_for)
+        return self.restarts[key].not_before - now
 
     def _report(self, tid: str, port: int | None, text: str) -> None:
         """Record `text` as the topology's error, unless the topology is gone: its /errors

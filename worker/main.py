@@ -30,6 +30,7 @@ from squall.code_package import STRUCTURE_FILE
 from squall.compiled_build import running_build
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
+from squall.processes import WORKER_REASSIGNED, WORKER_UNHEALTHY
 from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
@@ -54,7 +55,6 @@ from .zk_agent import ZooKeeperAgent
 from .zk_reactions import ZooKeeperReactions
 
 log = logging.getLogger("squall.worker")
-EXIT_UNHEALTHY = 3  # a task stalled or failed for good; the supervisor restarts the worker
 
 
 class Worker(ZooKeeperReactions):
@@ -104,10 +104,9 @@ class Worker(ZooKeeperReactions):
 
     def start(self) -> bool:
         assignment = self.agent.assignment()
-        if assignment is None:
-            return False
-        self.my_tasks = tuple(assignment.tasks_on(self.slot))
-        if not self.my_tasks:
+        self.my_tasks = tuple(assignment.tasks_on(self.slot)) if assignment else ()
+        if assignment is None or not self.my_tasks:  # taken away before it started
+            self.exit_code = WORKER_REASSIGNED
             return False
         task_components = self.agent.task_components()
         self.components = task_components
@@ -229,7 +228,7 @@ class Worker(ZooKeeperReactions):
             reason = self.watchdog.check(time.monotonic())
             if reason is not None:
                 log.error("exiting so the supervisor restarts this worker: %s", reason)
-                self.exit_code = EXIT_UNHEALTHY
+                self.exit_code = WORKER_UNHEALTHY
                 self.stopping.set()
 
     def shutdown(self) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
 
 from squall.event_sampling import percentage_for
+from squall.processes import WORKER_REASSIGNED
 from squall.records import Assignment, StormBase
 
 from .error_reports import ErrorReports
@@ -47,12 +48,13 @@ class ZooKeeperReactions:
     transport: Transport
     router: Router
     errors: ErrorReports
+    exit_code: int
 
     beat: Callable[[], None]  # Worker's
 
     def _status_changed(self, base: StormBase | None) -> None:
         if base is None:
-            self.stopping.set()
+            self._reassigned()
             return
         with self.activation:
             self.status_active = base.status == "active"
@@ -90,15 +92,19 @@ class ZooKeeperReactions:
 
     def _assignment_changed(self, assignment: Assignment | None) -> bool:
         if assignment is None:
-            self.stopping.set()
+            self._reassigned()
             return False
         if tuple(assignment.tasks_on(self.slot)) != self.my_tasks:
             log.info("this worker's tasks changed; exiting so the supervisor restarts it")
-            self.stopping.set()
+            self._reassigned()
             return False
         self._note_topology(assignment)
         self._route(assignment)
         return True
+
+    def _reassigned(self) -> None:
+        self.exit_code = WORKER_REASSIGNED
+        self.stopping.set()
 
     def _note_topology(self, assignment: Assignment) -> None:
         self.topology_tasks = tuple(assignment.task_slots)

@@ -277,7 +277,7 @@ def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(clu
         state.take_lead()
         session = zk.client_id
         state.create_topology(tid, base, dict(tasks), assignment, new_keys())
-        state.write_tasks(tid, dict(tasks))
+        state.write_tasks(tid, dict(tasks), assignment)
         assert len(zk.get_children(f"/sizecheck/tasks/{tid}")) == 1000
         assert zk.connected and zk.client_id == session
         zk.delete("/sizecheck", recursive=True)

@@ -13,6 +13,7 @@ from squall.nimbus.controller_jobs import Decide
 from squall.nimbus.instruction_runner import batches
 from squall.nimbus.instructions import AppendLog, WriteAssignment, WriteBase
 from squall.records import Assignment, StormBase
+from squall.structure import assign_task_ids
 
 
 def controller(epoch=5, written=None):
@@ -61,12 +62,18 @@ def test_a_decision_carried_out_in_part_leaves_zookeepers_view_not_the_old_model
     def write_base(tid, base):
         zookeeper[tid] = base
 
+    def numbered(base):
+        return assign_task_ids(base.component_executors)
+
     state = SimpleNamespace(
         epoch=2,
         write_base=write_base,
         read_bases=lambda: dict(zookeeper),
         read_assignments=lambda: {},
         read_supervisors=lambda: {},
+        read_tasks=lambda tids: {
+            t: assign_task_ids(zookeeper[t].component_executors) for t in tids
+        },
         check_lead=lambda: None,
     )
     store = SimpleNamespace(append=lambda *args: (_ for _ in ()).throw(OSError("store down")))
@@ -147,6 +154,7 @@ def test_a_lost_host_rewrites_and_logs_as_two_batches_and_a_failed_batch_rereads
         read_bases=lambda: {t: StormBase(t, "active", 0, 2, {"a": 2}) for t in zookeeper},
         read_assignments=lambda: dict(zookeeper),
         read_supervisors=lambda: dict(sups),
+        read_tasks=lambda tids: {t: {1: "a", 2: "a"} for t in tids},
     )
     store = SimpleNamespace(append_all=lambda messages: calls.append(("db", len(messages))))
     shell = Controller(load_defaults(), state, None, SimpleNamespace(store=store), later=None)

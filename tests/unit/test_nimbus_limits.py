@@ -134,7 +134,9 @@ def test_a_rebalance_write_counts_the_deletes_of_the_old_tasks():
     old = range(1, 3001)  # many old tasks: the /tasks rewrite is the larger request
     size = topology_write_bytes("/squall", "t-1", topology.base, topology.tasks, [], old)
     creates = sum(create_op(lay.task("t-1", t), len(c)) for t, c in topology.tasks.items())
-    assert size == sum(delete_op(lay.task("t-1", t)) for t in old) + creates
+    # with the assignment that uses the new ids, in the same transaction
+    assignment = create_op(lay.assignment("t-1"), assignment_bound(topology.tasks, [], "t-1"))
+    assert size == sum(delete_op(lay.task("t-1", t)) for t in old) + creates + assignment
 
 
 # --- the estimate: above what is really written, and the largest allowed topology fits ---

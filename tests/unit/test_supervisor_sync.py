@@ -1,5 +1,6 @@
 """What a supervisor runs follows the assignments, and ignores a deposed nimbus's writes."""
 
+from squall.processes import WORKER_REASSIGNED
 from squall.records import Assignment
 from squall.supervisor.backoff import Retry
 from squall.supervisor.launcher import Exit
@@ -52,6 +53,9 @@ def test_a_worker_that_stopped_itself_for_a_new_assignment_did_not_fail():
     assert not reassigned_away(Exit(("t", 6700), 0, 50.0, "", ran), old)  # still wanted
     assert not reassigned_away(Exit(("t", 6700), 1, 50.0, "", ran), moved)  # a crash
     assert not reassigned_away(Exit(("t", 6700), -9, 50.0, "", ran), {})
+    reassigned = WORKER_REASSIGNED  # what a worker of this version exits with
+    assert reassigned_away(Exit(("t", 6700), reassigned, 50.0, "", ran), moved)
+    assert not reassigned_away(Exit(("t", 6700), reassigned, 50.0, "", ran), old)  # backs off
 
 
 def test_older_epoch_is_ignored():
