@@ -87,8 +87,8 @@ def handle(model: NimbusModel, event: ev.Event) -> Result:
                 return model, []
             return _apply(model, event.topology_id, event.event, event.now, event.wall)
         case ev.Refreshed():
-            e = event
-            return synced_with(model, e.bases, e.assignments, e.supervisors, e.tasks), []
+            records = (event.bases, event.assignments, event.supervisors, event.tasks)
+            return synced_with(model, *records), []
         case _:
             raise TypeError(f"nimbus has no decision for {event!r}")
 

@@ -137,8 +137,8 @@ def synced_with(
     """The model with ZooKeeper's records: a standby's whole view, or a leader's after a
     decision was carried out only in part. What only nimbus knows (beats, grace, conf) is
     kept. A leader passes `tasks` (/tasks as read): a renumbering it wrote, or did not,
-    must be known as it is, or the next round would restart every worker again. A standby
-    numbers the tasks by the counts."""
+    must be known as it is, or the next round would restart every worker again. Without
+    them (a standby) a topology keeps the ids it had, and a new one is numbered by its counts."""
     topologies = {}
     for tid, base in bases.items():
         old = model.topologies.get(tid)
