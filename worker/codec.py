@@ -33,7 +33,13 @@ import pyarrow as pa
 
 from .acking import PROTOCOL_TYPES, ProtocolMessage
 from .backpressure import BackpressureStatus
-from .compact_frames import MAGIC, CompactFrameError, compact_deliveries, compact_frame
+from .compact_frames import (
+    MAGIC,
+    CompactFrameError,
+    CompactRows,
+    compact_frame,
+    compact_rows,
+)
 from .delivery import Delivery, TableDelivery, TupleDelivery
 from .protocol_frames import (
     PROTOCOL_MAGIC,
@@ -205,10 +211,17 @@ def _status(meta: dict[str, str], table: pa.Table) -> BackpressureStatus:
 def decode(frame: bytes) -> list[Any]:
     """The deliveries of a frame, the protocol messages of a protocol frame, or the one
     backpressure status of a control frame."""
+    decoded = decode_received(frame)
+    return decoded.deliveries() if isinstance(decoded, CompactRows) else decoded
+
+
+def decode_received(frame: bytes) -> CompactRows | list[Any]:
+    """What a receiving worker takes: a compact frame's rows as its columns (Inbound hands
+    them over without a TupleDelivery each), any other frame as `decode` gives it."""
     head = frame[: len(MAGIC)]
     if head == MAGIC:
         try:
-            return compact_deliveries(frame)
+            return compact_rows(frame)
         except (CompactFrameError, ValueError, TypeError) as exc:  # whatever a peer sent
             raise CodecError(f"not a compact squall frame: {exc}") from exc
     if head == PROTOCOL_MAGIC:

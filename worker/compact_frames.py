@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import sys
 from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from itertools import chain, repeat
 from typing import Any
@@ -53,7 +55,53 @@ def compact_frame(component: str, stream: str, group: list[TupleDelivery], width
     return MAGIC + msgpack.packb(packed, use_bin_type=True)
 
 
+@dataclass(frozen=True)
+class CompactRows:
+    """A compact frame's rows, checked and kept as the columns they came in: the receiving
+    worker hands them to its tasks as Tuples straight from the columns (Inbound.deliver_rows,
+    no TupleDelivery per row), or as TupleDeliveries where it must look at each one."""
+
+    component: str
+    stream: str
+    values: list[list[Any]]
+    numbers: array  # the routing: targets, source tasks, root counts, roots, ids
+
+    @property
+    def targets(self) -> array:
+        return self.numbers[: len(self.values)]
+
+    @property
+    def tasks(self) -> array:
+        n = len(self.values)
+        return self.numbers[n : 2 * n]
+
+    def anchors(self) -> tuple[Iterable[tuple[int, ...]], Iterable[tuple[int, ...]]]:
+        """Each row's roots and ids (iterables made afresh on each call)."""
+        n = len(self.values)
+        counts = self.numbers[2 * n : 3 * n]
+        return _anchor_columns(self.numbers[3 * n :], counts, sum(counts))
+
+    def deliveries(self) -> list[TupleDelivery]:
+        n = len(self.values)
+        roots, ids = self.anchors()
+        rows = zip(
+            self.targets,
+            repeat(self.component, n),
+            self.tasks,
+            repeat(self.stream, n),
+            map(tuple, self.values),
+            roots,
+            ids,
+            strict=True,
+        )
+        return list(map(_delivery, rows))
+
+
 def compact_deliveries(frame: bytes) -> list[TupleDelivery]:
+    return compact_rows(frame).deliveries()
+
+
+def compact_rows(frame: bytes) -> CompactRows:
     try:
         head = msgpack.unpackb(
             memoryview(frame)[len(MAGIC) :], raw=False, strict_map_key=False, timestamp=0
@@ -78,25 +126,9 @@ def compact_deliveries(frame: bytes) -> list[TupleDelivery]:
     if _SWAP:
         numbers.byteswap()
     counts = numbers[2 * n : 3 * n]
-    anchored = sum(counts)
-    if len(numbers) != 3 * n + 2 * anchored or (n and min(counts) < 0):
+    if len(numbers) != 3 * n + 2 * sum(counts) or (n and min(counts) < 0):
         raise CompactFrameError("a compact frame's routing must be one id per root")
-    roots, ids = _anchor_columns(numbers[3 * n :], counts, anchored)
-    return list(
-        map(
-            _delivery,
-            zip(
-                numbers[:n],
-                repeat(component, n),
-                numbers[n : 2 * n],
-                repeat(stream, n),
-                map(tuple, values),
-                roots,
-                ids,
-                strict=True,
-            ),
-        )
-    )
+    return CompactRows(component, stream, values, numbers)
 
 
 def _anchor_columns(anchors: array, counts: array, anchored: int) -> tuple[Any, Any]:

@@ -132,6 +132,7 @@ class Worker(ZooKeeperReactions):
             self.conf.get("topology.backpressure.check.millis", 50) / 1000,
             self.conf.get("topology.batch.flush.interval.millis", 1) / 1000,
             self.conf.get("topology.transfer.buffer.size", 0),
+            self.inbound.deliver_rows,
         )
         self.router = router = Router(
             self.structure, task_components, self.my_tasks, locality_bounds(self.conf)

@@ -32,7 +32,7 @@ class Parking:
         """Deliver what arrived; data for a full (or already parked) task is parked. Protocol
         messages are never held. Whether a task is full is asked once per task and frame
         (nothing arriving here fills a queue before `deliver` at the end)."""
-        held = {t for t in {d[0] for d in deliveries} if t in self.parked or self.full(t)}
+        held = self.held({d[0] for d in deliveries})
         if not held:  # the usual case: no task of this frame is full
             self.deliver(deliveries)
             return
@@ -44,6 +44,10 @@ class Parking:
                 now.append(d)
         if now:
             self.deliver(now)
+
+    def held(self, targets: Iterable[int]) -> set[int]:
+        """Of `targets`, the tasks whose data waits here or whose queue is full."""
+        return {t for t in targets if t in self.parked or self.full(t)}
 
     def retry(self) -> None:
         """Hand over the parked deliveries of every task that has room again."""

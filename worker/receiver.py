@@ -28,7 +28,8 @@ from squall.topology_keys import TopologyKeys
 
 from . import curve
 from .bind_address import endpoint
-from .codec import CodecError, decode
+from .codec import CodecError, decode_received
+from .compact_frames import CompactRows
 from .framing import MAX_PARTS, Throttle, frame_limit, over_bound
 
 log = logging.getLogger("squall.worker.transport")  # one logger for both sides
@@ -111,12 +112,12 @@ class Receiver:
             )
         return frames
 
-    def decoded(self, message: list[bytes]) -> Iterator[list[Any]]:
-        """The items of each frame of `message` that decodes; the others are logged and
-        dropped."""
+    def decoded(self, message: list[bytes]) -> Iterator[CompactRows | list[Any]]:
+        """The items of each frame of `message` that decodes (a compact frame's as its
+        rows: codec.decode_received); the others are logged and dropped."""
         for frame in message:
             try:
-                yield decode(frame)
+                yield decode_received(frame)
             except CodecError as exc:
                 self.malformed.warn(
                     log, "dropped %d malformed frame(s); the latest, %d bytes: %s", len(frame), exc

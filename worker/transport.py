@@ -43,6 +43,7 @@ from squall.topology_keys import TopologyKeys
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
 from .backpressure import BackpressureStatus, RemoteCongestion
 from .codec import FieldsOf
+from .compact_frames import CompactRows
 from .delivery import Delivery
 from .parking import Parking
 from .receiver import RECEIVE_WAIT, Receiver, log
@@ -71,10 +72,12 @@ class Transport:
         check_secs: float = 0.05,
         gather_secs: float = 0.0,
         transfer_limit: int = 0,
+        deliver_rows: Callable[[CompactRows], bool] | None = None,
     ):
         """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
         `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
-        while a local queue is full, the receiving thread never does)."""
+        while a local queue is full, the receiving thread never does). `deliver_rows`: takes
+        a compact frame's rows as they came, or says False (Inbound's)."""
         self.ctx = zmq.Context()
         try:
             self.receiver = Receiver(self.ctx, address, port, max_message_bytes, keys)
@@ -83,6 +86,7 @@ class Transport:
             raise
         self.deliver = deliver
         self.deliver_many = deliver_many
+        self.deliver_rows = deliver_rows
         self.full = full  # whether a local task's queue is full (None: no backpressure)
         self.check_secs = check_secs
         self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
@@ -252,13 +256,28 @@ class Transport:
     def _take(self, message: list[bytes]) -> None:
         """Hand over what a message's frames hold (parking data for a full task, noting a
         peer's backpressure status)."""
-        for items in self.receiver.decoded(message):
+        for decoded in self.receiver.decoded(message):
+            if isinstance(decoded, CompactRows):
+                if self._took_rows(decoded):
+                    continue
+                items: list[Any] = decoded.deliveries()
+            else:
+                items = decoded
             if len(items) == 1 and isinstance(items[0], BackpressureStatus):
                 self.remote.update(items[0], time.monotonic())
             elif self.parking is not None:
                 self.parking.arrived(items)
             else:
                 self._deliver_all(items, None)
+
+    def _took_rows(self, rows: CompactRows) -> bool:
+        """Hand a compact frame's rows over as they came, unless a task of them has data
+        parked or a full queue (then they go the way of every delivery, to be parked)."""
+        if self.deliver_rows is None:
+            return False
+        if self.parking is not None and self.parking.held(set(rows.targets)):
+            return False
+        return self.deliver_rows(rows)
 
     def _settle(self) -> float:
         """Retry parked data and send this worker's congestion status when due; the seconds

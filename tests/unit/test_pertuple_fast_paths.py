@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from squall import Bolt, Grouping, Spout, Topology
-from squall.components import Batch, TaskContext
+from squall.components import Batch, TaskContext, Tuple
 from squall.config import ConfigError, load_defaults, validate
 from squall.worker.acker import Acker
 from squall.worker.acking import (
@@ -27,6 +27,7 @@ from squall.worker.acking import (
     stream_message,
 )
 from squall.worker.bolt_executor import BoltExecutor
+from squall.worker.compact_frames import compact_deliveries, compact_frame, compact_rows
 from squall.worker.delivery import TupleDelivery
 from squall.worker.inbound import Inbound
 from squall.worker.receive_queue import ReceiveQueue
@@ -149,6 +150,46 @@ def test_a_malformed_ack_from_a_peer_is_dropped_and_logged_and_the_rest_delivere
     taken = bolt.inbox.take(10, 0)
     assert taken[0] == AckTree(1, 5, 6) and len(taken) == 2
     assert taken[1].values == ("a",) and taken[1].ids == {5: 6}
+
+
+def test_a_compact_frames_rows_become_what_deliver_many_makes_of_its_deliveries():
+    """Inbound.deliver_rows (a remote frame's columns straight into Tuples) puts on each
+    queue exactly what deliver_many puts for the frame's TupleDeliveries, in order; what it
+    does not handle it leaves to deliver_many, putting nothing."""
+
+    class T(Topology):
+        s = Words.spec()
+        b = Sink.spec(inputs={s: Grouping.shuffle}, par=2)
+
+    conf = {"topology.message.timeout.secs": 30, "topology.executor.receive.buffer.size": 10}
+
+    def bolts():
+        made = {}
+        for task in (1, 2):
+            context = TaskContext("t", "b", task, (1, 2), "/tmp")
+            made[task] = BoltExecutor(Sink(), context, {"default": ("w",)}, conf, NoIO())
+        return made
+
+    rows = [  # uneven anchors: one root, none, two
+        TupleDelivery(1 + i % 2, "s", 3, "default", (f"w{i}",), *anchors)
+        for i, anchors in enumerate([((5,), (6,)), ((), ()), ((7, 8), (9, 10))] * 3)
+    ]
+    frame = compact_frame("s", "default", rows, 1)
+    by_rows, by_deliveries = bolts(), bolts()
+    general = Inbound(T.structure(), by_deliveries)
+    general.deliver_many(compact_deliveries(frame))
+    fast = Inbound(T.structure(), by_rows)
+    assert not fast.deliver_rows(compact_rows(frame))  # the stream's fields are not cached
+    fast.fields_of("s", "default")
+    assert fast.deliver_rows(compact_rows(frame))
+    for task in (1, 2):
+        got, expected = by_rows[task].inbox.take(20, 0), by_deliveries[task].inbox.take(20, 0)
+        assert got == expected and len(got) == {1: 5, 2: 4}[task]
+        assert [(t.roots, t.root_ids) for t in got] == [(t.roots, t.root_ids) for t in expected]
+        assert {type(t) for t in got} == {Tuple}
+    elsewhere = [*rows, TupleDelivery(9, "s", 3, "default", ("x",))]  # task 9 is not here
+    assert not fast.deliver_rows(compact_rows(compact_frame("s", "default", elsewhere, 1)))
+    assert by_rows[1].inbox.empty() and by_rows[2].inbox.empty()
 
 
 def test_a_queue_weighs_only_its_tables_and_counts_everything_else_one_row():
