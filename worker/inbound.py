@@ -47,15 +47,16 @@ class Inbound:
         self._fields: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def fields_of(self, component: str, stream: str) -> tuple[str, ...]:
-        """The declared fields of a stream (KeyError for an unknown one); looked up once."""
+        """The declared fields of a stream (KeyError for an unknown one); looked up once. A
+        system stream's are never cached: a peer may name any component with it, and junk
+        names must not fill the cache that the fast paths read."""
+        if stream in SYSTEM_STREAMS:
+            return SYSTEM_STREAMS[stream]
         key = (component, stream)
         fields = self._fields.get(key)
         if fields is None:
-            if stream in SYSTEM_STREAMS:
-                fields = SYSTEM_STREAMS[stream]
-            else:
-                fields = self.structure.components[component].streams[stream]
-            if len(self._fields) < MAX_CACHED_STREAMS:  # junk names from a peer stay out
+            fields = self.structure.components[component].streams[stream]
+            if len(self._fields) < MAX_CACHED_STREAMS:  # the topology's streams: few
                 self._fields[key] = fields
         return fields
 

@@ -189,6 +189,9 @@ def test_a_compact_frames_rows_become_what_deliver_many_makes_of_its_deliveries(
         assert {type(t) for t in got} == {Tuple}
     elsewhere = [*rows, TupleDelivery(9, "s", 3, "default", ("x",))]  # task 9 is not here
     assert not fast.deliver_rows(compact_rows(compact_frame("s", "default", elsewhere, 1)))
+    acks = [TupleDelivery(1, "s", 3, "__ack_ack", (5, 6))]  # an ack is no data Tuple
+    assert fast.fields_of("s", "__ack_ack") == ("root", "xor")  # and is not cached
+    assert not fast.deliver_rows(compact_rows(compact_frame("s", "__ack_ack", acks, 2)))
     assert by_rows[1].inbox.empty() and by_rows[2].inbox.empty()
 
 
