@@ -103,10 +103,14 @@ def _round(
         requests.append(request_of(topology, settings, True, alive, scratch=scratch[tid]))
     cluster = cluster_of(model.supervisors, settings) if narrowed is None else narrowed
     settled = (requests, cluster) if narrowed is None else None
-    steady = not any(dead or t.tasks != written for t, dead, written in prepared.values())
+    steady = not any(dead for _, dead, _ in prepared.values())
     if steady and settled is not None and model.settled == settled:
-        # nothing to decide: same input, same outcome
-        caches = {tid: topology for tid, (topology, _, _) in prepared.items()}
+        # nothing to decide: same input, same outcome (a renumbering that could not be placed
+        # too: its /tasks are written only with an assignment that uses them, so they stay)
+        caches = {
+            tid: replace(topology, tasks=dict(written))
+            for tid, (topology, _, written) in prepared.items()
+        }
         return model.with_topologies(caches), [], {}
     outcomes = schedule_all(requests, cluster)
     snapshot = ClusterSnapshot.of(model)

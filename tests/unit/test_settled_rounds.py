@@ -3,13 +3,22 @@ nothing skips the scheduler (nimbus/reassign.py); any change to that input sched
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from squall.nimbus import events as ev
 from squall.nimbus import reassign
 from squall.nimbus.decide import handle
-from squall.records import SupervisorInfo
+from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+from squall.nimbus.reassign import reassign_round
+from squall.records import StormBase, SupervisorInfo
+from squall.structure import assign_task_ids
 from tests.unit.test_nimbus_decide import TWO_HOSTS, beat, submitted, tick
+
+SETTINGS = NimbusSettings(
+    task_timeout=30, task_launch=60, message_timeout=25, default_workers=2, default_ackers=0
+)
 
 
 @pytest.fixture
@@ -85,3 +94,30 @@ def test_a_supervisor_change_reads_no_beats_and_moves_only_the_lost_tasks(calls)
     [write, log] = out
     assert log.values["moved"] == [2]  # 1 and 3 (beat seen 25 s ago, timeout 30) stay
     assert write.assignment.task_slots[2][0] == "s1"
+
+
+def test_a_renumbering_that_cannot_fit_keeps_its_tasks_and_settles(calls):
+    """A leader finds counts that number the tasks otherwise than /tasks (a grew from 1 to
+    2 executors, b's task would be 3, not 2) and three tasks of 600 MB do not fit 1500: the
+    topology keeps its assignment and /tasks as they are (written only with an assignment
+    that uses the new ids), and later rounds with the same input skip the scheduler instead
+    of deciding the same nothing every round."""
+    need = {"a": (600.0, 10.0), "b": (600.0, 10.0)}
+    base = StormBase("t", "active", 0, 3, {"a": 1, "b": 1}, component_resources=need)
+    placed = TopologyModel("t", base, assign_task_ids(base.component_executors))
+    host = {"s1": SupervisorInfo("h", [6700, 6701], 0, memory_capacity_mb=1500.0)}
+    model = NimbusModel(SETTINGS, {"t": placed}, host, 1, leading=True)
+    model, out = reassign_round(model, {"t": True}, {}, 0.0, 0.0)
+    assert len(out[0].assignment.task_slots) == 2
+    grown = replace(base, component_executors={"a": 2, "b": 1})
+    model = model.with_topology(replace(model.topologies["t"], base=grown))
+    model, out = reassign_round(model, {"t": False}, {}, 1.0, 1.0)
+    assert out == [] and model.topologies["t"].tasks == {1: "a", 2: "b"}
+    assert len(model.topologies["t"].assignment.task_slots) == 2
+    before = len(calls)
+    model, out = reassign_round(model, {"t": False}, {}, 2.0, 2.0)
+    assert out == [] and len(calls) == before
+    assert model.topologies["t"].tasks == {1: "a", 2: "b"}  # what /tasks still holds
+    roomier = {"s1": SupervisorInfo("h", [6700, 6701, 6702], 0, memory_capacity_mb=4096.0)}
+    model, out = reassign_round(replace(model, supervisors=roomier), {"t": False}, {}, 3.0, 3.0)
+    assert out[0].tasks == {1: "a", 2: "a", 3: "b"} and len(out[0].assignment.task_slots) == 3
