@@ -10,15 +10,11 @@ import pytest
 from squall.nimbus import events as ev
 from squall.nimbus import reassign
 from squall.nimbus.decide import handle
-from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+from squall.nimbus.model import NimbusModel, TopologyModel
 from squall.nimbus.reassign import reassign_round
 from squall.records import StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
-from tests.unit.test_nimbus_decide import TWO_HOSTS, beat, submitted, tick
-
-SETTINGS = NimbusSettings(
-    task_timeout=30, task_launch=60, message_timeout=25, default_workers=2, default_ackers=0
-)
+from tests.unit.test_nimbus_decide import SETTINGS, TWO_HOSTS, beat, submitted, tick
 
 
 @pytest.fixture
