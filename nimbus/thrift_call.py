@@ -6,6 +6,10 @@ memory buffer pads short reads with zeros, so a list claiming 2**31 booleans dec
 2**31 objects from a few bytes. Here every read must be satisfied by the frame, and a
 request may make at most nimbus.thrift.max.request.values reads: each decoded object costs
 at least one read, so a frame of 1 MiB can never become more than that many objects.
+thriftpy2 skips a container of a type it has no value for (VOID, 5, UTF8...) by reading
+nothing per element, so a list's or map's header is checked too: only types that read bytes,
+and no more elements than bytes left (`_checked_list_begin`). Without that 36 bytes held a
+decoder for minutes looping over 2**31 elements of nothing.
 
 Only CALL messages for declared two-way methods run the handler. Any other message type
 (REPLY, EXCEPTION, ONEWAY sent to a server) is answered with a TApplicationException and
@@ -19,6 +23,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from thriftpy2.protocol import binary
 from thriftpy2.protocol.binary import TBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TException, TMessageType, TType
 
@@ -55,6 +60,58 @@ class FrameReader:
     @property
     def remaining(self) -> int:
         return len(self.frame) - self.pos
+
+    def check_container(self, size: int, types: tuple[int, ...]) -> None:
+        """Refuse a container header whose elements could not each take a byte of the frame
+        (thriftpy2 would loop `size` times reading nothing)."""
+        if size <= 0:
+            return
+        unknown = [t for t in types if t not in _VALUE_TYPES]
+        if unknown:
+            raise BadRequest(f"a container of {size} values of Thrift type {unknown[0]}")
+        if size * len(types) > self.remaining:
+            raise BadRequest(f"a container of {size} values in {self.remaining} bytes")
+
+
+# The types thriftpy2 reads (or skips) at least one byte for; `binary.skip` reads nothing
+# for the rest (VOID, STOP, UTF8, UTF16, unassigned codes).
+_VALUE_TYPES = frozenset(
+    {
+        TType.BOOL,
+        TType.BYTE,
+        TType.DOUBLE,
+        TType.I16,
+        TType.I32,
+        TType.I64,
+        TType.STRING,
+        TType.STRUCT,
+        TType.MAP,
+        TType.SET,
+        TType.LIST,
+        TType.BINARY,
+    }
+)
+_read_list_begin, _read_map_begin = binary.read_list_begin, binary.read_map_begin
+
+
+def _checked_list_begin(inbuf: Any) -> tuple[int, int]:
+    e_type, size = _read_list_begin(inbuf)
+    if isinstance(inbuf, FrameReader):
+        inbuf.check_container(size, (e_type,))
+    return e_type, size
+
+
+def _checked_map_begin(inbuf: Any) -> tuple[int, int, int]:
+    k_type, v_type, size = _read_map_begin(inbuf)
+    if isinstance(inbuf, FrameReader):
+        inbuf.check_container(size, (k_type, v_type))
+    return k_type, v_type, size
+
+
+# binary.read_val and binary.skip look these up as module globals on every container; any
+# other transport (a client's reply) passes through unchecked.
+binary.read_list_begin = _checked_list_begin
+binary.read_map_begin = _checked_map_begin
 
 
 class ReplyWriter:

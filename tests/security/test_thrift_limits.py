@@ -211,6 +211,27 @@ def test_huge_length_prefixes_leave_nimbus_memory_bounded(cluster):
     assert cluster_info_within(cluster, 10) < 10
 
 
+def nothing_lists_frame() -> bytes:
+    """36 bytes: getClusterInfo with an unknown field, a list of 2**31-1 VOIDs, which
+    thriftpy2 skips by reading nothing per element (minutes of a decoder each)."""
+    return (
+        message("getClusterInfo")
+        + field(TType.LIST, 99)
+        + bytes([TType.VOID])
+        + (struct.pack("!i", 2**31 - 1) + b"\x00")
+    )
+
+
+def test_containers_of_nothing_do_not_hold_the_decoders(cluster):
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        probes = [
+            pool.submit(attack, cluster.nimbus_port, [nothing_lists_frame()]) for _ in range(16)
+        ]
+        for probe in probes:
+            probe.result(timeout=60)
+    assert cluster_info_within(cluster, 10) < 10
+
+
 def inbox_files(cluster) -> set[str]:
     return {p.name for p in (cluster.directory / "nimbus" / "nimbus" / "inbox").glob("*")}
 

@@ -67,14 +67,38 @@ def test_an_unknown_method_is_answered_and_the_connection_kept():
     assert exc.type == TApplicationException.UNKNOWN_METHOD and "noSuchMethod" in exc.message
 
 
-def test_a_huge_map_length_prefix_fails_at_the_end_of_its_frame():
+def test_a_huge_map_length_prefix_is_refused_at_its_header():
     """submitTopology's topology.spouts map claims 2**31-1 entries; the frame holds two."""
     spouts = bytes([TType.STRING, TType.STRUCT]) + struct.pack("!i", 2**31 - 1)
     entry = struct.pack("!i", 1) + b"s" + b"\x00"
     topology = bytes([TType.MAP]) + struct.pack("!h", 1) + spouts + entry * 2
     frame = message("submitTopology") + bytes([TType.STRUCT]) + struct.pack("!h", 4) + topology
-    with pytest.raises(BadRequest, match="past the end of its frame"):
+    with pytest.raises(BadRequest, match="2147483647 values in 12 bytes"):
         decode_call(T.Nimbus, frame, MAX_VALUES)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        bytes([TType.LIST, TType.VOID]),  # skipping a VOID reads nothing
+        bytes([TType.SET, TType.UTF8]),  # nor does skipping a UTF8
+        bytes([TType.MAP, TType.STRING, 5]),  # nor an unassigned type code
+    ],
+)
+def test_a_container_of_values_that_read_nothing_is_refused_at_once(header):
+    """36 bytes that made thriftpy2 skip 2**31-1 elements of nothing, minutes of a decoder
+    (before authorization) per frame; the values budget never saw them."""
+    unknown_field = header[:1] + struct.pack("!h", 99) + header[1:]
+    frame = message("getClusterInfo") + unknown_field + struct.pack("!i", 2**31 - 1) + b"\x00"
+    with pytest.raises(BadRequest, match="of Thrift type"):
+        decode_call(T.Nimbus, frame, MAX_VALUES)
+
+
+def test_empty_containers_of_any_type_still_decode():
+    """An empty list says nothing about its elements; clients write them with odd types."""
+    unknown_field = bytes([TType.LIST]) + struct.pack("!h", 99) + bytes([TType.VOID])
+    frame = message("getClusterInfo") + unknown_field + struct.pack("!i", 0) + b"\x00"
+    assert decode_call(T.Nimbus, frame, MAX_VALUES) == Call("getClusterInfo", 7, ())
 
 
 def test_a_list_of_two_billion_booleans_is_not_padded_from_nothing():
