@@ -7,7 +7,9 @@ security.user (supervisors pass "supervisor"). In open mode it speaks plain Thri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+import secrets
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -103,10 +105,34 @@ def upload(client: Any, data: bytes, progress: Callable[[int], None] | None = No
     return location
 
 
-def download(client: Any, name: str, dest: Path) -> None:
+def _chunks(client: Any, name: str) -> Iterator[bytes]:
     download_id = client.beginFileDownload(name)
-    tmp = dest.with_suffix(dest.suffix + ".part")
-    with tmp.open("wb") as f:
-        while chunk := client.downloadChunk(download_id):
-            f.write(chunk)
-    tmp.replace(dest)
+    while chunk := client.downloadChunk(download_id):
+        yield chunk
+
+
+def fetch(client: Any, name: str) -> bytes:
+    """Nimbus's file `name` (a small one: a topology's conf) in memory."""
+    return b"".join(_chunks(client, name))
+
+
+def download(client: Any, name: str, dest: Path) -> None:
+    """Nimbus's file `name` into `dest`, replaced whole (`replace_file`)."""
+    replace_file(dest, _chunks(client, name))
+
+
+def replace_file(dest: Path, chunks: Iterable[bytes]) -> None:
+    """Write `chunks` to a part file of a new random name, never opened through a link, and
+    rename it over `dest`. A supervisor running workers as their users writes as root into
+    directories those users own: a fixed `x.part` name let a worker plant a link there and
+    have root overwrite the file it pointed at."""
+    tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(8)}.part")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

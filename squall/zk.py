@@ -151,8 +151,17 @@ def read_named(zk: KazooClient, cls: type[R], parent: str, names: Iterable[str])
     """The children `names` of `parent` decoded as `cls`, all read in one round trip (with
     multiRead, squall.zk_multiread: a request per hundred nodes, not one each); one missing
     or unreadable is left out."""
+    return read_named_or_why(zk, cls, parent, names)[0]
+
+
+def read_named_or_why(
+    zk: KazooClient, cls: type[R], parent: str, names: Iterable[str]
+) -> tuple[dict[str, R], dict[str, str]]:
+    """`read_named`, and why each node that is there could not be read: a reader that must
+    tell a node gone from one it cannot read (the supervisor keeps acting on the last
+    assignment it read rather than stopping the workers of one it cannot)."""
     names = sorted(names)
-    out = {}
+    out, unreadable = {}, {}
     for child, answer in zip(names, _get_all(zk, [f"{parent}/{c}" for c in names]), strict=True):
         if isinstance(answer, NoNodeError):
             continue
@@ -162,7 +171,8 @@ def read_named(zk: KazooClient, cls: type[R], parent: str, names: Iterable[str])
             out[child] = decode(cls, answer[0], f"{parent}/{child}")
         except RecordError as exc:
             log.warning("skipping a node this version cannot read: %s", exc)
-    return out
+            unreadable[child] = str(exc)
+    return out, unreadable
 
 
 def read_task_components(zk: KazooClient, parents: Sequence[str]) -> list[dict[int, str]]:

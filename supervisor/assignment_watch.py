@@ -6,6 +6,11 @@ the sync loop; the loop then re-reads only those nodes. Every
 supervisor.assignments.full.read.secs (and after a lost session) it re-reads them all, in
 case a watch was missed. Watches run on kazoo's thread: they only record names
 under the lock; every read happens on the sync loop's thread.
+
+An assignment node that is there but cannot be read (a newer nimbus's format, a write by
+someone with no business writing it) is not a deleted topology: the last assignment read
+stays, and `unreadable` says why, for the topology's errors. Dropping it stopped every
+worker of the topology, a stronger move than the epoch check lets a forged write make.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ class AssignmentWatch:
         self.watched: set[str] = set()
         self.next_full = float("-inf")
         self.assignments: dict[str, Assignment] = {}
+        self.unreadable: dict[str, str] = {}  # read last time but not understood: why
         self.reads = 0  # nodes read so far (the bench and tests count them)
 
     def start(self) -> None:
@@ -77,4 +83,8 @@ class AssignmentWatch:
     def _read(self, names: Any) -> dict[str, Assignment]:
         names = list(names)
         self.reads += len(names)
-        return zk_mod.read_named(self.zk, Assignment, self.layout.assignments, names)
+        parent = self.layout.assignments
+        found, unreadable = zk_mod.read_named_or_why(self.zk, Assignment, parent, names)
+        kept = {t: self.assignments[t] for t in unreadable if t in self.assignments}
+        self.unreadable = unreadable
+        return {**found, **kept}

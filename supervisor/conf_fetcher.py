@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from squall.client import download
+from squall.client import fetch, replace_file
 from squall.code_package import CONF_FILE
 
 from .backoff import Retry
@@ -112,5 +112,6 @@ def fetch_conf(
     """The topology conf as nimbus has it now (on a conf job's thread). `session` opens the
     client: the leading nimbus's, as the supervisor identity."""
     with session(conf) as client:
-        download(client, f"{tid}/{CONF_FILE}", code_dir / CONF_FILE)
-    return json.loads((code_dir / CONF_FILE).read_text())
+        data = fetch(client, f"{tid}/{CONF_FILE}")
+    replace_file(code_dir / CONF_FILE, [data])
+    return json.loads(data)  # not read back: the worker's user may own the directory

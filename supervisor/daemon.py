@@ -38,7 +38,12 @@ from .assignment_watch import AssignmentWatch
 from .backoff import Retry, next_wake
 from .code_fetcher import CodeFetcher, fetch_code
 from .conf_fetcher import ConfFetcher, fetch_conf
-from .identity import DuplicateSupervisorError, check_credentials, supervisor_id
+from .identity import (
+    DuplicateSupervisorError,
+    check_credentials,
+    hold_local_dir,
+    supervisor_id,
+)
 from .launcher import RUN_AS_USER, Launcher, check_run_as_user
 from .spark_server import SparkConnectServer
 from .sync import (
@@ -102,77 +107,90 @@ class Supervisor(WorkerStarts):
             memory_capacity_mb=float(self.conf["supervisor.memory.capacity.mb"]),
             cpu_capacity=float(self.conf["supervisor.cpu.capacity"]),
         )
+        path = self.layout.supervisor(self.id)
         try:
-            self.zk.create(
-                self.layout.supervisor(self.id), encode(info), ephemeral=True, makepath=True
-            )
+            self.zk.create(path, encode(info), ephemeral=True, makepath=True)
         except NodeExistsError as exc:
+            stat = self.zk.exists(path)
+            if stat is not None and stat.ephemeralOwner == self.zk.client_id[0]:
+                return  # ours: a create whose answer was lost to a dropped connection
             raise DuplicateSupervisorError(
                 f"supervisor id {self.id!r} is already registered in ZooKeeper: another "
                 "supervisor with this id is running (set supervisor.id to a unique value)"
             ) from exc
 
     def _on_zk_state(self, state: str) -> None:
+        """On kazoo's thread: only flags for the sync loop."""
+        if state == KazooState.CONNECTED:
+            self.beats.zookeeper_back(time.monotonic())
+            if self.needs_register.is_set():
+                self.wake.set()
+            return
+        self.beats.zookeeper_away()  # SUSPENDED or LOST: no worker's beat can change now
         if state == KazooState.LOST:
             self.needs_register.set()
             self.assignment_watch.read_all_next()  # a watch may have been missed meanwhile
-        elif state == KazooState.CONNECTED and self.needs_register.is_set():
-            self.wake.set()
 
     # --- the sync loop ---
 
     def run(self) -> None:
-        self.launcher.kill_strays()
-        if self.conf.get(SPARK_CONNECT):
-            self.spark_server = SparkConnectServer(self.conf, f"squall-{self.id}")
-            self.spark_server.start()
-        layout_dirs = [self.layout.assignments, self.layout.supervisors]
-        if not zk_mod.await_paths(self.zk, layout_dirs, self.stopping):  # nimbus makes them
-            if self.spark_server:
-                self.spark_server.stop()
-            self.zk.stop()
-            self.zk.close()
-            return
-        self.register()
-        self.zk.add_listener(self._on_zk_state)
-        self.assignment_watch.start()
-        log.info("supervisor %s on %s with slots %s", self.id, self.host, self.ports)
-        print(f"supervisor {self.id} registered with slots {self.ports}", flush=True)
+        lock = hold_local_dir(self.local_dir)  # before anything here kills a process
         try:
-            while not self.stopping.is_set():
-                period = self.conf["supervisor.monitor.frequency.secs"]
-                retries = [
-                    *self.restarts.values(),
-                    *self.fetcher.retries.values(),
-                    *self.confs.retries.values(),
-                ]
-                self.wake.wait(next_wake(retries, time.monotonic(), period))
-                self.wake.clear()
-                if self.stopping.is_set():
-                    break
-                try:
-                    self.sync()
-                except Exception:  # noqa: BLE001 - the loop must outlive one bad sync
-                    log.exception("sync failed; retrying")
+            self.launcher.kill_strays()
+            if self.conf.get(SPARK_CONNECT):
+                self.spark_server = SparkConnectServer(self.conf, f"squall-{self.id}")
+                self.spark_server.start()
+            layout_dirs = [self.layout.assignments, self.layout.supervisors]
+            if not zk_mod.await_paths(self.zk, layout_dirs, self.stopping):  # nimbus makes them
+                return
+            self.register()
+            self.zk.add_listener(self._on_zk_state)
+            self.assignment_watch.start()
+            log.info("supervisor %s on %s with slots %s", self.id, self.host, self.ports)
+            print(f"supervisor {self.id} registered with slots {self.ports}", flush=True)
+            self._loop()
         finally:
             self.launcher.stop_all()
             if self.spark_server:
                 self.spark_server.stop()
             self.zk.stop()
             self.zk.close()
+            os.close(lock)
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            period = self.conf["supervisor.monitor.frequency.secs"]
+            retries = [
+                *self.restarts.values(),
+                *self.fetcher.retries.values(),
+                *self.confs.retries.values(),
+            ]
+            self.wake.wait(next_wake(retries, time.monotonic(), period))
+            self.wake.clear()
+            if self.stopping.is_set():
+                break
+            try:
+                self.sync()
+            except Exception:  # noqa: BLE001 - the loop must outlive one bad sync
+                log.exception("sync failed; retrying")
 
     def stop(self) -> None:
         self.stopping.set()
         self.wake.set()
 
     def sync(self) -> None:
-        if self.needs_register.is_set():
-            self.register()
-            self.needs_register.clear()
+        if self.needs_register.is_set():  # the session was lost: this node went with it
+            try:
+                self.register()
+                self.needs_register.clear()
+            except DuplicateSupervisorError as exc:  # the old session's node, for a moment
+                log.warning("cannot register again yet (retrying): %s", exc)
         # only what changed is read; a refused assignment is judged again each time (the
         # epoch it waits for may have come)
         if self.assignment_watch.refresh(time.monotonic()) or self.refused:
             self._accept(self.assignment_watch.assignments)
+            for tid, why in sorted(self.assignment_watch.unreadable.items()):
+                self._report(tid, None, f"cannot read its assignment, kept the last one: {why}")
         desired = desired_workers(self.id, self.accepted, self.ports)
         now = time.monotonic()
         for tid, error in self.fetcher.collect(now):

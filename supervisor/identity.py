@@ -1,9 +1,12 @@
 """Who this supervisor is: its id (configured, or made once and kept in its local dir), the
 credentials it must have before it starts, and the error when another live supervisor holds
-the same id. Checked at start so a misconfigured host fails with one clear message."""
+the same id or the same local dir. Checked at start so a misconfigured host fails with one
+clear message."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import socket
 import uuid
 from pathlib import Path
@@ -16,7 +19,25 @@ from squall.zk_identity import ZkIdentityError
 
 
 class DuplicateSupervisorError(RuntimeError):
-    """Another live supervisor is registered under the same id."""
+    """Another live supervisor is registered under the same id, or runs on the same dir."""
+
+
+def hold_local_dir(local_dir: Path) -> int:
+    """Lock the local dir for this process (an flock, released when the fd closes or the
+    process ends, however it ends); the fd to close. A second supervisor started on the
+    same dir (beside its service unit, say) killed the first one's workers as strays, and
+    its Spark server, before ZooKeeper told it that its id was taken."""
+    local_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(local_dir / "supervisor.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DuplicateSupervisorError(
+            f"another supervisor is running on {local_dir} (its storm.local.dir); "
+            "give each supervisor of a host its own storm.local.dir"
+        ) from None
+    return fd
 
 
 def supervisor_id(conf: dict[str, Any], local_dir: Path) -> str:

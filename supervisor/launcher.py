@@ -137,7 +137,36 @@ class Launcher:
         write_private(conf_file, json.dumps(conf))  # it may hold the ZooKeeper login
         if identity:
             _hand_over(code_dir, identity["user"], identity["group"])
-        process = subprocess.Popen(
+        limit = limit_mb(
+            conf["topology.worker.max.memory.mb"], self.conf["supervisor.worker.max.memory.mb"]
+        )
+        rotating = RotatingLog(
+            self.log_dir / f"worker-{tid}-{port}.log",
+            self.conf["worker.log.max.bytes"],
+            self.conf["worker.log.backups"],
+        )
+        try:
+            process = self._popen(tid, port, conf_file, code_dir, identity)
+        except BaseException:
+            rotating.close()
+            raise
+        try:  # from here a failure must not leave a worker nothing tracks (nor its port held)
+            assert process.stdout is not None
+            pump = LogPump(process.stdout, rotating)
+            pump.start()
+            (self.pid_dir / f"{tid}-{port}.pid").write_text(str(process.pid))
+        except BaseException:
+            _kill_session(process.pid)
+            process.wait()
+            rotating.close()
+            raise
+        self.workers[key] = Worker(key, spec.identity, process, time.monotonic(), limit, pump)
+        log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, spec.tasks)
+
+    def _popen(
+        self, tid: str, port: int, conf_file: Path, code_dir: Path, identity: dict[str, Any]
+    ) -> subprocess.Popen:
+        return subprocess.Popen(
             [
                 *python_module("squall.worker"),
                 "--conf",
@@ -159,20 +188,6 @@ class Launcher:
             start_new_session=True,
             **identity,
         )
-        assert process.stdout is not None
-        rotating = RotatingLog(
-            self.log_dir / f"worker-{tid}-{port}.log",
-            self.conf["worker.log.max.bytes"],
-            self.conf["worker.log.backups"],
-        )
-        pump = LogPump(process.stdout, rotating)
-        pump.start()
-        (self.pid_dir / f"{tid}-{port}.pid").write_text(str(process.pid))
-        limit = limit_mb(
-            conf["topology.worker.max.memory.mb"], self.conf["supervisor.worker.max.memory.mb"]
-        )
-        self.workers[key] = Worker(key, spec.identity, process, time.monotonic(), limit, pump)
-        log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, spec.tasks)
 
     def stop(self, key: WorkerKey, grace: float = 5) -> None:
         worker = self.workers.pop(key, None)

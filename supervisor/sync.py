@@ -156,9 +156,22 @@ def reassigned_away(ended: Exit, desired: Mapping[WorkerKey, WorkerSpec]) -> boo
 @dataclass
 class BeatTracker:
     """When each running worker's heartbeat last changed, on the supervisor's own monotonic
-    clock (a worker's clock is never read)."""
+    clock (a worker's clock is never read).
+
+    Beats travel through ZooKeeper: while this supervisor is cut off from it, or its workers
+    are, no beat can change, so no worker is judged while ZooKeeper is away and each has a
+    whole timeout from its return (`back`) to beat again. Otherwise an outage longer than
+    supervisor.worker.timeout.secs would restart every worker of every supervisor at once."""
 
     changed: dict[WorkerKey, tuple[int, float]]
+    away: bool = False  # ZooKeeper suspended or lost, not yet back
+    back: float = float("-inf")  # when it last came back
+
+    def zookeeper_away(self) -> None:
+        self.away = True
+
+    def zookeeper_back(self, now: float) -> None:
+        self.away, self.back = False, now
 
     def observe(self, seqs: Mapping[WorkerKey, int], now: float) -> None:
         for key, seq in seqs.items():
@@ -174,11 +187,16 @@ class BeatTracker:
         start_timeout: float,
     ) -> list[WorkerKey]:
         """Workers past their start-up grace whose beat has not changed within `timeout`
-        since they started (a beat from an earlier incarnation does not count)."""
+        since they started (a beat from an earlier incarnation does not count), nor since
+        ZooKeeper came back."""
+        if self.away:
+            return []
         out = []
         for key, started_at in sorted(started.items()):
             seen = self.changed.get(key)
             last = seen[1] if seen else None
+            if self.back > started_at:
+                last = self.back if last is None else max(last, self.back)
             if not is_alive(started_at, last, now, timeout, start_timeout):
                 out.append(key)
         return out

@@ -62,20 +62,33 @@ class LogPump(threading.Thread):
         self.pipe, self.log = pipe, log
         self._tail = bytearray()
         self._lock = threading.Lock()
+        self.lost = 0  # bytes of output the log could not take since it last could
 
     def run(self) -> None:
         fd = self.pipe.fileno()
         try:
             while chunk := os.read(fd, _READ):
-                self.log.write(chunk)
+                self._write(chunk)
                 with self._lock:
                     self._tail += chunk
                     del self._tail[:-TAIL_BYTES]
         except OSError:
-            pass  # the disk is full or the pipe broke: the worker is not stopped for that
+            pass  # the pipe broke
         finally:
             self.pipe.close()
             self.log.close()
+
+    def _write(self, chunk: bytes) -> None:
+        """A write that fails (the disk is full) loses that output, not the pipe: a pump
+        that stopped reading left the worker's prints blocked, then failing with EPIPE, for
+        the rest of its life. The log says how much went missing once it can be written."""
+        try:
+            if self.lost:
+                self.log.write(f"[squall: {self.lost} bytes of output lost]\n".encode())
+                self.lost = 0
+            self.log.write(chunk)
+        except OSError:
+            self.lost += len(chunk)
 
     def tail(self, lines: int = 20) -> str:
         """The last `lines` lines the worker wrote (at most TAIL_BYTES)."""

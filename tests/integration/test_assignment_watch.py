@@ -80,3 +80,33 @@ def test_a_lost_session_reads_everything_next(zk):
     watch.read_all_next()
     assert watch.refresh(1.0)
     assert watch.reads == before + len(watch.assignments)
+
+
+def test_an_unreadable_assignment_keeps_the_last_one_read(zk):
+    """A node this supervisor cannot read is not a deleted topology: dropping it stopped the
+    topology's workers; the last assignment read stays, with the reason to report."""
+    layout = ZkLayout("/unreadable")
+    zk.create(layout.assignment("t"), assignment("t", 6700), makepath=True)
+    wake = threading.Event()
+    watch = AssignmentWatch(zk, layout, full_every=30, wake=wake)
+    watch.start()
+    watch.refresh(0.0)
+    assert watch.assignments["t"].task_slots == {1: ("s1", 6700)} and watch.unreadable == {}
+
+    zk.set(layout.assignment("t"), b'{"a newer format": true}')
+    wait_for(lambda: "t" in watch.fired, 10, "t's watch to fire")
+    assert watch.refresh(1.0)
+    assert watch.assignments["t"].task_slots == {1: ("s1", 6700)}
+    assert set(watch.unreadable) == {"t"} and "/unreadable/assignments/t" in watch.unreadable["t"]
+    assert watch.refresh(31.0)  # the full re-read keeps it too
+    assert "t" in watch.assignments and set(watch.unreadable) == {"t"}
+
+    zk.set(layout.assignment("t"), assignment("t", 6701))
+    wait_for(lambda: "t" in watch.fired, 10, "t's watch to fire again")
+    assert watch.refresh(32.0)
+    assert watch.assignments["t"].task_slots == {1: ("s1", 6701)} and watch.unreadable == {}
+
+    zk.delete(layout.assignment("t"))  # gone is still gone
+    wait_for(lambda: watch.children == set(), 10, "children")
+    assert watch.refresh(33.0)
+    assert watch.assignments == {}

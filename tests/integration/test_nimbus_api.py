@@ -143,19 +143,37 @@ def test_unknown_method_gets_an_exception_reply(cluster):
         assert client.getLeader().isLeader
 
 
-def test_duplicate_supervisor_id_is_a_clear_error(cluster):
+def test_a_second_supervisor_on_the_same_dir_or_id_is_a_clear_error(cluster, tmp_path):
+    """The same conf again (the same storm.local.dir) stops before it kills anything as a
+    stray; the same supervisor.id from another dir stops when ZooKeeper says it is taken."""
     import subprocess
     import sys
 
+    import yaml
+
+    def second_supervisor(conf_file):
+        return subprocess.run(
+            [sys.executable, "-m", "squall.cli", "--config", str(conf_file), "supervisor"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
     conf_file = cluster.directory / "supervisor1.yaml"
-    result = subprocess.run(
-        [sys.executable, "-m", "squall.cli", "--config", str(conf_file), "supervisor"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = second_supervisor(conf_file)
     assert result.returncode == 1
-    assert "already registered" in result.stderr
+    assert "another supervisor is running on" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+    conf = yaml.safe_load(conf_file.read_text())
+    elsewhere = tmp_path / "elsewhere.yaml"
+    local = {"storm.local.dir": str(tmp_path / "local"), "supervisor.spark.connect.enable": False}
+    elsewhere.write_text(yaml.safe_dump({**conf, **local}))
+    result = second_supervisor(elsewhere)
+    assert result.returncode == 1
+    assert "already registered" in result.stderr, result.stderr
+    with cluster.client() as client:
+        assert len(client.getClusterInfo().supervisors) == 2  # the first ones are there
 
 
 def test_cli_manages_a_topology(cluster):

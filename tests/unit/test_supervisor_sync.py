@@ -90,6 +90,34 @@ def test_a_beat_from_before_a_restart_does_not_count():
     assert tracker.hung(started, now=231, timeout=30, start_timeout=20) == [key]
 
 
+def test_no_worker_is_hung_while_zookeeper_is_away_and_each_gets_a_timeout_after():
+    """Beats travel through ZooKeeper: an outage longer than the timeout stopped every
+    worker of every supervisor as soon as the supervisor read their beats again."""
+    from squall.supervisor.sync import BeatTracker
+
+    tracker = BeatTracker({})
+    quiet, stuck = ("t", 6700), ("t", 6701)
+    started = {quiet: 0.0, stuck: 0.0}
+    tracker.observe({quiet: 1, stuck: 1}, now=10)
+    tracker.zookeeper_away()
+    assert tracker.hung(started, now=100, timeout=30, start_timeout=5) == []
+    tracker.zookeeper_back(now=100)
+    tracker.observe({quiet: 1, stuck: 1}, now=101)  # nobody has beaten since 10
+    assert tracker.hung(started, now=101, timeout=30, start_timeout=5) == []
+    tracker.observe({quiet: 2, stuck: 1}, now=120)  # one beats again after the return
+    assert tracker.hung(started, now=131, timeout=30, start_timeout=5) == [stuck]
+
+
+def test_a_worker_started_after_zookeeper_came_back_is_judged_as_before():
+    from squall.supervisor.sync import BeatTracker
+
+    tracker = BeatTracker({})
+    tracker.zookeeper_away()
+    tracker.zookeeper_back(now=50)
+    key = ("t", 6700)
+    assert tracker.hung({key: 60.0}, now=91, timeout=30, start_timeout=20) == [key]
+
+
 def test_the_same_epoch_and_epoch_zero_are_accepted():
     accepted = accept_epochs({"t": assignment(0, {})}, 0, {}, {})
     assert "t" in accepted.assignments and accepted.seen == {"t": 0}

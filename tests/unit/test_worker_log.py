@@ -2,6 +2,7 @@
 
 import os
 
+from squall.local import wait_for
 from squall.supervisor.worker_log import LogPump, RotatingLog
 
 
@@ -37,3 +38,30 @@ def test_pump_copies_a_pipe_and_keeps_its_tail(tmp_path):
     assert pump.tail(2) == "line 2998\nline 2999"
     total = sum(p.stat().st_size for p in tmp_path.iterdir())
     assert total <= 20_000
+
+
+class FullDisk(RotatingLog):
+    """A log whose disk is full until `space` is set."""
+
+    space = False
+
+    def write(self, data: bytes) -> None:
+        if not self.space:
+            raise OSError(28, "No space left on device")
+        super().write(data)
+
+
+def test_a_full_disk_loses_output_but_the_pump_keeps_reading(tmp_path):
+    read_fd, write_fd = os.pipe()
+    log = FullDisk(tmp_path / "w.log", 10_000, 1)
+    pump = LogPump(os.fdopen(read_fd, "rb"), log)
+    pump.start()
+    with os.fdopen(write_fd, "wb", buffering=0) as w:
+        w.write(b"lost\n" * 20_000)  # more than a pipe holds: a pump that stopped blocks here
+        wait_for(lambda: pump.lost == 100_000, 10, "the pump to read past the failures")
+        log.space = True
+        w.write(b"kept\n")
+    pump.join(10)
+    assert not pump.is_alive()
+    assert (tmp_path / "w.log").read_bytes() == b"[squall: 100000 bytes of output lost]\nkept\n"
+    assert pump.tail(1) == "kept"
