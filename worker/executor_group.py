@@ -90,12 +90,16 @@ class ExecutorGroup:
             for member in list(live):
                 if member.stopping.is_set():
                     live.remove(member)
-                    member.end()
+                    try:
+                        member.end()
+                    except BaseException:  # noqa: BLE001 - a sys.exit() in a cleanup: the
+                        member.loop_failed()  # other members still end
                     member.ended = True
                     continue
                 try:
                     wait = min(wait, member.turn())
-                except Exception:  # noqa: BLE001 - a bug in a turn ends that task, not all
+                except BaseException:  # noqa: BLE001 - a bug or a sys.exit() in a turn ends
+                    # that task, not all (threading would end the thread without a word)
                     member.loop_failed()
                     live.remove(member)
                     member.ended = True

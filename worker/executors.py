@@ -191,8 +191,8 @@ class Executor(Emitter):
                 return
             try:
                 self.loop()
-            except Exception:  # noqa: BLE001 - a bug in a loop must not leave a silent dead task
-                self.loop_failed()
+            except BaseException:  # noqa: BLE001 - a bug, or a user's sys.exit(): never a
+                self.loop_failed()  # silent dead thread (threading ignores SystemExit)
                 return
             self.end()
         finally:
@@ -204,7 +204,7 @@ class Executor(Emitter):
             self.mark(busy=True)
             try:
                 self.component.initialize(self.conf, self.context)
-            except Exception:  # noqa: BLE001 - user code
+            except BaseException:  # noqa: BLE001 - user code (a sys.exit() too)
                 self._failed("initialize", fatal=True)
                 return False
         self.stats.ready = self.ready_on_start
@@ -219,7 +219,7 @@ class Executor(Emitter):
         """The last flush and the component's cleanup, once its turns are over."""
         try:
             self.last_turn()
-        except Exception:  # noqa: BLE001 - as in a turn
+        except BaseException:  # noqa: BLE001 - as in a turn
             self.loop_failed()
             return
         if self.component is not None:

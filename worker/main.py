@@ -14,6 +14,7 @@ ZooKeeper tells (activation, readiness, moves) is in zk_reactions.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import logging
@@ -51,7 +52,7 @@ from .spark import SparkHolder
 from .task_io import WorkerTaskIO
 from .transport import Transport
 from .watchdog import Watchdog
-from .zk_agent import ZooKeeperAgent
+from .zk_agent import ZOOKEEPER_AWAY, ZooKeeperAgent
 from .zk_reactions import ZooKeeperReactions
 
 log = logging.getLogger("squall.worker")
@@ -240,9 +241,13 @@ class Worker(ZooKeeperReactions):
             if executor.thread.is_alive():
                 executor.thread.join(max(deadline - time.monotonic(), 0))
         if self.executors:
-            self.beat()
+            with contextlib.suppress(*ZOOKEEPER_AWAY):  # the last beat, if ZooKeeper is there
+                self.beat()
             self.transport.close()
             self.spark.stop()
+        with contextlib.suppress(*ZOOKEEPER_AWAY):  # why it exits, and what was held back
+            self.errors.report_held_back()
+            self.errors.write_pending()
         self.log_levels.close()
         self.profiling.close()
         self.credentials.close()

@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import (
+    ConnectionLoss,
+    KazooException,
+    NodeExistsError,
+    NoNodeError,
+    OperationTimeoutError,
+    SessionExpiredError,
+)
 
 from squall import error_nodes
 from squall import zk as zk_mod
@@ -22,6 +30,8 @@ from squall.zk_layout import ZkLayout
 
 from .beat_fit import fitted
 
+# ZooKeeper is away (no quorum, a reconnect, an expired session): what the worker defers
+ZOOKEEPER_AWAY = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
 log = logging.getLogger("squall.worker")
 # Longest error text written: the root cause comes first, so the cap cuts only stack frames;
 # ten of these keep an /errors node near 20 KB.
@@ -36,6 +46,13 @@ class ZooKeeperAgent:
         self.slot = slot
         self.seq = 0
         self.beat_cut: str | None = None  # what the last beat left out to fit, if anything
+        # an assignment change the watch saw but could not judge (ZooKeeper went away while
+        # it read the epoch): kazoo's watch has recorded the version and will not call back
+        # for it again, so the worker's round judges it (`recheck_assignment`)
+        self.missed_assignment = False
+        self._judging = threading.Lock()
+        self._judged = -1  # the mzxid of the newest assignment handed on
+        self._on_assignment: Callable[[Assignment | None], bool] = lambda _: True
 
     def assignment(self) -> Assignment | None:
         """This topology's assignment, or None when it is missing, unreadable or of an epoch
@@ -96,21 +113,51 @@ class ZooKeeperAgent:
             on_status(base)
             return None
 
-        def assignment_changed(data: bytes | None, _stat: Any, _event: Any = None) -> bool | None:
+        def assignment_changed(data: bytes | None, stat: Any, _event: Any = None) -> bool | None:
             if data is None:
                 on_assignment(None)
                 return False
-            try:
-                assignment = decode(Assignment, data, self.layout.assignment(self.tid))
-            except ValueError as exc:
-                log.warning("ignoring an unreadable assignment: %s", exc)
-                return None
-            if not self.trusted(assignment):
-                return None
-            return None if on_assignment(assignment) else False
+            return self._judge(data, stat.mzxid)
 
+        self._on_assignment = on_assignment
         self.zk.DataWatch(self.layout.storm(self.tid))(storm_changed)
         self.zk.DataWatch(self.layout.assignment(self.tid))(assignment_changed)
+
+    def _judge(self, data: bytes, mzxid: int) -> bool | None:
+        """Hand a trusted assignment newer than the last one handed on to `on_assignment`
+        (from the watch or the worker's round: one at a time, never an older one after a
+        newer); False when that ends the watch."""
+        try:
+            assignment = decode(Assignment, data, self.layout.assignment(self.tid))
+        except ValueError as exc:
+            log.warning("ignoring an unreadable assignment: %s", exc)
+            return None
+        try:
+            trusted = self.trusted(assignment)
+        except ZOOKEEPER_AWAY as exc:
+            log.warning("cannot check an assignment's epoch now (%s): later", type(exc).__name__)
+            self.missed_assignment = True
+            return None
+        with self._judging:
+            if not trusted or mzxid <= self._judged:
+                return None
+            self._judged = mzxid
+            return None if self._on_assignment(assignment) else False
+
+    def recheck_assignment(self) -> None:
+        """Judge the assignment again when the watch could not (on the worker's round, which
+        is skipped while ZooKeeper is away: what this raises then keeps it due)."""
+        if not self.missed_assignment:
+            return
+        self.missed_assignment = False
+        try:
+            data, stat = self.zk.get(self.layout.assignment(self.tid))
+        except NoNodeError:
+            return  # the watch sees the deletion
+        except ZOOKEEPER_AWAY:
+            self.missed_assignment = True
+            raise
+        self._judge(data, stat.mzxid)
 
     def beat(self, uptime_secs: int, tasks: dict[int, dict[str, Any]]) -> None:
         self.seq += 1
@@ -137,8 +184,10 @@ class ZooKeeperAgent:
         path = f"{self.layout.errors(self.tid)}/{component}"
         try:
             error_nodes.append(self.zk, path, error_nodes.entry(capped(text), host, self.slot[1]))
-        except ValueError as exc:  # kazoo refused the write: the report is lost, not the task
-            log.warning("cannot record an error of %s: %s", component, exc)
+        except ZOOKEEPER_AWAY:
+            raise  # the caller keeps it for the next round
+        except (ValueError, KazooException) as exc:  # refused (no access, say): that report
+            log.warning("cannot record an error of %s: %s", component, exc)  # is lost
 
     def close(self) -> None:
         self.zk.stop()

@@ -11,8 +11,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
-
 from squall.event_sampling import percentage_for
 from squall.processes import WORKER_REASSIGNED
 from squall.records import Assignment, StormBase
@@ -22,9 +20,8 @@ from .executors import Executor
 from .readiness import ready_tasks, round_wait, summary, waiting_for
 from .routing import Router
 from .transport import Transport
-from .zk_agent import ZooKeeperAgent
+from .zk_agent import ZOOKEEPER_AWAY, ZooKeeperAgent
 
-ZOOKEEPER_AWAY = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
 log = logging.getLogger("squall.worker")
 
 
@@ -111,8 +108,9 @@ class ZooKeeperReactions:
         self.topology_workers = len(set(assignment.task_slots.values()))
 
     def _zookeeper_round(self) -> float:
-        """Beat (when due, or when a task here became ready), check readiness, report
-        held-back errors; the seconds until the next round (readiness.py says how often).
+        """Beat (when due, or when a task here became ready), check readiness, write the
+        tasks' error reports (error_reports.py); the seconds until the next round
+        (readiness.py says how often).
         Without ZooKeeper (no quorum, or a reconnect after its server went) the round is
         skipped and the tasks go on: the next beat carries the same cumulative counters, and
         nimbus counts a worker dead only after nimbus.task.timeout.secs without beats.
@@ -125,9 +123,11 @@ class ZooKeeperReactions:
                 log.debug("heartbeat of %d tasks", len(self.executors))
                 self.beat()
                 self.beat_due, self.beaten_ready = now + self.beat_period, ready_here
+            self.agent.recheck_assignment()
             if not self.topology_ready:
                 self._check_ready()
             self.errors.report_held_back()
+            self.errors.write_pending()
         except ZOOKEEPER_AWAY as exc:
             log.warning("ZooKeeper unavailable (%s): heartbeat skipped", type(exc).__name__)
             return self.beat_period  # no quicker looks (nor warnings) while it is away

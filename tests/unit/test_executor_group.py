@@ -108,6 +108,52 @@ def test_a_member_that_cannot_start_or_whose_turn_fails_ends_alone():
         stopped(group.members)
 
 
+class Exiting(Bolt):
+    """A user's sys.exit(): threading ends a thread on SystemExit without a word."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def initialize(self, conf, context):
+        if self.where == "initialize":
+            raise SystemExit(2)
+
+    def process(self, tup):
+        raise SystemExit(3)
+
+
+def test_a_sys_exit_in_user_code_ends_that_task_as_fatal_and_the_others_go_on():
+    good = Recording()
+    at_start, in_process, working = (
+        bolt(Exiting("initialize"), 5),
+        bolt(Exiting("process"), 6),
+        bolt(good, 7),
+    )
+    group = ExecutorGroup([at_start, in_process, working], "tasks")
+    dog = Watchdog({5: at_start, 6: in_process, 7: working}, 120, lambda c, t, text: None)
+    working.start()
+    try:
+        in_process.inbox.put(tup(1))
+        wait_for(lambda: not at_start.running and not in_process.running, 10, "both to end")
+        working.inbox.put(tup(2))
+        wait_for(lambda: good.seen == [2], 10, "the working member to go on")
+        assert at_start.fatal.startswith("SystemExit") and in_process.fatal.startswith("SystemExit")
+        assert dog.check(time.monotonic()) == at_start.fatal  # the worker exits and says why
+    finally:
+        stopped(group.members)
+
+
+def test_a_sys_exit_on_a_task_of_its_own_thread_is_fatal_too():
+    alone = bolt(Exiting("process"), 8)
+    alone.start()
+    try:
+        alone.inbox.put(tup(1))
+        wait_for(lambda: not alone.running, 10, "the task to end")
+        assert alone.fatal is not None and alone.fatal.startswith("SystemExit")
+    finally:
+        stopped([alone])
+
+
 def test_the_member_blocked_in_a_call_is_blamed_not_those_waiting_behind_it(release):  # noqa: F811
     blocking = Blocking(release)
     waiting, stuck = bolt(Recording(), 2), bolt(blocking, 3)

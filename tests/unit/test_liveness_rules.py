@@ -338,6 +338,8 @@ def test_error_reports_throttle_each_task_on_its_own_and_report_what_was_held_ba
         now[0] = i * 0.1
         reports.report("raiser", 3, f"ValueError: {i}\n  File x")
         reports.report("other", 4, f"KeyError: {i}")
+    assert written == []  # a task's report only queues: the worker's round writes them
+    reports.write_pending()
     assert written == [
         ("raiser", "ValueError: 0\n  File x"),
         ("other", "KeyError: 0"),
@@ -345,6 +347,7 @@ def test_error_reports_throttle_each_task_on_its_own_and_report_what_was_held_ba
         ("other", "KeyError: 1"),
     ]
     reports.report("raiser", 3, "bolt raiser task 3 made no progress", urgent=True)
+    reports.write_pending()
     assert written[-1] == (  # urgent: through the throttle, carrying its count
         "raiser",
         "bolt raiser task 3 made no progress (and 18 more errors in the last 2 s)",
@@ -352,10 +355,12 @@ def test_error_reports_throttle_each_task_on_its_own_and_report_what_was_held_ba
     written.clear()
     now[0] = 5.0
     reports.report_held_back()
+    reports.write_pending()
     assert written == []  # the interval is not over: a later error may still carry the count
     now[0] = 12.0
     reports.report("raiser", 3, "ValueError: late\n  File x")
     reports.report_held_back()
+    reports.write_pending()
     assert written == [
         ("raiser", "ValueError: late\n  File x"),
         (
@@ -364,3 +369,20 @@ def test_error_reports_throttle_each_task_on_its_own_and_report_what_was_held_ba
             "(topology.max.error.report.per.interval)",
         ),
     ]
+
+
+def test_error_reports_keep_the_newest_while_zookeeper_is_away_long():
+    from squall.worker.error_reports import MAX_PENDING
+
+    written = []
+    reports = ErrorReports(
+        {
+            "topology.max.error.report.per.interval": 10**6,
+            "topology.error.throttle.interval.secs": 10,
+        },
+        lambda component, text: written.append(text),
+    )
+    for i in range(MAX_PENDING + 10):
+        reports.report("raiser", 3, f"ValueError: {i}")
+    reports.write_pending()
+    assert len(written) == MAX_PENDING and written[-1] == f"ValueError: {MAX_PENDING + 9}"

@@ -70,6 +70,9 @@ class Agent:
     def beats(self) -> list[WorkerBeat]:
         return self.others
 
+    def recheck_assignment(self) -> None:
+        pass
+
 
 def waiting_worker(executors: dict[int, Executor], others: list[WorkerBeat]) -> Worker:
     """A Worker with only what a heartbeat round touches (no ZooKeeper, no tasks running)."""
@@ -84,6 +87,9 @@ def waiting_worker(executors: dict[int, Executor], others: list[WorkerBeat]) -> 
 
 class Errors:
     def report_held_back(self) -> None:
+        pass
+
+    def write_pending(self) -> None:
         pass
 
 
