@@ -6,8 +6,11 @@ rows (nimbus/store.py `topologies`), never copied:
 - `<id>-stormcode.ser`: the validated structure, JSON (Storm's is a serialized StormTopology).
 
 They are read-only: they live and die with their topology (submit and kill write them).
-Their version is a digest of their bytes, so it changes exactly when they do (the conf
-changes with setTopologyConf).
+The conf's and the structure's version is a digest of their bytes, so it changes exactly
+when they do (the conf changes with setTopologyConf). The jar never changes in its
+topology's life (a resubmit is a new id): its version is a digest of the id and its size,
+and asking for it never loads the jar (up to nimbus.upload.max.bytes; sixteen callers
+asking for a jar's metadata at once held sixteen copies).
 """
 
 from __future__ import annotations
@@ -54,8 +57,18 @@ def _content(store: Store, tid: str, suffix: str) -> bytes | None:
 
 def code_blob(store: Store, tid: str, suffix: str) -> CodeBlob | None:
     stored = store.topology(tid)
+    if stored is None:
+        return None
+    if suffix == JAR:
+        with store.engine.connect() as db:
+            size = db.execute(
+                select(func.length(topologies.c.code)).where(topologies.c.id == tid)
+            ).scalar()
+        if size is None:
+            return None
+        return CodeBlob(tid, suffix, _digest(f"{tid}{JAR}:{size}".encode()), size, stored.conf)
     data = _content(store, tid, suffix)
-    if stored is None or data is None:
+    if data is None:
         return None
     return CodeBlob(tid, suffix, _digest(data), len(data), stored.conf)
 

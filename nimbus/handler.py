@@ -48,7 +48,7 @@ def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
     controller to refuse with its own message."""
     try:
         conf = json.loads(json_conf or "{}")
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return json_conf
     if not isinstance(conf, dict):
         return json_conf

@@ -83,7 +83,7 @@ class UserRequests:
     def set_config(self, name: str, key: str, json_value: str) -> None:
         try:
             value = json.loads(json_value)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the recursion limit: the text
             value = json_value
         self.call(Decide(ev.SetConfig(name, key, value, self.wall())))
 

@@ -152,9 +152,11 @@ def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
             raise ConfigError(f"{source}: setting names must be strings, got {key!r}")
         if key in defaults:
             if value is not None and not _matches(defaults[key], value):
+                wanted = _type_name(defaults[key])
+                article = "an" if wanted[0] in "aeiou" else "a"
+                got = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
                 raise ConfigError(
-                    f"{source}: {key} must be a {_type_name(defaults[key])}, "
-                    f"got {_type_name(value)} {value!r}"
+                    f"{source}: {key} must be {article} {wanted}, got {_type_name(value)} {got}"
                 )
             if key in MINIMUM and _below(value, MINIMUM[key]):
                 raise ConfigError(f"{source}: {key} must be at least {MINIMUM[key]}, got {value}")

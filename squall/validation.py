@@ -193,7 +193,7 @@ def json_text(value: Any, what: str) -> str:
 def _json_object(component: str, what: str, text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise invalid(f"component {component!r}: {what} is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise invalid(f"component {component!r}: {what} must be a JSON object")
@@ -248,7 +248,7 @@ def validate_topology(topology: Any) -> TopologyStructure:
 def validate_topology_conf(json_conf: str | None) -> dict[str, Any]:
     try:
         conf = json.loads(json_conf or "{}")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise invalid(f"topology conf is not valid JSON: {exc}") from exc
     return _checked_conf(conf, "topology conf")
 

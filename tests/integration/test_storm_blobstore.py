@@ -166,7 +166,9 @@ def test_a_topologys_code_package_is_read_only_blobs_under_storms_names(cluster)
         tid = topology_id(alice, "coded")
         keys = [f"{tid}-stormjar.jar", f"{tid}-stormconf.ser", f"{tid}-stormcode.ser"]
         assert set(keys) <= set(every_key(alice))
-        jar = download(alice, keys[0])[1]
+        begun, jar, _ = download(alice, keys[0])
+        assert begun.data_size == len(jar)  # the jar's size and version, without loading it
+        assert alice.getBlobMeta(keys[0]).version == begun.version > 0
         conf = json.loads(download(alice, keys[1])[1])
         assert conf["topology.submitter.principal"] == "alice"
         assert "numbers" in json.loads(download(alice, keys[2])[1])

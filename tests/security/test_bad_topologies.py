@@ -117,6 +117,8 @@ def as_foreign(topology):
         ),
         ('{"nimbus.seeds": []}', "nimbus.seeds is a cluster setting"),
         ('{"when": NaN, "x": ', "topology conf is not valid JSON"),
+        # nested past Python's recursion limit (an untyped internal error, the upload kept)
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "topology conf is not valid JSON"),
         (  # Storm's ackers: each one a task (with spouts tracking, none runs)
             '{"topology.acker.executors": 1000000, "topology.spouts.track.trees": false}',
             "would have 1000004 tasks (executors and ackers); nimbus.max.tasks allows 1000",
@@ -160,6 +162,8 @@ def test_rebalance_and_config_set_beyond_the_limit_over_thrift(cluster, victim, 
         foreign.setTopologyConf("victim", "topology.batch.size", "0")
     with pytest.raises(API.InvalidTopologyException, match="cluster setting"):
         foreign.setTopologyConf("victim", "storm.zookeeper.root", '"/x"')
+    with pytest.raises(API.InvalidTopologyException, match="must be an integer"):
+        foreign.setTopologyConf("victim", "topology.batch.size", "[" * 100_000 + "]" * 100_000)
     assert_nothing_left(cluster, victim)
     info = foreign.getTopologyInfo(victim)
     assert sorted(e.component_id for e in info.executors).count("sink") == 2

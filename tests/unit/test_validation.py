@@ -109,7 +109,7 @@ def test_topology_conf_errors():
 
 def test_config_types_and_unknown_keys(tmp_path):
     defaults = load_defaults()
-    with pytest.raises(ConfigError, match="nimbus.thrift.port must be a integer"):
+    with pytest.raises(ConfigError, match="nimbus.thrift.port must be an integer"):
         validate({"nimbus.thrift.port": "6627"}, defaults, "f")
     with pytest.raises(ConfigError, match="unknown setting nimbus.thrift.prot"):
         validate({"nimbus.thrift.prot": 1}, defaults, "f")
