@@ -76,14 +76,21 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         self.groups = UnixGroups(cache_secs, time.monotonic)
         self._init_blobs()  # Storm 2 blobstore (nimbus/blob_calls.py)
 
-    def _authorize(self, operation: str, topology: str | None) -> None:
+    def _authorize(self, operation: str, topology: str | None) -> str | None:
+        """Judge the call; the id of the topology it was judged on (`topology` is a name
+        or an id), which the call then acts on: by its name, the controller would find
+        whichever topology has that name when the job runs, a new one of the same name
+        resubmitted meanwhile by someone else. None when nothing is judged."""
         if self.authorizer == NOOP:
-            return
+            return None
         ctx = request_context.current()
-        topology_conf = self._topology_conf(topology) if topology is not None else None
+        tid, topology_conf = None, None
+        if topology is not None:
+            tid = self.c.read_model().find(topology).id  # NotAliveException: none
+            topology_conf = self._topology_conf(tid)
         groups = self.groups(ctx.principal) if ctx.principal is not None else frozenset()
         if decide(self.authorizer, self.acl, ctx.principal, groups, operation, topology_conf):
-            return
+            return tid
         message = denial(ctx.principal, operation, topology)
         log.warning("denied: %s (from %s)", message, ctx.address)
         raise T.AuthorizationException(msg=message)

@@ -37,7 +37,8 @@ def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 def op(operation: str, topology: bool | Callable[[Any], Any] = False) -> Callable[..., Any]:
     """Authorize the call as Storm's `operation` (on the topology named by the first
     argument when `topology`, or by what `topology` finds in it when a function) through the
-    handler's `_authorize`, then run it guarded."""
+    handler's `_authorize`, then run it guarded; with `topology` True the call gets the id
+    of the topology judged in place of the name it was given."""
 
     def target(args: tuple[Any, ...]) -> Any:
         if not topology or not args:
@@ -47,7 +48,9 @@ def op(operation: str, topology: bool | Callable[[Any], Any] = False) -> Callabl
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def authorized(self: Any, *args: Any) -> Any:
-            self._authorize(operation, target(args))
+            tid = self._authorize(operation, target(args))
+            if topology is True and tid is not None:  # act on the topology judged
+                args = (tid, *args[1:])
             return method(self, *args)
 
         wrapped = guarded(authorized)

@@ -15,6 +15,9 @@ WORKER_UNHEALTHY = 3  # a task stalled or failed for good: a failure, restarted 
 # What it ran was taken from it (its tasks changed, or its topology or assignment went): its
 # own watch fired before its supervisor's sync. Not a failure (supervisor/sync.py).
 WORKER_REASSIGNED = 4
+# Restarted on request (Storm's JVM_RESTART profiler action): started again at once, and
+# neither a failure nor an error of the topology.
+WORKER_RESTART_ASKED = 5
 
 
 def python_module(module: str) -> list[str]:

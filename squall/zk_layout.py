@@ -90,7 +90,12 @@ class ZkLayout:
         return self._p("taskbeats", topology_id)
 
     def taskbeat(self, topology_id: str, node: str, port: int) -> str:
-        return self._p("taskbeats", topology_id, f"{node}-{port}")
+        return self._p("taskbeats", topology_id, self.beat_name(node, port))
+
+    @staticmethod
+    def beat_name(node: str, port: int) -> str:
+        """The heartbeat node of a worker's slot, under /taskbeats/[id]."""
+        return f"{node}-{port}"
 
     def errors(self, topology_id: str) -> str:
         return self._p("errors", topology_id)

@@ -29,7 +29,7 @@ from kazoo.protocol.states import KazooState
 
 from squall import __version__
 from squall import zk as zk_mod
-from squall.processes import WORKER_REASSIGNED
+from squall.processes import WORKER_REASSIGNED, WORKER_RESTART_ASKED
 from squall.records import Assignment, SupervisorInfo, encode
 from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
@@ -201,6 +201,8 @@ class Supervisor(WorkerStarts):
         for ended in self.launcher.reap(now):
             if reassigned_away(ended, desired):
                 log.info("worker %s:%d stopped: its assignment changed", *ended.key)
+            elif ended.returncode == WORKER_RESTART_ASKED:
+                log.info("worker %s:%d restarting on request", *ended.key)
             elif ended.returncode == WORKER_REASSIGNED:
                 log.info("worker %s:%d stopped for an assignment not taken here", *ended.key)
                 self._back_off(ended.key, now, ended.ran_for)

@@ -31,7 +31,7 @@ from squall.code_package import STRUCTURE_FILE
 from squall.compiled_build import running_build
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
-from squall.processes import WORKER_REASSIGNED, WORKER_UNHEALTHY
+from squall.processes import WORKER_REASSIGNED, WORKER_RESTART_ASKED, WORKER_UNHEALTHY
 from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
@@ -90,6 +90,7 @@ class Worker(ZooKeeperReactions):
         self.status_active = False
         self.topology_ready = False
         self.topology_tasks: tuple[int, ...] = ()
+        self.topology_beats: dict[int, str] = {}
         self.topology_workers = 1
         self.beat_period = conf["worker.heartbeat.frequency.secs"]
         self.beat_due = 0.0
@@ -206,6 +207,7 @@ class Worker(ZooKeeperReactions):
     def _restart(self) -> None:
         """Storm's JVM_RESTART: exit; the supervisor starts the worker again."""
         log.warning("restarting on request (JVM_RESTART)")
+        self.exit_code = WORKER_RESTART_ASKED
         self.stopping.set()
 
     def components_now(self) -> list[Any]:

@@ -27,9 +27,17 @@ READY_POLL_SECS = 0.1
 READS_PER_SEC = 50
 
 
-def ready_tasks(beats: Iterable[WorkerBeat]) -> set[int]:
-    """The tasks whose latest heartbeat says they are ready."""
-    return {task for beat in beats for task, stats in beat.tasks.items() if stats.get("ready")}
+def ready_tasks(beats: Mapping[str, WorkerBeat], beat_of: Mapping[int, str]) -> set[int]:
+    """The tasks that the heartbeat of the slot they are assigned to says are ready
+    (`beats` by heartbeat node name, `beat_of` each task's). Heartbeat nodes stay until the
+    topology goes: a task moved off a dead worker's slot still shows as ready in that slot's
+    last beat, and counting it let spouts emit while the task's new worker was starting."""
+    return {
+        task
+        for name, beat in beats.items()
+        for task, stats in beat.tasks.items()
+        if stats.get("ready") and beat_of.get(task) == name
+    }
 
 
 def waiting_for(tasks: Iterable[int], ready: set[int]) -> list[int]:

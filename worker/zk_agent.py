@@ -75,10 +75,10 @@ class ZooKeeperAgent:
         )
         return False
 
-    def beats(self) -> list[WorkerBeat]:
-        """Every worker's latest heartbeat of this topology (an unreadable one is skipped)."""
-        parent = self.layout.taskbeats(self.tid)
-        return list(zk_mod.read_records(self.zk, WorkerBeat, parent).values())
+    def beats(self) -> dict[str, WorkerBeat]:
+        """Every worker's latest heartbeat of this topology by node name (`beat_name`); an
+        unreadable one is skipped."""
+        return zk_mod.read_records(self.zk, WorkerBeat, self.layout.taskbeats(self.tid))
 
     def topology_keys(self) -> TopologyKeys:
         """The topology's CURVE keypair. Missing or unreadable is fatal to the worker's start

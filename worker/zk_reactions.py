@@ -14,6 +14,7 @@ from collections.abc import Callable
 from squall.event_sampling import percentage_for
 from squall.processes import WORKER_REASSIGNED
 from squall.records import Assignment, StormBase
+from squall.zk_layout import ZkLayout
 
 from .error_reports import ErrorReports
 from .executors import Executor
@@ -35,6 +36,7 @@ class ZooKeeperReactions:
     status_active: bool
     topology_ready: bool
     topology_tasks: tuple[int, ...]
+    topology_beats: dict[int, str]  # each task's heartbeat node (its slot's) by name
     topology_workers: int
     beat_period: float
     beat_due: float  # when the next heartbeat is written, whatever changes
@@ -69,7 +71,8 @@ class ZooKeeperReactions:
     def _check_ready(self) -> None:
         """Latch `topology_ready` once every task's heartbeat says it is ready (readiness.py
         says why spouts wait for it)."""
-        waiting = waiting_for(self.topology_tasks, ready_tasks(self.agent.beats()))
+        ready = ready_tasks(self.agent.beats(), self.topology_beats)
+        waiting = waiting_for(self.topology_tasks, ready)
         if not waiting:
             log.info("every task of the topology is ready; spouts may emit")
             self.topology_ready = True
@@ -105,6 +108,10 @@ class ZooKeeperReactions:
 
     def _note_topology(self, assignment: Assignment) -> None:
         self.topology_tasks = tuple(assignment.task_slots)
+        self.topology_beats = {
+            task: ZkLayout.beat_name(node, port)
+            for task, (node, port) in assignment.task_slots.items()
+        }
         self.topology_workers = len(set(assignment.task_slots.values()))
 
     def _zookeeper_round(self) -> float:

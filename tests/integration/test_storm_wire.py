@@ -726,3 +726,6 @@ def test_a_restart_request_restarts_the_worker(cluster):
         )
     with cluster.client() as squall_client:
         wait_for(lambda: running(squall_client, "wire"), 120, "wire's executors to beat again")
+        info = squall_client.getTopologyInfo(tid)
+        errors = [e.error for es in info.errors.values() for e in es]
+        assert not any("exited with code" in e for e in errors), errors  # asked: no failure

@@ -184,3 +184,27 @@ def test_the_submitter_is_what_nimbus_says_not_what_the_client_says():
     assert json.loads(_with_submitter(None, None))["topology.submitter.principal"] == ""
     assert _with_submitter("[1, 2]", "alice") == "[1, 2]"  # refused later, with its message
     assert _with_submitter("{not json", "alice") == "{not json"
+
+
+def test_a_topology_call_acts_on_the_topology_it_was_judged_on():
+    """Judged by name, run by name: a kill allowed on alice's old "etl" would land on a new
+    "etl" resubmitted (by someone else) before the controller ran it. The call gets the id."""
+    from squall.nimbus.operations import op
+
+    class Handler:
+        def __init__(self, judged):
+            self.judged, self.acted = judged, []
+
+        def _authorize(self, operation, topology):
+            return self.judged
+
+        @op("killTopology", topology=True)
+        def killTopology(self, name):
+            self.acted.append(name)
+
+    judged = Handler("etl-1-1700000000")
+    judged.killTopology("etl")
+    assert judged.acted == ["etl-1-1700000000"]
+    unjudged = Handler(None)  # authorization off: nothing was resolved, the name goes on
+    unjudged.killTopology("etl")
+    assert unjudged.acted == ["etl"]

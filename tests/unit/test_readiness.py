@@ -25,15 +25,25 @@ def beat(**tasks: bool) -> WorkerBeat:
     )
 
 
+SLOTS = {1: "s1-6700", 2: "s1-6700", 3: "s2-6700", 4: "s2-6700"}
+
+
 def test_a_task_without_a_ready_beat_is_waited_for():
-    beats = [beat(t1=True, t2=False), beat(t3=True)]
-    assert ready_tasks(beats) == {1, 3}
-    assert waiting_for([1, 2, 3, 4], ready_tasks(beats)) == [2, 4]  # 4 has not beaten yet
+    beats = {"s1-6700": beat(t1=True, t2=False), "s2-6700": beat(t3=True)}
+    assert ready_tasks(beats, SLOTS) == {1, 3}
+    assert waiting_for([1, 2, 3, 4], ready_tasks(beats, SLOTS)) == [2, 4]  # 4 has not beaten
 
 
 def test_nothing_waits_once_every_task_is_ready():
-    beats = [beat(t1=True, t2=True), beat(t3=True)]
-    assert waiting_for([1, 2, 3], ready_tasks(beats)) == []
+    beats = {"s1-6700": beat(t1=True, t2=True), "s2-6700": beat(t3=True)}
+    assert waiting_for([1, 2, 3], ready_tasks(beats, SLOTS)) == []
+
+
+def test_a_ready_beat_from_a_slot_the_task_has_left_does_not_count():
+    """Heartbeat nodes stay until the topology goes: the dead worker's last beat said its
+    SparkBolt was ready while the bolt's new worker was still starting its session."""
+    beats = {"dead-6700": beat(t3=True), "s2-6700": beat(t3=False), "s1-6700": beat(t1=True)}
+    assert ready_tasks(beats, SLOTS) == {1}
 
 
 def test_the_summary_names_the_components_still_starting():
@@ -63,23 +73,24 @@ class Executor:
 
 
 class Agent:
-    def __init__(self, beats: list[WorkerBeat]) -> None:
+    def __init__(self, beats: dict[str, WorkerBeat]) -> None:
         self.others = beats
         self.beaten = 0
 
-    def beats(self) -> list[WorkerBeat]:
+    def beats(self) -> dict[str, WorkerBeat]:
         return self.others
 
     def recheck_assignment(self) -> None:
         pass
 
 
-def waiting_worker(executors: dict[int, Executor], others: list[WorkerBeat]) -> Worker:
+def waiting_worker(executors: dict[int, Executor], others: dict[str, WorkerBeat]) -> Worker:
     """A Worker with only what a heartbeat round touches (no ZooKeeper, no tasks running)."""
     w = Worker.__new__(Worker)
     w.agent, w.executors, w.errors = Agent(others), executors, Errors()
     w.beat = lambda: setattr(w.agent, "beaten", w.agent.beaten + 1)
     w.topology_ready, w.topology_tasks, w.topology_workers = False, (1, 2, 3), 2
+    w.topology_beats = {1: "s1-6700", 2: "s1-6700", 3: "s2-6700"}
     w.beat_period, w.beat_due, w.beaten_ready, w.waiting_logged = 1.0, 0.0, frozenset(), 0.0
     w.components, w.activation, w.status_active = {}, threading.Lock(), True
     return w
@@ -95,19 +106,19 @@ class Errors:
 
 def test_a_task_that_becomes_ready_is_beaten_at_once_and_spouts_start_on_the_next_look():
     spout, spark = Executor(True), Executor(False)
-    w = waiting_worker({1: spout, 2: spark}, [beat(t3=True)])
+    w = waiting_worker({1: spout, 2: spark}, {"s2-6700": beat(t3=True)})
     assert w._zookeeper_round() == READY_POLL_SECS and w.agent.beaten == 1  # the first beat
     assert w._zookeeper_round() == READY_POLL_SECS and w.agent.beaten == 1  # nothing new
     spark.stats.ready = True  # its SparkSession came up between two looks
-    w.agent.others = [beat(t1=True, t2=True, t3=True)]  # what the next read finds
+    w.agent.others = {"s1-6700": beat(t1=True, t2=True), "s2-6700": beat(t3=True)}  # next read
     assert w._zookeeper_round() == 1.0  # beaten at once, and the topology is ready now
     assert w.agent.beaten == 2 and w.topology_ready and spout.emitting
 
 
 def test_while_zookeeper_is_away_a_waiting_worker_looks_once_a_period():
-    w = waiting_worker({1: Executor(True)}, [])
+    w = waiting_worker({1: Executor(True)}, {})
 
-    def away() -> list[WorkerBeat]:
+    def away() -> dict[str, WorkerBeat]:
         raise ConnectionLoss()
 
     w.agent.beats = away  # the beat goes through, the read of the others' does not
