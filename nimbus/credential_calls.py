@@ -30,7 +30,7 @@ _MERGE = threading.Lock()  # Storm's credUpdateLock
 class CredentialCalls:
     c: Any  # the handler's Controller
 
-    @op("uploadNewCredentials", topology=True)
+    @op("uploadNewCredentials", topology=True, acts=True)
     def uploadNewCredentials(self, name, creds):
         topology = self.c.read_model().find(name)
         if not self.c.leading:

@@ -160,7 +160,8 @@ def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
     components = topology.base.component_executors
     for component, count in (e.executors or {}).items():
         if component not in components:
-            raise invalid(f"rebalance: {component!r} is not a component of {e.name!r}")
+            name = topology.base.name  # e.name may be the id the call was authorized on
+            raise invalid(f"rebalance: {component!r} is not a component of {name!r}")
         if not whole(count) or count < 1:
             raise invalid(f"rebalance: component {component!r} needs at least 1 executor")
     if e.num_workers is not None:

@@ -118,23 +118,23 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         if upload:
             self._store_credentials(tid, upload, principal or "")
 
-    @_op("killTopology", topology=True)
+    @_op("killTopology", topology=True, acts=True)
     def killTopology(self, name):
         self.c.kill(name, None)
 
-    @_op("killTopology", topology=True)
+    @_op("killTopology", topology=True, acts=True)
     def killTopologyWithOpts(self, name, options):
         self.c.kill(name, options.wait_secs if options else None)
 
-    @_op("activate", topology=True)
+    @_op("activate", topology=True, acts=True)
     def activate(self, name):
         self.c.activate(name)
 
-    @_op("deactivate", topology=True)
+    @_op("deactivate", topology=True, acts=True)
     def deactivate(self, name):
         self.c.deactivate(name)
 
-    @_op("rebalance", topology=True)
+    @_op("rebalance", topology=True, acts=True)
     def rebalance(self, name, options):
         options = options or T.RebalanceOptions()
         self.c.rebalance(name, options.wait_secs, options.num_workers, options.num_executors)
@@ -231,7 +231,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
                 return summary
         raise TApplicationException(TApplicationException.INTERNAL_ERROR, "no nimbus leads now")
 
-    @_op("setTopologyConf", topology=True)
+    @_op("setTopologyConf", topology=True, acts=True)
     def setTopologyConf(self, name, key, jsonValue):
         if key in SUBMITTER_KEYS:
             raise T.InvalidTopologyException(msg=f"{key} is recorded by nimbus at submit")

@@ -60,7 +60,7 @@ def to_thrift(config: log_config.LogConfig) -> Any:
 class LogDebugCalls:
     c: Any  # the handler's Controller
 
-    @op("setLogConfig", topology=True)
+    @op("setLogConfig", topology=True, acts=True)
     def setLogConfig(self, name, config):
         self.c.set_log_config(name, changes_of(config))
 
@@ -69,6 +69,6 @@ class LogDebugCalls:
         topology = self.c.read_model().find(name)
         return to_thrift(self.c.read_log_config(topology.id))
 
-    @op("debug", topology=True)
+    @op("debug", topology=True, acts=True)
     def debug(self, name, component, enable, samplingPercentage):
         self.c.debug(name, component or "", bool(enable), float(samplingPercentage or 0.0))

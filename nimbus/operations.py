@@ -34,11 +34,16 @@ def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def op(operation: str, topology: bool | Callable[[Any], Any] = False) -> Callable[..., Any]:
+def op(
+    operation: str, topology: bool | Callable[[Any], Any] = False, acts: bool = False
+) -> Callable[..., Any]:
     """Authorize the call as Storm's `operation` (on the topology named by the first
     argument when `topology`, or by what `topology` finds in it when a function) through the
-    handler's `_authorize`, then run it guarded; with `topology` True the call gets the id
-    of the topology judged in place of the name it was given."""
+    handler's `_authorize`, then run it guarded. A call that `acts` on the topology (kill,
+    rebalance, a conf...) gets the id of the topology judged in place of the name it was
+    given: by the name, the controller would act on whichever topology has it when the job
+    runs, a new one resubmitted meanwhile by someone else. Reads keep what they were given
+    (getTopologyInfoByName looks up names)."""
 
     def target(args: tuple[Any, ...]) -> Any:
         if not topology or not args:
@@ -49,12 +54,13 @@ def op(operation: str, topology: bool | Callable[[Any], Any] = False) -> Callabl
         @functools.wraps(method)
         def authorized(self: Any, *args: Any) -> Any:
             tid = self._authorize(operation, target(args))
-            if topology is True and tid is not None:  # act on the topology judged
+            if acts and topology is True and tid is not None:  # act on the topology judged
                 args = (tid, *args[1:])
             return method(self, *args)
 
         wrapped = guarded(authorized)
         wrapped.operation = operation  # type: ignore[attr-defined]  # checked by a unit test
+        wrapped.acts = acts  # type: ignore[attr-defined]  # this one too
         return wrapped
 
     return decorate

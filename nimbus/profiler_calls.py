@@ -70,7 +70,7 @@ class ProfilerCalls:
                 log.warning("ignoring %s", exc)
         return out
 
-    @op("setWorkerProfiler", topology=True)
+    @op("setWorkerProfiler", topology=True, acts=True)
     def setWorkerProfiler(self, id, profileRequest):  # noqa: A002 - Storm's argument name
         topology = self.c.read_model().find(id)
         if not self.c.leading:

@@ -197,6 +197,8 @@ def _json_object(component: str, what: str, text: str) -> dict[str, Any]:
         raise invalid(f"component {component!r}: {what} is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise invalid(f"component {component!r}: {what} must be a JSON object")
+    if too_deep(value):
+        raise invalid(f"component {component!r}: {what} nests deeper than {MAX_NESTING}")
     return value
 
 
@@ -253,8 +255,31 @@ def validate_topology_conf(json_conf: str | None) -> dict[str, Any]:
     return _checked_conf(conf, "topology conf")
 
 
+MAX_NESTING = 32  # lists and maps in a conf, the conf itself counted
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether lists and maps in `value` nest deeper than `limit` (walked without recursion).
+    A conf that json.loads took near Python's recursion limit failed later, wherever a
+    deeper stack parsed or dumped it again (nimbus's store, a supervisor's fetch)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in _children(item))
+    return False
+
+
+def _children(item: list[Any] | dict[Any, Any]) -> Iterable[Any]:
+    return item.values() if isinstance(item, dict) else item
+
+
 def _checked_conf(conf: Any, source: str) -> dict[str, Any]:
     """Known keys with values of the right type and size, and no cluster-only key."""
+    if too_deep(conf):
+        raise invalid(f"{source} nests lists and maps deeper than {MAX_NESTING}")
     try:
         checked = config_mod.validate(conf, config_mod.load_defaults(), source)
         config_mod.check_topology_keys(checked, source)

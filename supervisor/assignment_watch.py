@@ -40,7 +40,7 @@ class AssignmentWatch:
         self.watched: set[str] = set()
         self.next_full = float("-inf")
         self.assignments: dict[str, Assignment] = {}
-        self.unreadable: dict[str, str] = {}  # read last time but not understood: why
+        self.unreadable: dict[str, str] = {}  # there but not understood when last read: why
         self.reads = 0  # nodes read so far (the bench and tests count them)
 
     def start(self) -> None:
@@ -72,11 +72,14 @@ class AssignmentWatch:
         if todo.full:
             self.next_full = now + self.full_every
             names = zk_mod.children(self.zk, self.layout.assignments)
+            self.unreadable = {}
             self.assignments = self._read(names)
             return True
         if not todo.changed:
             return False
-        kept = {t: a for t, a in self.assignments.items() if t not in todo.drop | todo.read}
+        gone = todo.drop | todo.read
+        kept = {t: a for t, a in self.assignments.items() if t not in gone}
+        self.unreadable = {t: why for t, why in self.unreadable.items() if t not in gone}
         self.assignments = {**kept, **self._read(todo.read)}
         return True
 
@@ -86,5 +89,5 @@ class AssignmentWatch:
         parent = self.layout.assignments
         found, unreadable = zk_mod.read_named_or_why(self.zk, Assignment, parent, names)
         kept = {t: self.assignments[t] for t in unreadable if t in self.assignments}
-        self.unreadable = unreadable
+        self.unreadable = {**self.unreadable, **unreadable}
         return {**found, **kept}

@@ -88,6 +88,8 @@ class Supervisor(WorkerStarts):
         self.epochs: dict[str, int] = {}
         self.accepted: dict[str, Assignment] = {}
         self.refused: set[str] = set()
+        self.unreadable_reported: dict[str, str] = {}
+        self.refused_since = 0.0  # when registering again was first refused (0: it was not)
         self.beats = BeatTracker({})
         self.started = int(time.time())
         self.spark_server: SparkConnectServer | None = None
@@ -180,17 +182,15 @@ class Supervisor(WorkerStarts):
 
     def sync(self) -> None:
         if self.needs_register.is_set():  # the session was lost: this node went with it
-            try:
-                self.register()
-                self.needs_register.clear()
-            except DuplicateSupervisorError as exc:  # the old session's node, for a moment
-                log.warning("cannot register again yet (retrying): %s", exc)
+            self._register_again(time.monotonic())
         # only what changed is read; a refused assignment is judged again each time (the
         # epoch it waits for may have come)
         if self.assignment_watch.refresh(time.monotonic()) or self.refused:
             self._accept(self.assignment_watch.assignments)
-            for tid, why in sorted(self.assignment_watch.unreadable.items()):
+            unreadable = dict(self.assignment_watch.unreadable)
+            for tid, why in sorted(unreadable.items() - self.unreadable_reported.items()):
                 self._report(tid, None, f"cannot read its assignment, kept the last one: {why}")
+            self.unreadable_reported = unreadable  # each reason once, not every sync
         desired = desired_workers(self.id, self.accepted, self.ports)
         now = time.monotonic()
         for tid, error in self.fetcher.collect(now):
@@ -232,6 +232,24 @@ class Supervisor(WorkerStarts):
             busy = busy or any(k[0] == tid for k in self.launcher.running())
             if not busy:
                 shutil.rmtree(self.code_root / tid, ignore_errors=True)
+
+    def _register_again(self, now: float) -> None:
+        """After a lost session. The old session's node can outlive it for a moment: a
+        refusal is retried, while the workers go on, for two session timeouts; one that
+        lasts longer is another live supervisor with this id, and this one stops."""
+        try:
+            self.register()
+        except DuplicateSupervisorError as exc:
+            self.refused_since = self.refused_since or now
+            patience = 2 * self.conf["storm.zookeeper.session.timeout"] / 1000
+            if now - self.refused_since <= patience:
+                log.warning("cannot register again yet (retrying): %s", exc)
+                return
+            log.error("%s; stopping", exc)
+            self.stop()
+            return
+        self.refused_since = 0.0
+        self.needs_register.clear()
 
     def _accept(self, assignments: dict[str, Assignment]) -> None:
         """The assignments to act on, checked against the current epoch (sync.accept_epochs)."""

@@ -150,6 +150,7 @@ class Launcher:
         except BaseException:
             rotating.close()
             raise
+        pump = None
         try:  # from here a failure must not leave a worker nothing tracks (nor its port held)
             assert process.stdout is not None
             pump = LogPump(process.stdout, rotating)
@@ -158,7 +159,10 @@ class Launcher:
         except BaseException:
             _kill_session(process.pid)
             process.wait()
-            rotating.close()
+            if pump is not None and pump.is_alive():
+                pump.join(1)  # it closes the log once the pipe ends
+            else:
+                rotating.close()
             raise
         self.workers[key] = Worker(key, spec.identity, process, time.monotonic(), limit, pump)
         log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, spec.tasks)

@@ -83,11 +83,11 @@ class LogPump(threading.Thread):
         that stopped reading left the worker's prints blocked, then failing with EPIPE, for
         the rest of its life. The log says how much went missing once it can be written."""
         try:
-            if self.lost:
-                self.log.write(f"[squall: {self.lost} bytes of output lost]\n".encode())
+            if self.lost:  # "up to": a failed flush keeps its bytes buffered for the next one
+                self.log.write(f"[squall: up to {self.lost} bytes of output lost]\n".encode())
                 self.lost = 0
             self.log.write(chunk)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: the log was closed under it
             self.lost += len(chunk)
 
     def tail(self, lines: int = 20) -> str:

@@ -191,10 +191,9 @@ class Executor(Emitter):
                 return
             try:
                 self.loop()
+                self.end()
             except BaseException:  # noqa: BLE001 - a bug, or a user's sys.exit(): never a
                 self.loop_failed()  # silent dead thread (threading ignores SystemExit)
-                return
-            self.end()
         finally:
             self.ended = True
 

@@ -198,8 +198,12 @@ def test_a_topology_call_acts_on_the_topology_it_was_judged_on():
         def _authorize(self, operation, topology):
             return self.judged
 
-        @op("killTopology", topology=True)
+        @op("killTopology", topology=True, acts=True)
         def killTopology(self, name):
+            self.acted.append(name)
+
+        @op("getTopologyInfo", topology=True)
+        def getTopologyInfoByName(self, name):
             self.acted.append(name)
 
     judged = Handler("etl-1-1700000000")
@@ -208,3 +212,17 @@ def test_a_topology_call_acts_on_the_topology_it_was_judged_on():
     unjudged = Handler(None)  # authorization off: nothing was resolved, the name goes on
     unjudged.killTopology("etl")
     assert unjudged.acted == ["etl"]
+    judged.getTopologyInfoByName("etl")  # a read keeps what it was given (a name lookup)
+    assert judged.acted[-1] == "etl"
+
+
+def test_every_call_that_changes_a_topology_acts_on_the_id_it_was_authorized_on():
+    from squall.nimbus.handler import NimbusHandler
+
+    acting = {"killTopology", "killTopologyWithOpts", "activate", "deactivate", "rebalance"}
+    acting |= {"setTopologyConf", "setLogConfig", "debug", "setWorkerProfiler"}
+    acting |= {"uploadNewCredentials"}
+    from squall import thrift_api as T
+
+    for method in T.Nimbus.thrift_services:
+        assert getattr(NimbusHandler, method).acts == (method in acting), method

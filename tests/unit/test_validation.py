@@ -99,6 +99,18 @@ def test_bad_topology_names(name):
         check_topology_name(name)
 
 
+def test_a_conf_nested_too_deep_is_refused_however_it_parses():
+    """900 levels parse where nimbus reads the request, and fail wherever a deeper stack
+    reads the stored conf again; more than the recursion limit never parses."""
+    near_the_limit = '{"my.own.key": ' + "[" * 900 + "]" * 900 + "}"
+    with pytest.raises(T.InvalidTopologyException, match="deeper than 32"):
+        validate_topology_conf(near_the_limit)
+    with pytest.raises(T.InvalidTopologyException, match="not valid JSON"):
+        validate_topology_conf('{"my.own.key": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    fine = '{"my.own.key": ' + "[" * 30 + "]" * 30 + "}"
+    assert validate_topology_conf(fine)["my.own.key"]
+
+
 def test_topology_conf_errors():
     with pytest.raises(T.InvalidTopologyException, match="not valid JSON"):
         validate_topology_conf("{nope")
