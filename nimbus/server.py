@@ -16,7 +16,11 @@ locking others out.
   once it is authenticated); the handshake deadline and the open-files limit, raised to the
   hard limit at listen(), bound them.
 - Handler calls run on nimbus.thrift.threads threads (they block on the controller), each
-  inside the caller's RequestContext (principal: the TLS client certificate's CN).
+  inside the caller's RequestContext (principal: the TLS client certificate's CN). A call
+  queued for a thread still waits: until a thread takes it, its connection may be closed
+  to make room (and the call is dropped, never run). Counted as running from the moment it
+  was read, calls queued behind busy threads made every slot unclosable: newcomers were
+  refused ("all running calls") while the queue drained.
 - Any error in a request closes only that connection.
 """
 
@@ -60,7 +64,9 @@ class _Connection:
     id: int
     address: str
     transport: asyncio.WriteTransport  # a StreamWriter's
-    waiting_since: float | None
+    waiting_since: float  # since its last reply, or since its queued call was read
+    running: bool = False  # a pool thread runs its call: never closed to make room
+    dropped: bool = False  # closed to make room while its call was queued: never run
 
 
 def raise_open_files_limit() -> int:
@@ -90,6 +96,7 @@ class NimbusServer:
         self.tasks: set[asyncio.Task] = set()
         self.ids = itertools.count(1)
         self.decoders = threading.BoundedSemaphore(DECODERS)
+        self.calls = threading.Lock()  # a queued call starts, or its connection is dropped
         self.closed = threading.Event()
         self.stop: asyncio.Event | None = None
         self.cut = 0  # connections closed to make room since the last warning
@@ -155,14 +162,18 @@ class NimbusServer:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
     def _admit(self, conn: _Connection) -> bool:
-        views = [
-            ConnectionView(c.id, c.address, c.waiting_since) for c in self.connections.values()
-        ]
-        decision = admit(
-            views, conn.address, self.limits.max_connections, self.limits.max_per_address
-        )
-        if decision.evict is not None:
-            self.connections.pop(decision.evict).transport.abort()
+        with self.calls:  # no queued call starts between the decision and the drop
+            views = [
+                ConnectionView(c.id, c.address, None if c.running else c.waiting_since)
+                for c in self.connections.values()
+            ]
+            decision = admit(
+                views, conn.address, self.limits.max_connections, self.limits.max_per_address
+            )
+            if decision.evict is not None:
+                evicted = self.connections.pop(decision.evict)
+                evicted.dropped = True
+                evicted.transport.abort()
         if decision.evict is not None or not decision.admit:
             self.cut += 1
             now = time.monotonic()
@@ -209,10 +220,10 @@ class NimbusServer:
             conn.waiting_since = self.loop.time()
             first = await asyncio.wait_for(reader.readexactly(1), limits.idle_secs)
             frame = await asyncio.wait_for(self._rest_of_frame(reader, first), limits.request_secs)
-            conn.waiting_since = None  # its call runs: never closed to make room
+            conn.waiting_since = self.loop.time()  # queued: it waits for a thread
             assert self.pool is not None
-            reply, close = await self.pool.run(self.loop, self._process, frame, ctx)
-            conn.waiting_since = self.loop.time()
+            reply, close = await self.pool.run(self.loop, self._process, frame, ctx, conn)
+            conn.running, conn.waiting_since = False, self.loop.time()
             if reply is not None:
                 writer.write(struct.pack("!i", len(reply)) + reply)
                 await asyncio.wait_for(writer.drain(), limits.request_secs)
@@ -225,8 +236,14 @@ class NimbusServer:
             raise FrameRefused(f"frame of {size} bytes refused (nimbus.thrift.max_buffer_size)")
         return await reader.readexactly(size)
 
-    def _process(self, frame: bytes, ctx: RequestContext) -> tuple[bytes | None, bool]:
+    def _process(
+        self, frame: bytes, ctx: RequestContext, conn: _Connection
+    ) -> tuple[bytes | None, bool]:
         """On a pool thread: decode, check and run one request; returns (reply, close)."""
+        with self.calls:
+            if conn.dropped:  # closed to make room while it was queued
+                return None, True
+            conn.running = True
         try:
             with self.decoders:
                 call = decode_call(self.service, frame, self.limits.max_values)
