@@ -5,7 +5,9 @@ the same as a code upload's; here is only what the inbox does not know: which ke
 creates or replaces, and with which meta. A session whose upload the inbox expired is gone
 here too. Downloads are (key, version, offset) cursors owned by the identity that began them,
 dropped after nimbus.file.copy.expiration.secs idle and capped in number, so a client that
-begins and abandons downloads cannot grow nimbus's memory.
+begins and abandons downloads cannot grow nimbus's memory. One identity holds at most an
+eighth of the cap (OWNER_SHARE): past it, its own least recently used download ends, so a
+user who begins downloads without end churns only their own, not every other user's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass, field
 from squall import thrift_api as T
 
 from .blob_acl import BlobMeta
+
+OWNER_SHARE = 8  # one identity holds at most 1/OWNER_SHARE of nimbus.blob.max.open.downloads
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,10 @@ class BlobSessions:
             idle = [d for d, x in self.downloads.items() if now - x.last_used > self.max_idle]
             for session in idle:
                 del self.downloads[session]
-            if len(self.downloads) >= self.max_downloads:
+            mine = [d for d, x in self.downloads.items() if x.owner == download.owner]
+            if len(mine) >= max(1, self.max_downloads // OWNER_SHARE):
+                del self.downloads[min(mine, key=lambda d: self.downloads[d].last_used)]
+            elif len(self.downloads) >= self.max_downloads:
                 raise T.IllegalStateException(
                     msg=f"nimbus holds {len(self.downloads)} blob downloads "
                     f"(nimbus.blob.max.open.downloads); try again later"

@@ -113,11 +113,14 @@ def test_a_version_always_grows():
 
 
 def test_download_sessions_are_owned_capped_and_expire():
-    sessions = BlobSessions(max_downloads=2, max_idle=10)
+    sessions = BlobSessions(max_downloads=16, max_idle=10)  # two each at most
     first = sessions.add_download(BlobDownload("k", 1, "alice", last_used=0))
+    for user in range(7):
+        for t in (0, 1):
+            sessions.add_download(BlobDownload("k", 1, f"user{user}", last_used=t))
     sessions.add_download(BlobDownload("k", 1, "alice", last_used=1))
     with pytest.raises(T.IllegalStateException, match="nimbus.blob.max.open.downloads"):
-        sessions.add_download(BlobDownload("k", 1, "alice", last_used=2))
+        sessions.add_download(BlobDownload("k", 1, "bob", last_used=2))
     with pytest.raises(T.AuthorizationException):
         sessions.download(first, "bob", now=3)
     assert sessions.download(first, "alice", now=3).offset == 0
@@ -128,6 +131,17 @@ def test_download_sessions_are_owned_capped_and_expire():
         sessions.download(first, "alice", now=5)
     later = sessions.add_download(BlobDownload("k", 1, "bob", last_used=100))  # idle ones go
     assert set(sessions.downloads) == {later}
+
+
+def test_one_identity_past_its_share_of_downloads_ends_its_own_oldest():
+    """A user who begins downloads without end churns their own, not everyone's."""
+    sessions = BlobSessions(max_downloads=16, max_idle=1000)
+    bobs = sessions.add_download(BlobDownload("k", 1, "bob", last_used=0))
+    mallorys = [
+        sessions.add_download(BlobDownload("k", 1, "mallory", last_used=t)) for t in range(50)
+    ]
+    assert set(sessions.downloads) == {bobs, *mallorys[-2:]}
+    assert sessions.download(bobs, "bob", now=51).key == "k"
 
 
 def test_upload_sessions_are_forgotten_once_the_inbox_drops_them():
