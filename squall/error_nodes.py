@@ -23,22 +23,29 @@ def entry(text: str, host: str, port: int | None, now: float | None = None) -> d
     }
 
 
-def append(zk: Any, path: str, new: dict[str, Any], tries: int = 5) -> None:
-    """Add `new` to the node at `path` (created if missing), keeping the latest MAX_KEPT."""
+def append(
+    zk: Any, path: str, new: dict[str, Any], tries: int = 5, make_parents: bool = True
+) -> bool:
+    """Add `new` to the node at `path` (created if missing), keeping the latest MAX_KEPT.
+    False when `make_parents` is off and the node's parent is missing: nothing is written
+    (a topology removed meanwhile must not get its /errors subtree back as an orphan)."""
     for _ in range(tries):
         try:
             data, stat = zk.get(path)
             entries = (existing(data) + [new])[-MAX_KEPT:]
             zk.set(path, json.dumps(entries).encode(), version=stat.version)
-            return
+            return True
         except NoNodeError:
             try:
-                zk.create(path, json.dumps([new]).encode(), makepath=True)
-                return
+                zk.create(path, json.dumps([new]).encode(), makepath=make_parents)
+                return True
             except NodeExistsError:
                 continue
+            except NoNodeError:
+                return False
         except BadVersionError:
             continue
+    return True  # lost every race to other writers: theirs are there
 
 
 def existing(data: bytes | None) -> list[Any]:

@@ -182,8 +182,13 @@ class ZooKeeperAgent:
 
     def report_error(self, component: str, text: str, host: str) -> None:
         path = f"{self.layout.errors(self.tid)}/{component}"
+        entry = error_nodes.entry(capped(text), host, self.slot[1])
         try:
-            error_nodes.append(self.zk, path, error_nodes.entry(capped(text), host, self.slot[1]))
+            # /errors/[id] goes with its topology: made again only while the topology is
+            # there (a report written as the worker stops must not leave an orphan)
+            written = error_nodes.append(self.zk, path, entry, make_parents=False)
+            if not written and self.zk.exists(self.layout.storm(self.tid)) is not None:
+                error_nodes.append(self.zk, path, entry)
         except ZOOKEEPER_AWAY:
             raise  # the caller keeps it for the next round
         except (ValueError, KazooException) as exc:  # refused (no access, say): that report
