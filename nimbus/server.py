@@ -12,9 +12,13 @@ locking others out.
 - Connections cost a coroutine, not a thread. When nimbus.thrift.max.connections (or
   nimbus.thrift.max.connections.per.address for one host) are open, a newcomer is still
   served: the connection waiting on its client longest is closed (nimbus/connection_limits.py).
-  Connections still in their TLS handshake are not counted (asyncio hands a connection over
-  once it is authenticated); the handshake deadline and the open-files limit, raised to the
-  hard limit at listen(), bound them.
+  A connection counts from its accept: it is admitted first, its TLS handshake after (it
+  waits on its client meanwhile), so strangers who open connections and never finish a
+  handshake close each other's, not nimbus's descriptors. Nothing is read from a socket
+  before its handshake starts (`_Unread`), so the client's hello is there for TLS. (asyncio's
+  own TLS server hands a connection over only once it is authenticated: uncounted, pending
+  handshakes were bounded only by the handshake deadline and the open-files limit, as they
+  still are on Python 3.10, which lacks StreamWriter.start_tls.)
 - Handler calls run on nimbus.thrift.threads threads (they block on the controller), each
   inside the caller's RequestContext (principal: the TLS client certificate's CN). A call
   queued for a thread still waits: until a thread takes it, its connection may be closed
@@ -34,6 +38,7 @@ import resource
 import socket
 import ssl
 import struct
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -53,6 +58,18 @@ WARN_EVERY_SECS = 10.0
 # each may hold up to nimbus.thrift.max.request.values objects (about 15 MB at 100,000) until
 # it fails: two bound that transient memory however many pool threads there are.
 DECODERS = 2
+
+
+LATE_TLS = sys.version_info >= (3, 11)  # admitted, then TLS (StreamWriter.start_tls)
+
+
+class _Unread(asyncio.StreamReaderProtocol):
+    """A stream that reads nothing until its connection is admitted and TLS starts (start_tls
+    resumes reading): bytes read before would be the client's hello, lost to TLS."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.pause_reading()  # type: ignore[attr-defined]  # a socket transport's
+        super().connection_made(transport)
 
 
 class FrameRefused(Exception):
@@ -138,12 +155,20 @@ class NimbusServer:
         self.stop = asyncio.Event()
         if self.closed.is_set() or self.sock is None:
             return
-        server = await asyncio.start_server(
-            self._connection,
-            sock=self.sock,
-            ssl=self.ssl_context,
-            ssl_handshake_timeout=self.limits.handshake_secs if self.ssl_context else None,
-        )
+        if self.ssl_context is not None and LATE_TLS:
+            loop = asyncio.get_running_loop()
+
+            def unread() -> _Unread:
+                return _Unread(asyncio.StreamReader(loop=loop), self._connection, loop=loop)
+
+            server = await loop.create_server(unread, sock=self.sock)
+        else:  # plain, or Python 3.10: asyncio's TLS server (handshakes uncounted)
+            server = await asyncio.start_server(
+                self._connection,
+                sock=self.sock,
+                ssl=self.ssl_context,
+                ssl_handshake_timeout=self.limits.handshake_secs if self.ssl_context else None,
+            )
         try:
             await self.stop.wait()
         finally:
@@ -187,8 +212,7 @@ class NimbusServer:
         if task is None:  # asyncio.start_server runs each connection's coroutine as a task
             raise RuntimeError("a Thrift connection served outside an asyncio task")
         peer = writer.get_extra_info("peername") or ("?", 0)
-        principal = peer_principal(writer.get_extra_info("peercert")) if self.ssl_context else None
-        ctx = RequestContext(principal=principal, address=f"{peer[0]}:{peer[1]}")
+        address = f"{peer[0]}:{peer[1]}"
         conn = _Connection(next(self.ids), str(peer[0]), writer.transport, self.loop.time())
         if not self._admit(conn):
             writer.transport.abort()
@@ -196,17 +220,32 @@ class NimbusServer:
         self.connections[conn.id] = conn
         self.tasks.add(task)
         try:
+            if self.ssl_context is not None and LATE_TLS:
+                await self._start_tls(writer)
+                conn.transport = writer.transport  # the TLS one, which eviction must abort
+            principal = None
+            if self.ssl_context is not None:
+                principal = peer_principal(writer.get_extra_info("peercert"))
+            ctx = RequestContext(principal=principal, address=address)
             await self._serve(conn, reader, writer, ctx)
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, ssl.SSLError):
             pass  # the client left, stalled or broke TLS: only its connection ends
         except (FrameRefused, BadRequest) as exc:
-            log.info("closing Thrift connection from %s: %s", ctx.address, exc)
+            log.info("closing Thrift connection from %s: %s", address, exc)
         except Exception:  # noqa: BLE001 - nothing a client does ends the server
-            log.exception("Thrift connection from %s failed", ctx.address)
+            log.exception("Thrift connection from %s failed", address)
         finally:
             self.connections.pop(conn.id, None)
             self.tasks.discard(task)
             writer.transport.abort()
+
+    async def _start_tls(self, writer: asyncio.StreamWriter) -> None:
+        """The TLS handshake of an admitted connection, within its deadline."""
+        if sys.version_info >= (3, 11):  # LATE_TLS
+            handshake = writer.start_tls(
+                self.ssl_context, ssl_handshake_timeout=self.limits.handshake_secs
+            )
+            await asyncio.wait_for(handshake, self.limits.handshake_secs)
 
     async def _serve(
         self,

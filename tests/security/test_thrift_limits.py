@@ -20,7 +20,7 @@ import pytest
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 
 from squall.client import nimbus_client
-from squall.local import LocalCluster
+from squall.local import LocalCluster, wait_for
 from squall.tls import client_context, issue
 
 IDLE_SECS = 4
@@ -130,6 +130,32 @@ def test_idle_and_slow_connections_do_not_lock_clients_out(cluster):
         stop.set()
         for s in idle + slow:
             s.close()
+
+
+def open_fds(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
+
+
+def test_strangers_who_never_finish_a_handshake_count_against_the_cap(tmp_path):
+    """A connection counts from its accept, not from its authentication: 300 that never
+    send a TLS hello settle at nimbus.thrift.max.connections descriptors (the ones that
+    waited longest close as newcomers come) long before their handshake deadline, and
+    clients are still served. Uncounted, they held 300 until the deadline."""
+    conf = {**CONF, "nimbus.thrift.handshake.timeout.secs": 60}
+    with LocalCluster(tmp_path / "cluster", supervisors=0, conf=conf) as patient:
+        pid = patient.processes["nimbus"].pid
+        base = open_fds(pid)
+        silent = []
+        try:
+            for _ in range(300):
+                address = ("127.0.0.1", patient.nimbus_port)
+                silent.append(socket.create_connection(address, timeout=10))
+            assert closed_by_peer(silent[0], 10)  # the first to go, made room for others
+            wait_for(lambda: open_fds(pid) <= base + 256 + 8, 20, "nimbus to hold at most 256")
+            assert cluster_info_within(patient, 5) < 5
+        finally:
+            for s in silent:
+                s.close()
 
 
 def test_a_slow_request_is_cut_at_the_request_deadline(cluster):
