@@ -7,7 +7,8 @@ here too. Downloads are (key, version, offset) cursors owned by the identity tha
 dropped after nimbus.file.copy.expiration.secs idle and capped in number, so a client that
 begins and abandons downloads cannot grow nimbus's memory. One identity holds at most an
 eighth of the cap (OWNER_SHARE): past it, its own least recently used download ends, so a
-user who begins downloads without end churns only their own, not every other user's.
+user who begins downloads without end churns only their own, not every other user's
+(without security every client has no identity: they share the whole cap).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ class BlobSessions:
             for session in idle:
                 del self.downloads[session]
             mine = [d for d, x in self.downloads.items() if x.owner == download.owner]
-            if len(mine) >= max(1, self.max_downloads // OWNER_SHARE):
+            shared = download.owner is None  # no identity (security off): everyone's is None
+            if not shared and len(mine) >= max(1, self.max_downloads // OWNER_SHARE):
                 del self.downloads[min(mine, key=lambda d: self.downloads[d].last_used)]
             elif len(self.downloads) >= self.max_downloads:
                 raise T.IllegalStateException(

@@ -3,8 +3,9 @@
 Refusing newcomers when full lets idle or one-byte-per-second clients lock everyone else out
 (256 of them did). Instead a newcomer is admitted and the connection that has waited on its
 client the longest is closed: waiting means between requests or part-way through sending a
-frame, so both idle and slow clients are the first to go, and a client whose call is running
-is never cut. The per-address cap keeps one host from pushing every other host's connections
+frame, so both idle and slow clients are the first to go, then clients whose call waits
+for a handler thread (it is dropped, never run), and a client whose call is running is never
+cut. The per-address cap keeps one host from pushing every other host's connections
 out; when a host is at its cap, its own longest-waiting connection makes room.
 """
 
@@ -20,6 +21,7 @@ class ConnectionView:
     id: int
     address: str  # the peer's host
     waiting_since: float | None  # monotonic; None while a call of it runs (never evicted)
+    queued: bool = False  # its call waits for a handler thread: closed after idle ones
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class Admission:
 
 def _longest_waiting(candidates: Sequence[ConnectionView]) -> ConnectionView | None:
     waiting = [c for c in candidates if c.waiting_since is not None]
-    return min(waiting, key=lambda c: (c.waiting_since, c.id), default=None)
+    return min(waiting, key=lambda c: (c.queued, c.waiting_since, c.id), default=None)
 
 
 def admit(

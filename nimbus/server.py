@@ -82,8 +82,11 @@ class _Connection:
     address: str
     transport: asyncio.WriteTransport  # a StreamWriter's
     waiting_since: float  # since its last reply, or since its queued call was read
+    task: asyncio.Task | None = None  # the coroutine serving it
+    handshaking: bool = False  # in its TLS handshake: dropped by cancelling `task`
+    frame: bytes | None = None  # its queued call's request (None once a thread took it)
     running: bool = False  # a pool thread runs its call: never closed to make room
-    dropped: bool = False  # closed to make room while its call was queued: never run
+    dropped: bool = False  # closed to make room (or at shutdown): a queued call never runs
 
 
 def raise_open_files_limit() -> int:
@@ -173,8 +176,9 @@ class NimbusServer:
             await self.stop.wait()
         finally:
             server.close()
-            for conn in list(self.connections.values()):
-                conn.transport.abort()
+            with self.calls:
+                for conn in list(self.connections.values()):
+                    self._drop(conn)
             await self._end_tasks()
 
     async def _end_tasks(self) -> None:
@@ -189,16 +193,16 @@ class NimbusServer:
     def _admit(self, conn: _Connection) -> bool:
         with self.calls:  # no queued call starts between the decision and the drop
             views = [
-                ConnectionView(c.id, c.address, None if c.running else c.waiting_since)
+                ConnectionView(
+                    c.id, c.address, None if c.running else c.waiting_since, c.frame is not None
+                )
                 for c in self.connections.values()
             ]
             decision = admit(
                 views, conn.address, self.limits.max_connections, self.limits.max_per_address
             )
             if decision.evict is not None:
-                evicted = self.connections.pop(decision.evict)
-                evicted.dropped = True
-                evicted.transport.abort()
+                self._drop(self.connections.pop(decision.evict))
         if decision.evict is not None or not decision.admit:
             self.cut += 1
             now = time.monotonic()
@@ -207,13 +211,26 @@ class NimbusServer:
                 self.warned_at, self.cut = now, 0
         return decision.admit
 
+    def _drop(self, conn: _Connection) -> None:
+        """Close `conn` (under `calls` where a queued call may start). One in its TLS
+        handshake is cancelled: its transport is still the raw one, whose abort asyncio
+        reports as a handshake that succeeded with no transport."""
+        conn.dropped, conn.frame = True, None
+        if conn.handshaking and conn.task is not None:
+            conn.task.cancel()
+        else:
+            conn.transport.abort()
+
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         if task is None:  # asyncio.start_server runs each connection's coroutine as a task
             raise RuntimeError("a Thrift connection served outside an asyncio task")
+        if self.closed.is_set():  # accepted as the server closes: _end_tasks would miss it
+            writer.transport.abort()
+            return
         peer = writer.get_extra_info("peername") or ("?", 0)
         address = f"{peer[0]}:{peer[1]}"
-        conn = _Connection(next(self.ids), str(peer[0]), writer.transport, self.loop.time())
+        conn = _Connection(next(self.ids), str(peer[0]), writer.transport, self.loop.time(), task)
         if not self._admit(conn):
             writer.transport.abort()
             return
@@ -221,7 +238,13 @@ class NimbusServer:
         self.tasks.add(task)
         try:
             if self.ssl_context is not None and LATE_TLS:
-                await self._start_tls(writer)
+                conn.handshaking = True
+                try:
+                    await self._start_tls(writer)
+                finally:
+                    conn.handshaking = False
+                if conn.dropped:  # dropped as the handshake ended (wait_for kept the result)
+                    return
                 conn.transport = writer.transport  # the TLS one, which eviction must abort
             principal = None
             if self.ssl_context is not None:
@@ -230,6 +253,10 @@ class NimbusServer:
             await self._serve(conn, reader, writer, ctx)
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, ssl.SSLError):
             pass  # the client left, stalled or broke TLS: only its connection ends
+        except asyncio.CancelledError:
+            if not conn.dropped:
+                raise
+            # dropped in its handshake, or at shutdown: ends as any closed connection
         except (FrameRefused, BadRequest) as exc:
             log.info("closing Thrift connection from %s: %s", address, exc)
         except Exception:  # noqa: BLE001 - nothing a client does ends the server
@@ -237,7 +264,7 @@ class NimbusServer:
         finally:
             self.connections.pop(conn.id, None)
             self.tasks.discard(task)
-            writer.transport.abort()
+            (writer.transport or conn.transport).abort()
 
     async def _start_tls(self, writer: asyncio.StreamWriter) -> None:
         """The TLS handshake of an admitted connection, within its deadline."""
@@ -245,7 +272,12 @@ class NimbusServer:
             handshake = writer.start_tls(
                 self.ssl_context, ssl_handshake_timeout=self.limits.handshake_secs
             )
-            await asyncio.wait_for(handshake, self.limits.handshake_secs)
+            try:
+                await asyncio.wait_for(handshake, self.limits.handshake_secs)
+            except AttributeError:  # asyncio (3.11-3.12) ends a handshake whose client left
+                if writer.transport is not None:  # as a success with no transport, which
+                    raise  # StreamWriter.start_tls then fails to read
+                raise ConnectionResetError("the client left during the TLS handshake") from None
 
     async def _serve(
         self,
@@ -258,10 +290,12 @@ class NimbusServer:
         while not self.closed.is_set():
             conn.waiting_since = self.loop.time()
             first = await asyncio.wait_for(reader.readexactly(1), limits.idle_secs)
-            frame = await asyncio.wait_for(self._rest_of_frame(reader, first), limits.request_secs)
+            conn.frame = await asyncio.wait_for(
+                self._rest_of_frame(reader, first), limits.request_secs
+            )
             conn.waiting_since = self.loop.time()  # queued: it waits for a thread
             assert self.pool is not None
-            reply, close = await self.pool.run(self.loop, self._process, frame, ctx, conn)
+            reply, close = await self.pool.run(self.loop, self._process, ctx, conn)
             conn.running, conn.waiting_since = False, self.loop.time()
             if reply is not None:
                 writer.write(struct.pack("!i", len(reply)) + reply)
@@ -275,14 +309,14 @@ class NimbusServer:
             raise FrameRefused(f"frame of {size} bytes refused (nimbus.thrift.max_buffer_size)")
         return await reader.readexactly(size)
 
-    def _process(
-        self, frame: bytes, ctx: RequestContext, conn: _Connection
-    ) -> tuple[bytes | None, bool]:
-        """On a pool thread: decode, check and run one request; returns (reply, close)."""
+    def _process(self, ctx: RequestContext, conn: _Connection) -> tuple[bytes | None, bool]:
+        """On a pool thread: decode, check and run `conn`'s queued request; returns
+        (reply, close)."""
         with self.calls:
-            if conn.dropped:  # closed to make room while it was queued
+            frame = conn.frame
+            if conn.dropped or frame is None:  # closed to make room while it was queued
                 return None, True
-            conn.running = True
+            conn.running, conn.frame = True, None  # a dropped call's frame is not held
         try:
             with self.decoders:
                 call = decode_call(self.service, frame, self.limits.max_values)

@@ -142,6 +142,8 @@ def test_one_identity_past_its_share_of_downloads_ends_its_own_oldest():
     ]
     assert set(sessions.downloads) == {bobs, *mallorys[-2:]}
     assert sessions.download(bobs, "bob", now=51).key == "k"
+    anonymous = [sessions.add_download(BlobDownload("k", 1, None, last_used=60)) for _ in range(8)]
+    assert set(anonymous) <= set(sessions.downloads)  # no identity: the whole cap, shared
 
 
 def test_upload_sessions_are_forgotten_once_the_inbox_drops_them():

@@ -42,3 +42,15 @@ def test_a_host_at_its_cap_with_every_call_running_is_refused():
 def test_ties_go_to_the_older_connection():
     current = conns(("a", 2.0), ("b", 2.0))
     assert admit(current, "c", max_total=2, max_per_address=2).evict == 1
+
+
+def test_a_call_waiting_for_a_thread_is_closed_after_idle_connections():
+    """Closing it drops the call (never run): idle and slow clients go first, however long
+    the call has queued behind busy handler threads."""
+    connections = [
+        ConnectionView(1, "a", 5.0, queued=True),
+        ConnectionView(2, "b", 10.0),
+        ConnectionView(3, "c", None),
+    ]
+    assert admit(connections, "d", 3, 10).evict == 2
+    assert admit(connections[::2], "d", 2, 10).evict == 1  # then a queued one, not a running one
