@@ -12,6 +12,7 @@ import contextlib
 import select
 import socket
 import struct
+import sys
 import threading
 import time
 from pathlib import Path
@@ -136,6 +137,7 @@ def open_fds(pid: int) -> int:
     return len(list(Path(f"/proc/{pid}/fd").iterdir()))
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 has no StreamWriter.start_tls")
 def test_strangers_who_never_finish_a_handshake_count_against_the_cap(tmp_path):
     """A connection counts from its accept, not from its authentication: 300 that never
     send a TLS hello settle at nimbus.thrift.max.connections descriptors (the ones that
