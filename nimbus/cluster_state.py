@@ -228,7 +228,10 @@ class ClusterState(ClusterReads):
                     raise
 
     def remove_orphan(self, path: str) -> None:
-        self.zk.delete(path, recursive=True)
+        """Fenced: a leader that lost the lead meanwhile must not delete what the new one
+        just wrote (an assignment has no children)."""
+        if self.zk.exists(path):
+            self._commit([("delete", (path,))])
 
     def register_nimbus(self, host: str, port: int, summary: bytes) -> None:
         path = f"{self.layout.nimbuses}/{host}:{port}"

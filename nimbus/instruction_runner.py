@@ -129,6 +129,7 @@ class InstructionRunner:
                 self.code.remove(i.topology_id)
             case ins.RemoveCode():
                 log.info("removing code of %s, which has no /storms node", i.topology_id)
+                self.state.check_lead()  # a new leader's submit may have just saved it
                 self.code.remove(i.topology_id)
             case ins.RemoveOrphanAssignment():
                 self.state.remove_orphan(self.state.layout.assignment(i.topology_id))

@@ -12,10 +12,13 @@ late, after the status moved on, do nothing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from enum import Enum
 
 from squall.records import PendingEvent, StormBase
+
+MAX_WAIT_SECS = 2**31 - 1  # a wait_secs is a Thrift i32
 
 
 class TopologyStatus(str, Enum):
@@ -130,10 +133,16 @@ def _delayed(base: StormBase, status: TopologyStatus, event: Delayed, wait: int,
 
 
 def _resume(base: StormBase, now: float) -> list[Instruction]:
+    """The pending event again, when it is due. A due time no nimbus would write (not a
+    finite number, or past any wait Thrift can ask for) fires at once: scheduling it raised
+    OverflowError and every nimbus failed to take the lead."""
     if base.pending is None:
         return []
     event = EVENT_NAMES[base.pending.event]()
-    return [ScheduleEvent(event, max(0.0, base.pending.due_secs - now))]
+    delay = base.pending.due_secs - now
+    if not math.isfinite(delay) or delay > MAX_WAIT_SECS:
+        delay = 0.0
+    return [ScheduleEvent(event, max(0.0, delay))]
 
 
 def transition(base: StormBase, event: Event, now: float) -> list[Instruction]:

@@ -48,6 +48,18 @@ def append(
     return True  # lost every race to other writers: theirs are there
 
 
+def create_while(zk: Any, alive: str, path: str, new: dict[str, Any]) -> bool:
+    """Create `path` holding `new`, and its parent, in one transaction that holds only while
+    `alive` exists (a topology's /storms node): a report never brings back the /errors
+    subtree of a topology removed meanwhile. False when nothing was created (`alive` gone, or
+    another writer made the parent first)."""
+    transaction = zk.transaction()
+    transaction.check(alive, -1)  # -1: any version, so: it exists
+    transaction.create(path.rsplit("/", 1)[0], b"")
+    transaction.create(path, json.dumps([new]).encode())
+    return not any(isinstance(result, Exception) for result in transaction.commit())
+
+
 def existing(data: bytes | None) -> list[Any]:
     """The entries already in a node; junk there counts as none."""
     try:

@@ -163,6 +163,9 @@ class StormBase:
                 raise ValueError(f"{key}: no topology status {raw.get(key)!r:.40}")
         if pending and pending.get("event") not in PENDING_EVENTS:
             raise ValueError(f"no pending event {pending.get('event')!r:.40}")
+        due = pending.get("due_secs") if pending else 0.0
+        if type(due) not in (int, float):  # bool and text too: compared, they would raise
+            raise ValueError(f"pending due_secs {due!r:.40} is not a number")
         return cls(
             **{
                 **raw,

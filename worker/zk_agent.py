@@ -184,11 +184,12 @@ class ZooKeeperAgent:
         path = f"{self.layout.errors(self.tid)}/{component}"
         entry = error_nodes.entry(capped(text), host, self.slot[1])
         try:
-            # /errors/[id] goes with its topology: made again only while the topology is
-            # there (a report written as the worker stops must not leave an orphan)
+            # /errors/[id] goes with its topology: made only while the topology is there
+            # (a report written as the worker stops must not leave an orphan)
             written = error_nodes.append(self.zk, path, entry, make_parents=False)
-            if not written and self.zk.exists(self.layout.storm(self.tid)) is not None:
-                error_nodes.append(self.zk, path, entry)
+            alive = self.layout.storm(self.tid)
+            if not written and not error_nodes.create_while(self.zk, alive, path, entry):
+                error_nodes.append(self.zk, path, entry, make_parents=False)  # made meanwhile
         except ZOOKEEPER_AWAY:
             raise  # the caller keeps it for the next round
         except (ValueError, KazooException) as exc:  # refused (no access, say): that report

@@ -39,3 +39,15 @@ def test_without_make_parents_a_removed_topology_gets_no_orphan(zk):
     zk.ensure_path("/errs2/t")  # the topology's errors exist: the node is made as before
     assert error_nodes.append(zk, path, entry, make_parents=False)
     assert json.loads(zk.get(path)[0])[0]["error"] == "late"
+
+
+def test_the_first_report_of_a_topology_makes_its_parent_only_while_the_topology_is_there(zk):
+    zk.ensure_path("/errs3/errors")
+    path = "/errs3/errors/t/split"
+    entry = error_nodes.entry("first", "h", 6700)
+    assert not error_nodes.create_while(zk, "/errs3/storms/t", path, entry)  # killed
+    assert zk.exists("/errs3/errors/t") is None
+    zk.ensure_path("/errs3/storms/t")
+    assert error_nodes.create_while(zk, "/errs3/storms/t", path, entry)
+    assert json.loads(zk.get(path)[0])[0]["error"] == "first"
+    assert not error_nodes.create_while(zk, "/errs3/storms/t", path, entry)  # made already

@@ -58,3 +58,16 @@ def test_the_statuses_and_events_a_storm_record_may_hold_are_the_state_machines(
 
     assert {s.value for s in TopologyStatus} == STATUSES
     assert set(EVENT_NAMES) == PENDING_EVENTS
+
+
+@pytest.mark.parametrize("due", ["soon", True, None, [1]])
+def test_a_storm_record_whose_pending_due_time_is_not_a_number_is_refused(due):
+    import json
+
+    from squall.records import StormBase
+
+    good = StormBase("t", "active", 1, {"s": 1}, 0.0)
+    data = json.loads(encode(good))
+    data["pending"] = {"event": "remove", "due_secs": due}
+    with pytest.raises(ValueError, match="due_secs"):
+        decode(StormBase, json.dumps(data).encode(), "/storms/t")

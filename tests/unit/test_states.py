@@ -79,6 +79,14 @@ def test_startup_resumes_delayed_events_with_remaining_time():
     assert transition(base("active"), Startup(), 100) == []
 
 
+@pytest.mark.parametrize("due", [1e13, float("inf"), float("nan"), -float("inf")])
+def test_a_due_time_no_nimbus_writes_fires_at_once_instead_of_failing_the_lead(due):
+    """Scheduling 1e13 s ahead raised OverflowError in BecameLeader: every nimbus failed to
+    take the lead, one after the other."""
+    odd = base("killed", pending=PendingEvent("remove", due))
+    assert transition(odd, Startup(), 100) == [ScheduleEvent(Remove(), 0)]
+
+
 def test_remove_only_removes_killed_topologies():
     assert transition(base("killed"), Remove(), 0) == [RemoveTopology()]
     assert transition(base("active"), Remove(), 0) == []  # stale event: ignored
