@@ -68,9 +68,21 @@ class AccessPolicy:
 
 
 def _host_only(netloc: str) -> str:
-    """ "host:port", "[::1]:8080" or "host" -> the host, lower case."""
-    parsed = urlsplit("//" + netloc)
-    return (parsed.hostname or "").lower()
+    """ "host:port", "[::1]:8080" or "host" -> the host, lower case ("" for what does not
+    parse: "[" raised ValueError, a 500 with a stack trace for anyone)."""
+    try:
+        parsed = urlsplit("//" + netloc)
+        return (parsed.hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _netloc(origin: str) -> str | None:
+    """An Origin header's host[:port], lower case; None when it does not parse."""
+    try:
+        return urlsplit(origin).netloc.lower()
+    except ValueError:
+        return None
 
 
 def decide(
@@ -96,9 +108,7 @@ def decide(
             return 403, f"{principal} is not in ui.users or nimbus.admins"
         if method not in ("GET", "HEAD") and principal not in policy.admins:
             return 403, f"{principal} may read but not act (not in nimbus.admins)"
-    cross_site = origin is not None and (
-        origin == "null" or urlsplit(origin).netloc.lower() != host_header.lower()
-    )
+    cross_site = origin is not None and (origin == "null" or _netloc(origin) != host_header.lower())
     if method not in ("GET", "HEAD") and cross_site:
         return 403, f"refused a {method} from another site's page ({origin})"
     return None

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
+from urllib.parse import urlencode
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
@@ -97,9 +99,17 @@ def _sys(request: Request) -> bool:
 
 def _wait_secs(request: Request) -> int:
     raw = request.path_params["wait_time"]
-    if not raw.isdigit() or int(raw) > 2**31 - 1:
-        raise BadRequest(f"wait-time must be a non-negative number of seconds; got {raw!r}")
+    # ASCII digits only: "²".isdigit() is true and int() refuses it (a 500)
+    if not re.fullmatch(r"[0-9]{1,10}", raw) or int(raw) > 2**31 - 1:
+        raise BadRequest(f"wait-time must be a non-negative number of seconds; got {raw!r:.40}")
     return int(raw)
+
+
+def _count(value: Any, what: str) -> int:
+    """A count for nimbus (a Thrift i32): an integer in JSON, not true or 2.7."""
+    if type(value) is not int or not 0 < value < 2**31:
+        raise BadRequest(f"{what} must be a whole number from 1 to {2**31 - 1}; got {value!r:.40}")
+    return value
 
 
 def _rebalance_options(body: bytes, wait: int) -> Any:
@@ -109,21 +119,35 @@ def _rebalance_options(body: bytes, wait: int) -> Any:
         return options
     try:
         given = json.loads(body).get("rebalanceOptions") or {}
-        if "numWorkers" in given:
-            options.num_workers = int(given["numWorkers"])
-        if "executors" in given:
-            options.num_executors = {str(k): int(v) for k, v in given["executors"].items()}
-    except (ValueError, TypeError, AttributeError) as exc:
+    except (ValueError, TypeError, AttributeError, RecursionError) as exc:
         raise BadRequest(f"rebalanceOptions: {exc}") from exc
+    if not isinstance(given, dict):
+        raise BadRequest("rebalanceOptions must be a JSON object")
+    if "numWorkers" in given:
+        options.num_workers = _count(given["numWorkers"], "numWorkers")
+    if "executors" in given:
+        executors = given["executors"]
+        if not isinstance(executors, dict):
+            raise BadRequest("rebalanceOptions.executors must map components to counts")
+        options.num_executors = {
+            str(k): _count(v, f"executors[{k!r:.40}]") for k, v in executors.items()
+        }
     return options
+
+
+# No other site's page may show this UI in a frame: the browser would send the client
+# certificate (or the same-site cookie) with a click on Kill that the page lured.
+NOT_FRAMED = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
 
 
 def _token_to_cookie(request: Request, token: str) -> Response:
     """The address `squall ui` printed, once: the same page without the token in the
     address bar (or the browser's history), and the token kept as a cookie that only this
     site's own requests send (SameSite=Strict, so no other site's page can use it)."""
-    query = "&".join(f"{k}={v}" for k, v in request.query_params.multi_items() if k != QUERY)
-    response = RedirectResponse(request.url.path + (f"?{query}" if query else ""), 303)
+    query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != QUERY])
+    # one leading slash: "//evil.example/" would be another site's address
+    path = "/" + request.url.path.lstrip("/\\")
+    response = RedirectResponse(path + (f"?{query}" if query else ""), 303)
     response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
     return response
 
@@ -218,6 +242,11 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
     ]
 
     async def check_access(request: Request, call_next: Callable) -> Response:
+        response = await admitted(request, call_next)
+        response.headers.update(NOT_FRAMED)
+        return response
+
+    async def admitted(request: Request, call_next: Callable) -> Response:
         problem = refusal(policy, request)
         if problem is not None:
             status, message = problem

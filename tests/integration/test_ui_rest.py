@@ -237,6 +237,20 @@ def test_errors_are_storm_error_json(cluster, words):
     assert post(cluster, "/cluster/summary").status_code == 405
     huge = b"{" + b" " * (128 * 1024) + b"}"  # read up to 64 KiB, then refused
     storm_error(post(cluster, f"/topology/{words}/rebalance/0", content=huge), 413, "at most")
+    # each of these was a 500 with a stack trace
+    storm_error(post(cluster, f"/topology/{words}/kill/%C2%B2"), 400, "wait-time")  # "²"
+    storm_error(post(cluster, f"/topology/{words}/kill/" + "9" * 4301), 400, "wait-time")
+    rebalance = f"/topology/{words}/rebalance/0"
+    for options, what in [
+        (b'{"rebalanceOptions": {"numWorkers": 1e400}}', "numWorkers"),
+        (b'{"rebalanceOptions": {"numWorkers": 4294967296}}', "numWorkers"),
+        (b'{"rebalanceOptions": {"numWorkers": true}}', "numWorkers"),
+        (b'{"rebalanceOptions": {"executors": {"count": 2.7}}}', "executors"),
+        (b'{"rebalanceOptions": [1]}', "rebalanceOptions"),
+        (b"[" * 60000, "rebalanceOptions"),
+    ]:
+        storm_error(post(cluster, rebalance, content=options), 400, what)
+    assert get(cluster, f"/topology/{words}").json()["status"] == "ACTIVE"
 
 
 def test_deactivate_and_activate(cluster, words):
@@ -257,7 +271,13 @@ def test_deactivate_and_activate(cluster, words):
 def test_refuses_cross_site_posts_and_foreign_hosts(cluster, words):
     evil = {"Origin": "http://evil.example"}
     storm_error(post(cluster, f"/topology/{words}/kill/0", headers=evil), 403, "another site")
+    odd = {"Origin": "http://[x]"}  # does not parse: another site, not a 500
+    storm_error(post(cluster, f"/topology/{words}/kill/0", headers=odd), 403, "another site")
     storm_error(get(cluster, "/cluster/summary", headers={"Host": "evil.example"}), 400, "Host")
+    storm_error(get(cluster, "/cluster/summary", headers={"Host": "["}), 400, "Host")
+    page = get(cluster, "/cluster/summary")  # no other site may frame the UI (a lured Kill)
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
     assert get(cluster, f"/topology/{words}").json()["status"] == "ACTIVE"
     same = {"Origin": cluster.ui_url}
     assert post(cluster, f"/topology/{words}/activate", headers=same).status_code == 200
@@ -308,6 +328,10 @@ def test_a_loopback_ui_wants_its_token(cluster, words):
         assert "httponly" in cookie and "samesite=strict" in cookie
         summary = browser.get(ui + "/api/v1/cluster/summary")
         assert summary.status_code == 200 and summary.json()["supervisors"] == 1
+        token = cluster.ui_address.split("?token=")[1]
+        away = browser.get(ui + f"//evil.example/?token={token}&a=%26b", follow_redirects=False)
+        assert away.status_code == 303  # a path, never another site's address
+        assert away.headers["location"] == "/evil.example/?a=%26b"
 
 
 def _histograms(cluster) -> dict:
