@@ -12,6 +12,7 @@ nimbus/instruction_runner.py.
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -38,6 +39,7 @@ from .model import NimbusModel, NimbusSettings
 from .user_requests import LeaderOf, UserRequests
 
 log = logging.getLogger("squall.nimbus")
+TIMER_RETRY_SECS = 5.0  # a timed transition whose writes failed is tried again after this
 
 
 class Controller(UserRequests):
@@ -114,6 +116,7 @@ class Controller(UserRequests):
             except Exception as exc:  # noqa: BLE001 - one bad job never stops the loop
                 if not isinstance(exc, TException):  # a refusal is not nimbus's failure
                     log.exception("controller job %s failed", job)
+                    self._retry_timer(job)
                 future.set_exception(exc)
             else:
                 future.set_result(None)
@@ -148,6 +151,16 @@ class Controller(UserRequests):
 
     def _timer_fired(self, timer: ins.StartTimer) -> None:
         self.post(Decide(ev.TimerFired(timer.topology_id, timer.event, self.clock(), self.wall())))
+
+    def _retry_timer(self, job: Job) -> None:
+        """A kill's removal or a rebalance whose write failed (ZooKeeper lost its leader for
+        a moment, say) fires again later: nothing else would, and the topology stayed KILLED
+        or REBALANCING until the next failover. The state machine ignores it once the
+        topology is gone or this nimbus no longer leads; removal is idempotent."""
+        if isinstance(job, Decide) and isinstance(job.event, ev.TimerFired):
+            fired = job.event
+            retry = ins.StartTimer(fired.topology_id, fired.event, TIMER_RETRY_SECS)
+            self.later(TIMER_RETRY_SECS, functools.partial(self._timer_fired, retry))
 
     # --- events built from ZooKeeper and the store ---
 

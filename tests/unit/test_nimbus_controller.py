@@ -182,3 +182,41 @@ def test_a_lost_host_rewrites_and_logs_as_two_batches_and_a_failed_batch_rereads
     assert shell.model.topologies["t-1"].assignment == zookeeper["t-1"]
     assert zookeeper["t-1"] != model.topologies["t-1"].assignment
     assert shell.model.topologies["t-2"].assignment == model.topologies["t-2"].assignment
+
+
+def test_a_timed_transition_whose_writes_fail_fires_again_later():
+    """A kill's removal that failed once (ZooKeeper lost its leader for a moment) was
+    dropped: nothing fired it again and the topology stayed KILLED until a failover."""
+    from squall.nimbus import events as ev
+    from squall.nimbus import states
+    from squall.nimbus.controller import TIMER_RETRY_SECS
+
+    timers = []
+    shell = Controller(
+        load_defaults(),
+        SimpleNamespace(epoch=1),
+        None,
+        SimpleNamespace(store=None),
+        later=lambda delay, fire: timers.append((delay, fire)),
+    )
+
+    def failing(event):
+        raise OSError("ZooKeeper connection lost")
+
+    shell._decide = failing
+    shell.start()
+    try:
+        fired = ev.TimerFired("t-1", states.Remove(), 1.0, 2.0)
+        with pytest.raises(OSError):
+            shell.call(Decide(fired), timeout=10)
+        with pytest.raises(OSError):  # another kind of job is not retried
+            shell.call(Decide(ev.Kill("t", 0, 100.0)), timeout=10)
+    finally:
+        shell.stop()
+        shell.thread.join(10)
+    assert [delay for delay, _ in timers] == [TIMER_RETRY_SECS]
+    posted = []
+    shell.post = posted.append
+    timers[0][1]()  # the retry fires
+    [job] = posted
+    assert job.event.topology_id == "t-1" and job.event.event == states.Remove()
