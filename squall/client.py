@@ -7,9 +7,7 @@ security.user (supervisors pass "supervisor"). In open mode it speaks plain Thri
 
 from __future__ import annotations
 
-import os
-import secrets
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from thriftpy2.transport.framed import TFramedTransportFactory
 
 from squall import thrift_api as T
 from squall.tls import client_context
+from squall.zk_identity import replace_file
 
 UPLOAD_CHUNK_BYTES = 300 * 1024  # what Storm clients send
 
@@ -117,22 +116,5 @@ def fetch(client: Any, name: str) -> bytes:
 
 
 def download(client: Any, name: str, dest: Path) -> None:
-    """Nimbus's file `name` into `dest`, replaced whole (`replace_file`)."""
+    """Nimbus's file `name` into `dest`, replaced whole (zk_identity.replace_file)."""
     replace_file(dest, _chunks(client, name))
-
-
-def replace_file(dest: Path, chunks: Iterable[bytes]) -> None:
-    """Write `chunks` to a part file of a new random name, never opened through a link, and
-    rename it over `dest`. A supervisor running workers as their users writes as root into
-    directories those users own: a fixed `x.part` name let a worker plant a link there and
-    have root overwrite the file it pointed at."""
-    tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(8)}.part")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -178,9 +178,27 @@ def create_once(path: Path, text: str) -> None:
 
 def write_private(path: Path, text: str, mode: int = 0o600) -> None:
     """Replace `path` atomically with a file of `mode` (0600: readable by this user only)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    _write_new(tmp, text, mode)
-    os.replace(tmp, path)
+    replace_file(path, [text.encode()], mode)
+
+
+def replace_file(path: Path, chunks: Iterable[bytes], mode: int = 0o644) -> None:
+    """Write `chunks` to a part file of a new random name (O_EXCL: never opened through a
+    link) and rename it over `path`. A supervisor running workers as their users writes as
+    root into directories those users own: a fixed `x.part` name let a worker plant a link
+    there and have root overwrite the file it pointed at."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.part")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)  # the umask may have narrowed it
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _write_new(path: Path, text: str, mode: int) -> None:
