@@ -305,11 +305,19 @@ class Transport:
         still busy (a task stalled in a call) keeps its sockets: ZeroMQ sockets must not be
         used from two threads, and the context cannot end while they are open."""
         if not self.shared:  # a sender thread and a receive thread of its own
+            # A worker that failed before `start` (a component that did not load) closes a
+            # transport whose threads never ran: joining one raises RuntimeError, and that
+            # second failure hid the first from the supervisor's report.
+            started = [t for t in self.threads if t.ident is not None]
             self.outbox.put(None)
-            self.threads[1].join(5)
+            if self.threads[1] in started:
+                self.threads[1].join(5)
+            else:  # its sockets are closed here, or the context's term would wait on them
+                self.sender.close_sockets()
             busy = _busy(self.threads[1])
             self.stopping.set()
-            self.threads[0].join(2)
+            if self.threads[0] in started:
+                self.threads[0].join(2)
             self.receiver.close()
         else:
             self.stopping.set()

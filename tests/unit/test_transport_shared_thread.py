@@ -244,3 +244,14 @@ def test_a_busy_thread_looks_at_its_socket_every_read_every_seconds(pair):
     receiver.transport.idle(0)  # as the shared thread does when its round found nothing
     receiver.transport.drain()
     assert len(received) == 1
+
+
+def test_a_transport_that_never_started_closes_without_raising():
+    """A worker whose component failed to load closes a transport whose threads never ran;
+    joining them raised RuntimeError, and that crash was the worker's reported last lines."""
+    port = free_port()
+    transport = Transport("127.0.0.1", port, print, fields_of, 2**16)
+    transport.route({1: ("127.0.0.1", free_port())}, set())
+    transport.close()  # returns: no join of an unstarted thread, no context left waiting
+    assert transport.receiver.pull.closed
+    assert transport.ctx.closed
