@@ -20,14 +20,25 @@ class RunFailed(RuntimeError):
 
 
 def wait_while(
-    executors: Mapping[int, Executor], waiting: Callable[[], bool], deadline: float, what: str
+    executors: Mapping[int, Executor],
+    waiting: Callable[[], bool],
+    deadline: float,
+    what: Callable[[], str],
 ) -> None:
-    """Poll until `waiting()` is false; a task that stopped, or the deadline, ends the run."""
+    """Poll until `waiting()` is false; a task that stopped, or the deadline, ends the run
+    with `what()`, said at the deadline so it can name what was still waiting then."""
     while waiting():
         check_alive(executors)
         if time.monotonic() > deadline:
-            raise RunTimeout(f"{what} at the deadline")
+            raise RunTimeout(f"{what()} at the deadline")
         time.sleep(0.01)
+
+
+def not_ready(executors: Mapping[int, Executor]) -> str:
+    """The tasks still starting, by component and task id (a SparkBolt waiting on its
+    SparkSession, say), so a timeout says which to look at."""
+    waiting = sorted((e.context.component_id, t) for t, e in executors.items() if not e.stats.ready)
+    return ", ".join(f"{component} (task {task})" for component, task in waiting) or "none"
 
 
 def wait_until_done(executors: Mapping[int, Executor], deadline: float, result: RunResult) -> None:
@@ -40,8 +51,24 @@ def wait_until_done(executors: Mapping[int, Executor], deadline: float, result: 
             return
         previous = now
         if time.monotonic() > deadline:
-            raise RunTimeout("the topology was still working at the deadline")
+            raise RunTimeout(
+                f"the topology was still working at the deadline: {still_working(executors)}"
+            )
         time.sleep(0.05)
+
+
+def still_working(executors: Mapping[int, Executor]) -> str:
+    """What kept a run from being done: spouts still emitting, tasks with queued input."""
+    busy = []
+    for task, e in sorted(executors.items()):
+        name = f"{e.context.component_id} (task {task})"
+        if not e.stats.ready:
+            busy.append(f"{name} still starting")
+        elif isinstance(e.component, Spout) and not e.stats.idle:
+            busy.append(f"{name} still emitting")
+        elif not e.inbox.empty():
+            busy.append(f"{name} has queued input")
+    return "; ".join(busy) or "tuples in flight between tasks"
 
 
 def check_alive(executors: Mapping[int, Executor]) -> None:

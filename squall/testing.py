@@ -28,7 +28,7 @@ from squall.components import Component, SparkBolt, Spout, TaskContext
 from squall.config import cluster_conf
 from squall.recipes.in_memory import InMemoryCoordination, InMemoryRegistry
 from squall.run_recording import Recorder, RunResult, record_verdicts
-from squall.run_waits import RunFailed, RunTimeout, wait_until_done, wait_while
+from squall.run_waits import RunFailed, RunTimeout, not_ready, wait_until_done, wait_while
 from squall.structure import ACKER, TopologyStructure, assign_task_ids
 from squall.topology import Topology
 from squall.tree_tracking import ACKERS_KEY, SPOUTS_TRACK_KEY, acker_executors, tree_trackers
@@ -150,7 +150,7 @@ def run(
             executors,
             lambda: not all(e.stats.ready for e in executors.values()),
             deadline,
-            "the topology's tasks were still starting",
+            lambda: f"tasks still starting: {not_ready(executors)}",
         )
         polls = {t: e.polls for t, e in executors.items() if isinstance(e, SpoutExecutor)}
         for executor in executors.values():
@@ -161,7 +161,7 @@ def run(
             executors,
             lambda: any(executors[t].polls == n for t, n in polls.items()),  # type: ignore[attr-defined]
             deadline,
-            "the spouts had not started",
+            lambda: "the spouts had not started",
         )
         wait_until_done(executors, deadline, result)
     finally:
