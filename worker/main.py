@@ -190,8 +190,10 @@ class Worker(ZooKeeperReactions):
         return 1.0 if self.transport.congested(task) else 0.0
 
     def _context(self, task: int, task_components: dict[int, str]) -> TaskContext:
+        # by default one folder per topology name, so an operator finds a topology's sink
+        # files by its name (its id ends in "-<random>-<time>"; a resubmission reuses it)
         output_dir = self.conf["topology.output.dir"] or str(
-            Path(self.conf["storm.local.dir"]).resolve() / "output"
+            Path(self.conf["storm.local.dir"]).resolve() / "output" / self.tid.rsplit("-", 2)[0]
         )
         name = task_components[task]
         return TaskContext(

@@ -97,3 +97,17 @@ def test_exact_wordcount_counts_exactly(cluster, tmp_path):
     assert list(out.glob("sink-*.arrows")) and not list(out.glob("*.jsonl"))
     with cluster.client() as client:
         client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
+
+
+def test_sinks_write_under_the_topology_name_by_default(cluster, tmp_path):
+    """Without topology.output.dir a sink writes to storm.local.dir/output/<topology name>
+    on its supervisor's host: an operator finds a topology's files by the name they gave."""
+    name, _ = run_until_done(cluster, "exact_wordcount.py", None, **{"topology.output.dir": ""})
+    try:
+        assert name == "exact-wordcount"
+        files = list(cluster.directory.glob("*/output/exact-wordcount/sink-*.arrows"))
+        assert files, sorted(str(p) for p in cluster.directory.glob("*/output/**/*"))
+        assert not list(cluster.directory.glob("*/output/sink-*"))
+    finally:
+        with cluster.client() as client:
+            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
