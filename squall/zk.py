@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError, NoNodeError, UnimplementedError
+from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, Id, Permissions, make_digest_acl
 
@@ -32,6 +33,18 @@ log = logging.getLogger("squall.zk")
 
 class ZkAuthError(ValueError):
     """The ZooKeeper auth settings cannot be used."""
+
+
+class ZooKeeperUnreachable(ConnectionError):
+    """No ZooKeeper server answered within storm.zookeeper.connection.timeout: one line that
+    names the servers and the settings to check, instead of a timeout's traceback."""
+
+    def __init__(self, hosts: str, seconds: float) -> None:
+        super().__init__(
+            f"cannot reach ZooKeeper at {hosts} within {seconds:g} s: check that it runs there, "
+            "and storm.zookeeper.servers and storm.zookeeper.port in the cluster conf "
+            "(--config or $SQUALL_CONF)"
+        )
 
 
 def auth_settings(conf: dict[str, Any]) -> tuple[list[tuple[str, str]], list[ACL] | None]:
@@ -100,7 +113,15 @@ def connect(conf: dict[str, Any], role: str) -> KazooClient:
             auth_data=[("digest", identity.payload), *host],
             **options,
         )
-    client.start(timeout=conf["storm.zookeeper.connection.timeout"] / 1000)
+    seconds = conf["storm.zookeeper.connection.timeout"] / 1000
+    try:
+        client.start(timeout=seconds)
+    except KazooTimeoutError:
+        client.stop()  # its connection thread would otherwise keep retrying
+        client.close()
+        unreachable = ZooKeeperUnreachable(options["hosts"], seconds)
+        log.error("%s", unreachable)
+        raise unreachable from None
     return client
 
 

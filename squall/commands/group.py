@@ -9,13 +9,16 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from thriftpy2.thrift import TApplicationException, TException
 
 from squall import thrift_api as T
 from squall.certificates import CredentialsError
 from squall.client import nimbus_address, nimbus_client
+from squall.commands.storm_args import StormArgError
 from squall.config import ConfigError, cluster_conf
 from squall.topology import TopologyFileError
+from squall.zk import ZooKeeperUnreachable
 
 console = Console()
 err = Console(stderr=True)
@@ -26,30 +29,63 @@ USER_ERRORS = (
     T.InvalidTopologyException,
     T.IllegalStateException,
     T.AuthorizationException,
+    T.KeyNotFoundException,
+    T.KeyAlreadyExistsException,
 )
 
 
 class SquallGroup(click.Group):
-    """Turns the errors a user can cause into one clear line and exit status 1."""
+    """Turns the errors a user can cause into one clear line and exit status 1. The line's
+    text is escaped: a YAML error or a refusal quoting user input may hold "[...]", which
+    rich would otherwise take for markup and eat."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except USER_ERRORS as exc:
-            err.print(f"[red]error:[/red] {type(exc).__name__}: {exc.msg}")
+            fail(f"{type(exc).__name__}: {exc.msg}")
         except TApplicationException as exc:  # a refusal Storm's IDL declares no type for
-            err.print(f"[red]error:[/red] {exc.message}")
-        except (ConfigError, TopologyFileError, CredentialsError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            fail(str(exc.message))
+        except (ConfigError, TopologyFileError, CredentialsError, StormArgError) as exc:
+            fail(str(exc))
+        except ZooKeeperUnreachable as exc:  # a daemon's start, or a command that reads it
+            err.print(f"[red]error:[/red] {exc}", markup=False, highlight=False)
         except (ConnectionError, OSError, TException) as exc:
-            err.print(f"[red]error:[/red] cannot talk to nimbus: {exc}")
+            fail(f"cannot talk to nimbus: {exc}")
         sys.exit(1)
+
+
+def fail(message: str) -> None:
+    """One error line on stderr, the message shown as it is (never as markup)."""
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def version_text() -> str:
+    """`squall --version`'s line (`squall version` says more)."""
+    from squall import __version__
+    from squall.storm_version import storm_compatible
+
+    return f"squall {__version__} (Storm {storm_compatible(__version__)})"
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_text())
+        ctx.exit()
 
 
 @click.group(cls=SquallGroup)
 @click.option("--config", "config_file", type=click.Path(), help="cluster conf file (YAML)")
 @click.option("--nimbus", "nimbus", help="nimbus HOST:PORT, overriding nimbus.seeds")
 @click.option("-v", "--verbose", is_flag=True)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="print squall's version and exit",
+)
 @click.pass_context
 def main(ctx: click.Context, config_file: str | None, nimbus: str | None, verbose: bool) -> None:
     """squall: a Storm-style topology scheduler."""
