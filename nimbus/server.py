@@ -19,6 +19,11 @@ locking others out.
   own TLS server hands a connection over only once it is authenticated: uncounted, pending
   handshakes were bounded only by the handshake deadline and the open-files limit, as they
   still are on Python 3.10, which lacks StreamWriter.start_tls.)
+- Before its handshake, a connection's first byte is peeked (on a duplicate of its socket, so
+  TLS still gets the whole hello): a plain Thrift call is answered with a TApplicationException
+  saying TLS with a client certificate is required (nimbus/tls_refusal.py), anything else
+  that is not TLS is closed. Refusals and failed handshakes are logged with their reason,
+  rate-limited per peer and reason.
 - Handler calls run on nimbus.thrift.threads threads (they block on the controller), each
   inside the caller's RequestContext (principal: the TLS client certificate's CN). A call
   queued for a thread still waits: until a thread takes it, its connection may be closed
@@ -51,6 +56,15 @@ from .connection_limits import ConnectionView, ServerLimits, admit
 from .daemon_pool import DaemonPool
 from .request_context import RequestContext
 from .thrift_call import BadRequest, Refusal, decode_call, frame_length, run_call
+from .tls_refusal import (
+    NOT_THRIFT,
+    PLAIN,
+    RefusalLog,
+    handshake_refusal,
+    plain_reply,
+    read_plain_call,
+    speaks_tls,
+)
 
 log = logging.getLogger("squall.nimbus.server")
 WARN_EVERY_SECS = 10.0
@@ -58,6 +72,8 @@ WARN_EVERY_SECS = 10.0
 # each may hold up to nimbus.thrift.max.request.values objects (about 15 MB at 100,000) until
 # it fails: two bound that transient memory however many pool threads there are.
 DECODERS = 2
+PLAIN_READ_SECS = 5.0  # a plain client's call header (it comes in its first packet)
+PLAIN_LINGER_SECS = 2.0  # for a refused plain client to read its answer and close
 
 
 LATE_TLS = sys.version_info >= (3, 11)  # admitted, then TLS (StreamWriter.start_tls)
@@ -121,6 +137,7 @@ class NimbusServer:
         self.stop: asyncio.Event | None = None
         self.cut = 0  # connections closed to make room since the last warning
         self.warned_at = 0.0
+        self.refusals = RefusalLog(log)
 
     def listen(self) -> int:
         """Bind and listen; returns the port (useful when configured as 0)."""
@@ -240,10 +257,13 @@ class NimbusServer:
             if self.ssl_context is not None and LATE_TLS:
                 conn.handshaking = True
                 try:
-                    await self._start_tls(writer)
+                    tls = await self._handshake(writer, str(peer[0]))
                 finally:
                     conn.handshaking = False
                 if conn.dropped:  # dropped as the handshake ended (wait_for kept the result)
+                    return
+                if not tls:
+                    await self._refuse_plain(reader, writer, str(peer[0]))
                     return
                 conn.transport = writer.transport  # the TLS one, which eviction must abort
             principal = None
@@ -266,14 +286,80 @@ class NimbusServer:
             self.tasks.discard(task)
             (writer.transport or conn.transport).abort()
 
-    async def _start_tls(self, writer: asyncio.StreamWriter) -> None:
-        """The TLS handshake of an admitted connection, within its deadline."""
-        if sys.version_info >= (3, 11):  # LATE_TLS
-            handshake = writer.start_tls(
-                self.ssl_context, ssl_handshake_timeout=self.limits.handshake_secs
-            )
+    async def _handshake(self, writer: asyncio.StreamWriter, host: str) -> bool:
+        """An admitted connection's TLS handshake, within its deadline; False (nothing read)
+        when the client's first byte is not a TLS hello. A failed handshake is logged."""
+        deadline = self.loop.time() + self.limits.handshake_secs
+        first = await self._peek(writer, self.limits.handshake_secs)
+        if not first:
+            raise ConnectionResetError("the client left before its TLS hello")
+        if not speaks_tls(first):
+            return False
+        try:
+            await self._start_tls(writer, max(deadline - self.loop.time(), 0.1))
+        except (ssl.SSLError, asyncio.TimeoutError) as exc:
+            self.refusals.note(host, handshake_refusal(exc), time.monotonic())
+            raise
+        return True
+
+    async def _peek(self, writer: asyncio.StreamWriter, timeout: float) -> bytes:
+        """The client's first byte, left unread: waited for and peeked on a duplicate of the
+        socket while the transport's reading stays paused (TLS must get the whole hello)."""
+        sock = writer.get_extra_info("socket").dup()
+        try:
+            ready: asyncio.Future[None] = self.loop.create_future()
+
+            def readable() -> None:
+                if not ready.done():
+                    ready.set_result(None)
+
+            self.loop.add_reader(sock.fileno(), readable)
             try:
-                await asyncio.wait_for(handshake, self.limits.handshake_secs)
+                await asyncio.wait_for(ready, timeout)
+            finally:  # before the duplicate closes: epoll keeps a closed duplicate's entry
+                self.loop.remove_reader(sock.fileno())
+            return sock.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            return b""
+        finally:
+            sock.close()
+
+    async def _refuse_plain(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str
+    ) -> None:
+        """Answer a plain Thrift call on the TLS port with a TApplicationException that says
+        why (anything else is closed), then give the client time to read it: closing with its
+        bytes unread would reset the connection and lose the answer."""
+        transport = writer.transport
+        transport.resume_reading()  # type: ignore[attr-defined]  # a socket transport's
+        try:
+            call = await asyncio.wait_for(
+                read_plain_call(reader.readexactly, self.limits.max_frame), PLAIN_READ_SECS
+            )
+        except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError):
+            call = None
+        self.refusals.note(host, PLAIN if call else NOT_THRIFT, time.monotonic())
+        if call is None:
+            return
+        writer.write(plain_reply(call))
+        writer.write_eof()
+        await asyncio.wait_for(writer.drain(), PLAIN_READ_SECS)
+        with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+            await asyncio.wait_for(self._discard(reader), PLAIN_LINGER_SECS)
+
+    async def _discard(self, reader: asyncio.StreamReader) -> None:
+        """Read and drop what a refused client still sends, until it closes."""
+        left = self.limits.max_frame + 4096
+        while left > 0 and (data := await reader.read(min(left, 65536))):
+            left -= len(data)
+
+    async def _start_tls(self, writer: asyncio.StreamWriter, timeout: float) -> None:
+        """The TLS handshake of an admitted connection, within `timeout`."""
+        if sys.version_info >= (3, 11):  # LATE_TLS
+            assert self.ssl_context is not None
+            handshake = writer.start_tls(self.ssl_context, ssl_handshake_timeout=timeout)
+            try:
+                await asyncio.wait_for(handshake, timeout)
             except AttributeError:  # asyncio (3.11-3.12) ends a handshake whose client left
                 if writer.transport is not None:  # as a success with no transport, which
                     raise  # StreamWriter.start_tls then fails to read
