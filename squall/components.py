@@ -13,6 +13,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 DEFAULT_STREAM = "default"  # Storm's Utils.DEFAULT_STREAM_ID
+# Storm's Constants: where a tick tuple comes from (topology.tick.tuple.freq.secs)
+SYSTEM_COMPONENT_ID = "__system"
+SYSTEM_TASK_ID = -1
+SYSTEM_TICK_STREAM_ID = "__tick"
+TICK_FIELDS = ("rate_secs",)  # its one value: the tick period in seconds
 
 if TYPE_CHECKING:
     from squall.coordination import SourceCoordination
@@ -135,6 +140,11 @@ class Batch:
         anchors = (self.roots, self.root_ids)
         for values in zip(*columns, strict=True):
             yield tuple.__new__(Tuple, (*head, values, *anchors))
+
+
+def is_tick(tup: Tuple | Batch) -> bool:
+    """Whether `tup` is a tick tuple (Storm's TupleUtils.isTick, pystorm's is_tick)."""
+    return tup.source_component == SYSTEM_COMPONENT_ID and tup.stream == SYSTEM_TICK_STREAM_ID
 
 
 def tuples_of(item: Tuple | Batch) -> Iterator[Tuple]:
@@ -296,6 +306,15 @@ class Bolt(Component):
         for tup in batch.tuples():
             self.process(tup)
 
+    def process_tick(self, tup: Tuple) -> None:
+        """A tick tuple (`is_tick(tup)`: component `__system`, task -1, stream `__tick`, its
+        one value the period), every topology.tick.tuple.freq.secs seconds when that is set
+        in the topology's or this component's conf. By default it goes to `process`, as Storm
+        delivers it to `execute`; override this to handle ticks apart (pystorm's name). It is
+        not anchored: what is emitted meanwhile is untracked, and it is never acked or
+        failed, nor counted as executed; an exception is reported as an error."""
+        self.process(tup)
+
     def idle(self) -> None:
         """Called whenever the bolt has drained its input, before the last tuple counts as
         executed: a sink that buffers output writes it here."""
@@ -305,7 +324,13 @@ class SparkBolt(Bolt):
     """A processing step that runs as PySpark jobs: input tuples are gathered into
     micro-batches (topology.batch.size / topology.batch.timeout.ms), each batch becomes a
     DataFrame whose columns are the input stream's fields, and the rows of the DataFrame
-    `process_batch` returns are emitted on the default stream."""
+    `process_batch` returns are emitted on the default stream.
+
+    A tick tuple (topology.tick.tuple.freq.secs) first runs the micro-batch gathered so far,
+    whatever its size and age, then reaches `process_tick`, which does nothing by default."""
+
+    def process_tick(self, tup: Tuple) -> None:
+        """A tick, after the pending micro-batch ran; nothing by default."""
 
     def process_batch(self, df: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -13,8 +13,10 @@ executors run them unchanged, and a ShellBolt is Storm's BasicBolt: `process` se
 and returns when the subprocess acks it (raises when it fails it), and what it emits
 meanwhile is anchored to that tuple. A bolt that holds tuples to ack them later (pystorm's
 BatchingBolt) is not supported: its `process` waits for the ack until
-topology.subprocess.timeout.secs and then fails the tuple. A broken subprocess is restarted
-and the call raises the cause (worker/multilang_task.py), so it reaches the topology's errors.
+topology.subprocess.timeout.secs and then fails the tuple. A tick tuple
+(topology.tick.tuple.freq.secs) is sent as Storm sends it and waits for its ack the same way,
+which pystorm's Bolt and storm.py's BasicBolt give. A broken subprocess is restarted and the
+call raises the cause (worker/multilang_task.py), so it reaches the topology's errors.
 """
 
 from __future__ import annotations
@@ -137,17 +139,28 @@ class ShellBolt(_Shell, Bolt):  # type: ignore[misc]  # _Shell.spec: Storm's she
         threading.Thread(target=self._beat, name=f"heartbeat-{self.task.what}", daemon=True).start()
 
     def process(self, tup: Tuple) -> None:
-        tuple_id = str(next(self.ids))
-        message = P.bolt_tuple(
-            tuple_id, tup.source_component, tup.stream, tup.source_task, list(tup.values)
-        )
-        done = self.task.exchange(message, lambda event: X.bolt_step(tuple_id, event))
+        done = self._send(tup)
         if not done.ok:
             reported = "\n".join(self.task.take_reported())
             raise ShellFailure(
                 f"{self.task.what} failed tuple {list(tup.values)!r}"
                 + (f": {reported}" if reported else "")
             )
+
+    def process_tick(self, tup: Tuple) -> None:
+        """A tick goes to the subprocess as Storm's ShellBolt sends it, a tuple like any
+        other (comp `__system`, stream `__tick`, task -1, tuple [period]; pystorm calls
+        `process_tick`). Its ack or fail ends the exchange and means nothing else: the tick
+        is not anchored, so a fail is not a failure (Storm acks or fails it as a no-op)."""
+        self._send(tup)
+
+    def _send(self, tup: Tuple) -> X.Done:
+        """Send one tuple; the subprocess's ack or fail of it."""
+        tuple_id = str(next(self.ids))
+        message = P.bolt_tuple(
+            tuple_id, tup.source_component, tup.stream, tup.source_task, list(tup.values)
+        )
+        return self.task.exchange(message, lambda event: X.bolt_step(tuple_id, event))
 
     def idle(self) -> None:
         """What the subprocess reported without failing a tuple, once the input drained."""

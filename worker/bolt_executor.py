@@ -1,6 +1,7 @@
 """The loops of bolt tasks: a plain Bolt runs `process` per input; a SparkBolt runs
 `process_batch(df)` per micro-batch and input stream. Anchoring and acking are decided by
-`Anchoring`, micro-batches by `MicroBatcher`; these loops call user code and carry out."""
+`Anchoring`, micro-batches by `MicroBatcher`, tick tuples by `TickSchedule`; these loops
+call user code and carry out."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob, rows
 from .spark import SparkHolder
 from .spark_handoff import result_table
 from .task_seam import TaskIO
+from .tick_tuples import TickSchedule, tick_freq, tick_tuple
 
 log = logging.getLogger("squall.worker")
 IDLE_WAIT = 0.2  # seconds an idle bolt waits for input before it looks again
@@ -31,6 +33,8 @@ class BoltExecutor(Executor):
 
     def _init_kind(self) -> None:
         self.anchoring = Anchoring(self.io.ackers, self.new_id)
+        freq = tick_freq(self.conf, self.component_id)
+        self.ticks: TickSchedule | None = None if freq is None else TickSchedule(freq)
 
     def _emitted(self, targets: tuple[int, ...], msg_id: Any) -> Sequence[Instruction]:
         return self.anchoring.emitted_to(targets)
@@ -105,8 +109,26 @@ class BoltExecutor(Executor):
         items = self.inbox.take(self.batch_size, 0)
         if items:
             self.execute_all(items)  # type: ignore[arg-type]
-            return 0.0
-        return IDLE_WAIT
+        ticks = self.ticks
+        if ticks is None:
+            return 0.0 if items else IDLE_WAIT
+        now = time.monotonic()
+        if ticks.poll(now):  # after the inputs that came before it, as in Storm's queue
+            self.tick(ticks.freq)
+        return 0.0 if items else min(IDLE_WAIT, ticks.wait(now))
+
+    def tick(self, freq: int) -> None:
+        """Give the component a tick tuple: unanchored (what it emits meanwhile is
+        untracked), never acked or failed, not counted as executed; an exception in it is
+        reported as an error, as any in user code."""
+        self.mark(busy=True)
+        self.anchoring.taken_one((), ())
+        component = self.component
+        handler = getattr(component, "process_tick", None) or getattr(component, "process")  # noqa: B009
+        self._call("process_tick", handler, tick_tuple(freq))
+        self.anchoring.processed(True)  # no roots: nothing to ack
+        self.mark()
+        self.flush()
 
 
 class SparkBoltExecutor(BoltExecutor):
@@ -143,14 +165,30 @@ class SparkBoltExecutor(BoltExecutor):
         self.stats.ready = True
         while not self.stopping.is_set():
             self.mark(holding=self.batcher.rows)
-            items = self.inbox.take(self.batch_size, self.batcher.wait(time.monotonic(), 0.2))
-            jobs = []
-            for item in items:
-                jobs += self.batcher.handle(Arrived(item, time.monotonic()))  # type: ignore[arg-type]
-            jobs += self.batcher.handle(Tick(time.monotonic()))
+            now = time.monotonic()
+            wait = self.batcher.wait(now, 0.2)
+            if self.ticks is not None:
+                wait = min(wait, self.ticks.wait(now))
+            items = self.inbox.take(self.batch_size, wait)
+            jobs, ticked = self.gathered(items, time.monotonic())  # type: ignore[arg-type]
             if not self.run_jobs(jobs):
                 return
+            if ticked:
+                self.tick(ticked)
         self.run_jobs(self.batcher.handle(Flush()))
+
+    def gathered(self, items: Sequence[Input], now: float) -> tuple[list[RunSparkJob], int]:
+        """The micro-batches due once `items` arrived at `now`, and the tick period when a
+        tick is due (0 when none): a tick runs the micro-batch gathered so far, whatever its
+        size and age (a windowed flush on Storm's clock)."""
+        jobs: list[RunSparkJob] = []
+        for item in items:
+            jobs += self.batcher.handle(Arrived(item, now))
+        jobs += self.batcher.handle(Tick(now))
+        ticks = self.ticks
+        if ticks is None or not ticks.poll(now):
+            return jobs, 0
+        return jobs + self.batcher.handle(Flush()), ticks.freq
 
     def run_jobs(self, jobs: list[RunSparkJob]) -> bool:
         """Run the micro-batches; False when the SparkSession died under a failed job (the
