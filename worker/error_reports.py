@@ -41,7 +41,7 @@ class ErrorReports:
         the worker exits) always is."""
         with self.lock:
             _, state = self.throttles.get(task, (component, ThrottleState()))
-            state, verdict = admit(state, self.clock(), self.limit, self.interval, urgent)
+            state, verdict = admit(state, self.clock(), self.limit, self.interval, urgent, text)
             self.throttles[task] = (component, state)
             if verdict.report:
                 self.pending.append((component, with_note(text, verdict.note)))

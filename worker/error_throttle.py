@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+MAX_LINE = 500  # characters of a held-back error's first line kept for its report
+
 
 @dataclass(frozen=True)
 class ThrottleState:
@@ -18,6 +20,9 @@ class ThrottleState:
     reported: int = 0
     suppressed: int = 0
     suppressed_since: float | None = None
+    # the first line of the newest held-back error: a burst that stopped is reported by it,
+    # so the topology's last error names the exception, not only a count
+    last_suppressed: str = ""
 
 
 @dataclass(frozen=True)
@@ -29,22 +34,33 @@ class Verdict:
 
 
 def admit(
-    state: ThrottleState, now: float, limit: int, interval: float, urgent: bool = False
+    state: ThrottleState,
+    now: float,
+    limit: int,
+    interval: float,
+    urgent: bool = False,
+    text: str = "",
 ) -> tuple[ThrottleState, Verdict]:
-    """The state after one more error at `now`, and whether it is reported. An `urgent` one
-    (the reason a worker is about to exit) is always reported."""
+    """The state after one more error at `now` (whose report is `text`), and whether it is
+    reported. An `urgent` one (the reason a worker is about to exit) is always reported."""
     if state.window_start is None or now - state.window_start >= interval:
         state = replace(state, window_start=now, reported=0)
     if state.reported >= limit and not urgent:
         since = state.suppressed_since if state.suppressed_since is not None else now
-        return replace(state, suppressed=state.suppressed + 1, suppressed_since=since), Verdict(
-            False
+        held = replace(
+            state,
+            suppressed=state.suppressed + 1,
+            suppressed_since=since,
+            last_suppressed=text.partition("\n")[0][:MAX_LINE],
         )
+        return held, Verdict(False)
     note = ""
     if state.suppressed:
         since = state.suppressed_since if state.suppressed_since is not None else now
         note = f" (and {state.suppressed} more errors in the last {max(now - since, 0):.0f} s)"
-    after = replace(state, reported=state.reported + 1, suppressed=0, suppressed_since=None)
+    after = replace(
+        state, reported=state.reported + 1, suppressed=0, suppressed_since=None, last_suppressed=""
+    )
     return after, Verdict(True, note)
 
 
@@ -54,11 +70,22 @@ def overdue(state: ThrottleState, now: float, interval: float) -> tuple[Throttle
     if not state.suppressed or state.window_start is None or now - state.window_start < interval:
         return state, ""
     since = state.suppressed_since if state.suppressed_since is not None else now
-    text = (
+    count = (
         f"{state.suppressed} more errors in the last {max(now - since, 0):.0f} s were not "
         "reported (topology.max.error.report.per.interval)"
     )
-    return replace(state, window_start=now, reported=1, suppressed=0, suppressed_since=None), text
+    text = (
+        f"{state.last_suppressed} ({count}; this is the last)" if state.last_suppressed else count
+    )
+    after = replace(
+        state,
+        window_start=now,
+        reported=1,
+        suppressed=0,
+        suppressed_since=None,
+        last_suppressed="",
+    )
+    return after, text
 
 
 def with_note(text: str, note: str) -> str:

@@ -33,6 +33,7 @@ from squall.event_sampling import Sampler
 
 from .acking import AckIds
 from .emitting import Emitter, Instruction, _Collector
+from .error_throttle import ThrottleState, admit
 from .micro_batches import rows
 from .receive_queue import ReceiveQueue
 from .root_cause import root_cause
@@ -73,6 +74,7 @@ class Executor(Emitter):
         self.io = io
         self.new_id = new_id if new_id is not None else AckIds()
         self.stats = TaskStats()
+        self.log_throttle = ThrottleState()  # how many of its failures this task logs
         # Storm's debug option: a seeded share of emitted tuples goes to the event log
         self.sampler = Sampler(seed=context.task_id)
         # set by every arrival in the inbox: what the executor's thread (or its group's,
@@ -162,15 +164,27 @@ class Executor(Emitter):
         kept in `fatal` for the worker, which reports it and exits (a task that cannot run
         must not leave its tuples replaying forever)."""
         self.stats.errors += 1
-        log.error(
-            "task %d (%s) failed in %s:\n%s",
-            self.context.task_id,
-            self.context.component_id,
-            what,
-            traceback.format_exc(limit=8),
-        )
         exc = sys.exc_info()[1]
         text = error_text(exc) if exc is not None else f"failed in {what}"
+        # the log is throttled as the error reports are: a bolt raising on every tuple wrote
+        # a traceback per tuple; the next one logged says how many were held back
+        self.log_throttle, verdict = admit(
+            self.log_throttle,
+            time.monotonic(),
+            self.conf.get("topology.max.error.report.per.interval", 5),
+            self.conf.get("topology.error.throttle.interval.secs", 10),
+            fatal,
+            text,
+        )
+        if verdict.report:
+            log.error(
+                "task %d (%s) failed in %s%s:\n%s",
+                self.context.task_id,
+                self.context.component_id,
+                what,
+                verdict.note,
+                traceback.format_exc(limit=8),
+            )
         if fatal:
             self.fatal = text
         else:

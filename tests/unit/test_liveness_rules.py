@@ -124,6 +124,21 @@ def test_a_held_back_count_is_due_exactly_one_interval_after_its_window_began():
     assert text.startswith("2 more errors in the last 10 s") and later.window_start == 110.0
 
 
+def test_a_stopped_burst_is_reported_by_its_last_error_not_only_a_count():
+    """The topology's last error names the exception: a bolt raising on every tuple showed
+    only "45 more errors ... were not reported" as its last error."""
+    state = ThrottleState()
+    for i in range(8):
+        state, _ = admit(state, i * 0.1, 5, 10.0, text=f"ValueError: bad row {i}\n  File x")
+    assert state.last_suppressed == "ValueError: bad row 7"
+    state, text = overdue(state, 10.0, 10.0)
+    assert text == (
+        "ValueError: bad row 7 (3 more errors in the last 10 s were not reported "
+        "(topology.max.error.report.per.interval); this is the last)"
+    )
+    assert state.last_suppressed == ""
+
+
 def test_with_note_goes_on_the_first_line():
     assert (
         with_note("ValueError: x\n  File a", " (and 3 more)")
@@ -363,10 +378,10 @@ def test_error_reports_throttle_each_task_on_its_own_and_report_what_was_held_ba
     reports.write_pending()
     assert written == [
         ("raiser", "ValueError: late\n  File x"),
-        (
+        (  # a burst that stopped is reported by its last error, with the count
             "other",
-            "18 more errors in the last 12 s were not reported "
-            "(topology.max.error.report.per.interval)",
+            "KeyError: 19 (18 more errors in the last 12 s were not reported "
+            "(topology.max.error.report.per.interval); this is the last)",
         ),
     ]
 

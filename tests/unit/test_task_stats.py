@@ -149,3 +149,23 @@ def test_a_bolts_batch_is_counted_executed_acked_failed_and_timed():
     assert 0 < stats.execute_ms <= stats.process_ms
     window = stats.snapshot()["windows"]["600"]
     assert (window["executed"], window["acked"], window["failed"]) == (3, 2, 1)
+
+
+def test_a_bolt_failing_on_every_tuple_logs_as_many_tracebacks_as_it_reports(caplog):
+    """The worker log is throttled as the error reports are (at most
+    topology.max.error.report.per.interval a task per interval): a traceback per tuple
+    flooded it. Every failure is still counted."""
+    conf = {
+        "topology.message.timeout.secs": 30,
+        "topology.max.error.report.per.interval": 3,
+        "topology.error.throttle.interval.secs": 600,
+    }
+    ex = BoltExecutor(
+        Picky(), TaskContext("t", "b", 4, (4,), "/tmp"), {"default": ("w",)}, conf, IO()
+    )
+    inputs = [Tuple("a", 1, "default", ("x",), ("bad",), {100: n}) for n in range(50)]
+    with caplog.at_level("ERROR", "squall.worker"):
+        ex.execute_all(inputs)
+    logged = [r for r in caplog.records if "failed in" in r.getMessage()]
+    assert len(logged) == 3 and "ValueError: bad input" in logged[0].getMessage()
+    assert ex.stats.errors == 50
