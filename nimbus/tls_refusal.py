@@ -39,6 +39,7 @@ VERIFY_REASONS = {
     9: "certificate not yet valid (check the clocks)",
     10: "expired certificate",
     2: "unknown CA (certificate not issued by this cluster's CA)",
+    7: "unknown CA (signed by another cluster's CA of the same name)",
     18: "unknown CA (self-signed certificate)",
     19: "unknown CA (certificate not issued by this cluster's CA)",
     20: "unknown CA (certificate not issued by this cluster's CA)",

@@ -7,6 +7,7 @@ security.user (supervisors pass "supervisor"). In open mode it speaks plain Thri
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,10 +18,12 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport.framed import TFramedTransportFactory
 
 from squall import thrift_api as T
-from squall.tls import client_context
+from squall.certificate_check import TlsRefusedError, describe, tls_failure
+from squall.tls import ADMIN, CA, client_context, credential_paths
 from squall.zk_identity import replace_file
 
 UPLOAD_CHUNK_BYTES = 300 * 1024  # what Storm clients send
+log = logging.getLogger("squall.client")
 
 
 class NoLeaderError(ConnectionError):
@@ -42,9 +45,10 @@ def nimbus_address(
     conf: dict[str, Any], timeout_secs: float = 10, identity: str | None = None
 ) -> tuple[str, int]:
     """The leader's address, asked of the seeds in turn (Storm's NimbusClient does the same);
-    any nimbus answers getLeader, standbys included."""
-    context = client_context(conf, identity)  # a missing certificate is one clear error
-    problems = []
+    any nimbus answers getLeader, standbys included. A TLS failure with any seed is raised
+    as what it is (TlsRefusedError), not as "no leader"."""
+    context = client_context(conf, identity)  # a certificate that cannot work: one clear error
+    problems, refusals = [], []
     for host, port in seed_addresses(conf):
         try:
             with _connect(host, port, timeout_secs, context) as client:
@@ -53,8 +57,26 @@ def nimbus_address(
         except T.AuthorizationException:
             raise  # the same answer from every seed: say so, not "no leader"
         except Exception as exc:  # noqa: BLE001 - try the next seed
+            log.debug("nimbus at %s:%d: %r", host, port, exc, exc_info=True)
+            refusal = None if context is None else _tls_failure(conf, identity, host, port, exc)
+            if refusal is not None:
+                refusals.append(refusal)
             problems.append(f"{host}:{port}: {exc or type(exc).__name__}")
+    if refusals:
+        raise TlsRefusedError("; ".join(refusals))
     raise NoLeaderError("no nimbus leader found (" + "; ".join(problems) + ")")
+
+
+def _tls_failure(
+    conf: dict[str, Any], identity: str | None, host: str, port: int, exc: Exception
+) -> str | None:
+    name = identity or conf.get("security.user") or ADMIN
+    ca = credential_paths(conf, CA)[0]
+    refusal = tls_failure(exc, f"{host}:{port}", name, ca)
+    if refusal is not None:  # -v: what this side presented and trusts
+        log.debug("your certificate: %s", describe(credential_paths(conf, name)[0]))
+        log.debug("your trusted CA: %s", describe(ca))
+    return refusal
 
 
 @contextmanager

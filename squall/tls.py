@@ -12,6 +12,7 @@ import ssl
 from pathlib import Path
 from typing import Any
 
+from squall.certificate_check import ClientCertificateError, certificate_problem
 from squall.certificates import (  # noqa: F401 - re-exported: squall.tls.issue & co.
     ADMIN,
     CA,
@@ -56,12 +57,18 @@ def server_context(conf: dict[str, Any]) -> ssl.SSLContext | None:
 
 def client_context(conf: dict[str, Any], name: str | None = None) -> ssl.SSLContext | None:
     """A client's side as identity `name` (default security.user): trusts only the cluster
-    CA and checks nimbus's host name. None in open mode."""
+    CA and checks nimbus's host name. None in open mode. Credentials that cannot work
+    (expired, another CA's, a key of another certificate) are refused here, saying why
+    (ClientCertificateError), rather than by nimbus without a word."""
     if not security_on(conf):
         return None
     name = name or conf.get("security.user") or ADMIN
     pem, key = (_require(path, name) for path in credential_paths(conf, name))
-    context = ssl.create_default_context(cafile=_require(credential_paths(conf, CA)[0], name))
+    ca = _require(credential_paths(conf, CA)[0], name)
+    problem = certificate_problem(name, pem, key, ca)
+    if problem is not None:
+        raise ClientCertificateError(problem)
+    context = ssl.create_default_context(cafile=ca)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(pem, key)
     return context
