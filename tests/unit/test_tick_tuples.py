@@ -4,11 +4,15 @@ time passed in), the component's conf over the topology's, and what a bolt task 
 counted; a SparkBolt's tick runs its partial micro-batch; a shell bolt sends it on as Storm
 does and ignores its fail."""
 
+import threading
+import time
+
 import pytest
 
 from squall import Bolt, Grouping, Spout, Topology
 from squall.components import SparkBolt, TaskContext, Tuple, is_tick
 from squall.shell_components import ShellBolt
+from squall.testing import run
 from squall.worker import multilang_exchanges as X
 from squall.worker.acking import AckTree, FailTree
 from squall.worker.bolt_executor import BoltExecutor, SparkBoltExecutor
@@ -250,3 +254,57 @@ def test_a_shell_bolt_sends_the_tick_as_storm_does_and_its_fail_is_no_failure(ok
     assert shell.task.messages == [
         {"id": "1", "comp": "__system", "stream": "__tick", "task": -1, "tuple": [2]}
     ]
+
+
+# --- in one process (squall.testing), as in a worker ---
+
+
+TICKED = threading.Event()
+
+
+class UntilTicked(Spout):
+    """Emits numbers, tracked, until the window bolt got its first tick (a few a poll,
+    throttled so a second of them stays small), then runs dry."""
+
+    outputs = ["n"]
+
+    def initialize(self, conf, context):
+        self.n = 0
+
+    def next_tuple(self):
+        if TICKED.is_set():
+            return False
+        time.sleep(0.005)  # a throttle, not a wait: the run ends on the tick, whenever
+        self.n += 1
+        self.emit([self.n], msg_id=self.n)
+        return True
+
+
+class Window(Bolt):
+    """Counts its inputs and emits the count on each tick: a windowed flush."""
+
+    outputs = ["count"]
+
+    def initialize(self, conf, context):
+        self.count = 0
+
+    def process(self, tup):
+        self.count += 1
+
+    def process_tick(self, tup):
+        self.emit([self.count])
+        TICKED.set()
+
+
+class Windowing(Topology):
+    numbers = UntilTicked.spec()
+    window = Window.spec(inputs={numbers: Grouping.shuffle}, config={TICK_KEY: 1})
+
+
+def test_squall_testing_run_delivers_ticks_as_a_worker_does():
+    TICKED.clear()
+    result = run(Windowing, timeout=60)
+    acked = result.acked["numbers"]
+    assert TICKED.is_set() and acked and not result.failed["numbers"]
+    [first, *_] = result.values("window")  # one count per tick, untracked
+    assert 0 < first[0] <= len(acked) and not result.errors
