@@ -150,6 +150,8 @@ class Emitter(Outbox):
         if not table.num_rows:
             return
         parts = self.io.split(name, self.task_id, stream, table, direct)
+        if msg_id is not None and table.num_rows > 1:
+            self._batch_tree(msg_id, table.num_rows)  # before its verdict, which may be now
         self._send_parts(stream, parts, msg_id)
         if self.sampler.percentage > 0:
             for row in table.to_pylist():
@@ -179,6 +181,14 @@ class Emitter(Outbox):
         """The machine's instructions for an emit to `targets`: untracked unless overridden."""
         return [Send(target) for target in targets]
 
+    def _batch_tree(self, msg_id: Any, rows: int) -> None:
+        """A tracked batch of `rows` tuples was emitted as tree `msg_id` (a spout keeps it, to
+        count its verdict in tuples: spout_executor.py)."""
+
+    def _tree_rows(self, msg_id: Any) -> int:
+        """How many tuples the verdict on tree `msg_id` settles."""
+        return 1
+
     def _send(self, send: Send, stream: str, payload: Any) -> None:
         name, task = self.component_id, self.task_id
         if isinstance(payload, pa.Table):
@@ -203,10 +213,10 @@ class Emitter(Outbox):
                 else:  # as it is: the transport turns it into a tuple only for the wire
                     self._buffer(instruction)
             case CallAck(msg_id):
-                self.stats.acked += 1
+                self.stats.acked += self._tree_rows(msg_id)
                 self._call("ack", self.component.ack, msg_id)  # type: ignore[union-attr]
             case CallFail(msg_id):
-                self.stats.failed += 1
+                self.stats.failed += self._tree_rows(msg_id)
                 self._call("fail", self.component.fail, msg_id)  # type: ignore[union-attr]
             case _:
                 raise TypeError(f"no executor carries out {instruction!r}")

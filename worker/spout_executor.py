@@ -36,6 +36,10 @@ class SpoutExecutor(Executor):
             getattr(self.io, "near_ackers", ()),
         )
         self.polls = 0  # next_tuple calls so far: `idle` says something once one ran active
+        # Tracked batches' sizes, so acked, failed and pending count tuples as emitted does
+        # (a batch is one tree; counted in trees they showed as loss next to emitted rows)
+        self.batch_rows: dict[Any, int] = {}
+        self.extra_rows = 0  # the pending batches' rows beyond one per tree
         self.pause = min(self.conf.get("topology.backpressure.check.millis", 50) / 1000, 0.01)
         self.backoff = MIN_BACKOFF  # how long a dry spout waits before its next poll
         self.next_poll = 0.0
@@ -52,7 +56,19 @@ class SpoutExecutor(Executor):
         if verdicts:
             self._call_back(self.tracker.verdicts(verdicts, now))
         self._call_back(self.tracker.tick(now))
-        self.stats.pending = len(self.tracker.pending)
+        self.stats.pending = len(self.tracker.pending) + self.extra_rows
+
+    def _batch_tree(self, msg_id: Any, rows: int) -> None:
+        previous = self.batch_rows.get(msg_id, 1)  # a msg_id emitted again while pending
+        self.batch_rows[msg_id] = rows
+        self.extra_rows += rows - previous
+
+    def _tree_rows(self, msg_id: Any) -> int:
+        if not self.batch_rows:  # no batch pending: one tuple, without a dict look-up
+            return 1
+        rows = self.batch_rows.pop(msg_id, 1)
+        self.extra_rows -= rows - 1
+        return rows
 
     def _call_back(self, calls: Sequence[Instruction]) -> None:
         """The spout's ack and fail for the tracker's CallAck and CallFail, counted; an
@@ -61,13 +77,13 @@ class SpoutExecutor(Executor):
         for call in calls:
             kind = type(call)
             if kind is CallAck:
-                stats.acked += 1
+                stats.acked += self._tree_rows(call[0])
                 try:
                     spout.ack(call[0])
                 except Exception:  # noqa: BLE001 - user code
                     self._failed("ack")
             elif kind is CallFail:
-                stats.failed += 1
+                stats.failed += self._tree_rows(call[0])
                 try:
                     spout.fail(call[0])
                 except Exception:  # noqa: BLE001 - user code
