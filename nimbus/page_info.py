@@ -48,6 +48,8 @@ class TopologyFacts:
     errors: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     kinds: Mapping[str, str] = field(default_factory=dict)  # component -> SPOUT or BOLT
     conf: Mapping[str, Any] = field(default_factory=dict)
+    # component -> the (component, stream) inputs it subscribes to, from its structure
+    inputs: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def kind(self, component: str) -> str:
         """Storm counts its system components (the acker) as bolts."""
@@ -185,7 +187,7 @@ def component_page(
             w: aggregate_stats(kind, totals(mine, include_sys, w), error=last_error(errors))
             for w in WINDOWS
         },
-        gsid_to_input_stats={},  # squall does not count executions per input stream
+        gsid_to_input_stats=input_stats(kind, facts.inputs.get(component, ()), mine, window),
         sid_to_output_stats={
             stream: aggregate_stats(kind, t)
             for stream, t in per_stream(mine, include_sys, window).items()
@@ -195,6 +197,28 @@ def component_page(
         topology_status=facts.base.status.upper(),
         debug_options=debug_options(facts.base.component_debug.get(component)),
     )
+
+
+def input_stats(
+    kind: str, inputs: Iterable[tuple[str, str]], rows: Iterable[ExecutorRow], window: str
+) -> dict[Any, Any]:
+    """A bolt's figures per input stream (Storm's gsid_to_input_stats). squall's tasks count
+    executions per task, not per input: a bolt with one input stream has all its figures
+    under it; one with several lists each input with its figures unset (unmeasured), never
+    a made-up split."""
+    distinct = sorted(set(inputs))
+    if kind != BOLT or not distinct:
+        return {}
+    if len(distinct) == 1:
+        measured = aggregate_stats(kind, totals(rows, True, window))
+        measured.common_stats.emitted = measured.common_stats.transferred = None
+        return {T.GlobalStreamId(*distinct[0]): measured}
+    unmeasured = T.ComponentAggregateStats(
+        type=component_type(kind),
+        common_stats=T.CommonAggregateStats(),
+        specific_stats=T.SpecificAggregateStats(bolt=T.BoltAggregateStats()),
+    )
+    return {T.GlobalStreamId(*i): unmeasured for i in distinct}
 
 
 def _executor_aggregate(kind: str, row: ExecutorRow, window: str) -> Any:

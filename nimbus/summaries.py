@@ -30,6 +30,7 @@ def cluster_summary(
     for a in assignments.values():
         for slot in a.task_slots.values():
             used.setdefault(slot[0], set()).add(slot)
+    placed = _placed_resources(bases, assignments, tasks)
     return T.ClusterSummary(
         supervisors=[
             T.SupervisorSummary(
@@ -40,6 +41,13 @@ def cluster_summary(
                 supervisor_id=sid,
                 version=storm_compatible(info.version),
                 squall_version=info.version,
+                # Storm's keys for what a supervisor offers, and what its tasks declared
+                total_resources={
+                    "supervisor.memory.capacity.mb": info.memory_capacity_mb,
+                    "supervisor.cpu.capacity": info.cpu_capacity,
+                },
+                used_mem=placed.get(sid, (0.0, 0.0))[0],
+                used_cpu=placed.get(sid, (0.0, 0.0))[1],
             )
             for sid, info in sorted(supervisors.items())
         ],
@@ -58,6 +66,24 @@ def cluster_summary(
         ],
         nimbuses=nimbuses,
     )
+
+
+def _placed_resources(
+    bases: Mapping[str, StormBase],
+    assignments: Mapping[str, Assignment],
+    tasks: Mapping[str, Mapping[int, str]],
+) -> dict[str, tuple[float, float]]:
+    """Per supervisor: the (MB, CPU %) its assigned tasks declared (StormBase's
+    component_resources, what the scheduler placed by); tasks of topologies that declare
+    none count as nothing."""
+    out: dict[str, tuple[float, float]] = {}
+    for tid, a in assignments.items():
+        needs = bases[tid].component_resources if tid in bases else {}
+        for task, slot in a.task_slots.items():
+            mem, cpu = needs.get(tasks.get(tid, {}).get(task, ""), (0.0, 0.0))
+            had = out.get(slot[0], (0.0, 0.0))
+            out[slot[0]] = (had[0] + mem, had[1] + cpu)
+    return out
 
 
 def topology_info(

@@ -73,10 +73,14 @@ class UiReads:
         return confs
 
     def _facts(self, topology: TopologyModel, with_kinds: bool = True) -> TopologyFacts:
-        kinds = {}
+        kinds, inputs = {}, {}
         if with_kinds:
             structure = self.c.code.structure(topology.id)
             kinds = {name: c.kind for name, c in structure.components.items()}
+            inputs = {
+                name: tuple((i.component, i.stream) for i in c.inputs)
+                for name, c in structure.components.items()
+            }
         return TopologyFacts(
             id=topology.id,
             base=topology.base,
@@ -86,6 +90,7 @@ class UiReads:
             errors=self.c.state.read_errors(topology.id),
             kinds=kinds,
             conf=self._conf(topology) if with_kinds else {},
+            inputs=inputs,
         )
 
     def _summary_of(self, topology: TopologyModel) -> Any:

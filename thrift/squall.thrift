@@ -141,6 +141,9 @@ struct SupervisorSummary {
   4: required i32 num_used_workers;
   5: required string supervisor_id;
   6: optional string version = "VERSION_NOT_PROVIDED";
+  7: optional map<string, double> total_resources;
+  8: optional double used_mem;
+  9: optional double used_cpu;
   // squall: its own version; `version` is the Storm-compatible "2.8.8+squall.<version>"
   100: optional string squall_version;
 }

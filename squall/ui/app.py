@@ -31,7 +31,15 @@ from thriftpy2.thrift import TApplicationException
 
 from squall import thrift_api as T
 
-from . import cluster_json, component_json, topology_json, visualization
+from . import (
+    cluster_json,
+    component_json,
+    jsonp,
+    profiling,
+    topology_json,
+    topology_metrics_json,
+    visualization,
+)
 from .access import AccessPolicy, refusal
 from .metrics import render_metrics
 from .nimbus_link import NimbusLink, NimbusUnavailable
@@ -69,9 +77,24 @@ def _message(exc: Exception) -> str:
 
 
 def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-    """Runs a sync handler (Starlette puts it on a thread) and maps errors to Storm's JSON."""
+    """Runs a sync handler (Starlette puts it on a thread), maps errors to Storm's JSON and
+    wraps the answer for JSONP when asked (jsonp.py; a bad callback runs nothing)."""
 
     def endpoint(request: Request) -> Response:
+        try:
+            name = jsonp.callback(request.query_params, request.headers)
+        except (BadRequest, jsonp.CrossSite) as exc:
+            return error_json(400 if isinstance(exc, BadRequest) else 403, str(exc))
+        response = answer(request)
+        if name is None or response.media_type != "application/json":
+            return response
+        return Response(
+            jsonp.wrap(name, bytes(response.body)),
+            status_code=response.status_code,
+            media_type=jsonp.MEDIA_TYPE,
+        )
+
+    def answer(request: Request) -> Response:
         try:
             result = handler(request)
         except Exception as exc:  # noqa: BLE001 - every failure becomes one JSON answer
@@ -106,7 +129,10 @@ def _wait_secs(request: Request) -> int:
 
 
 def _count(value: Any, what: str) -> int:
-    """A count for nimbus (a Thrift i32): an integer in JSON, not true or 2.7."""
+    """A count for nimbus (a Thrift i32): an integer in JSON, or its decimal digits as a
+    string (Storm's own sample sends "5"); not true, 2.7 or "2.7"."""
+    if type(value) is str and re.fullmatch(r"[0-9]{1,10}", value):
+        value = int(value)
     if type(value) is not int or not 0 < value < 2**31:
         raise BadRequest(f"{what} must be a whole number from 1 to {2**31 - 1}; got {value!r:.40}")
     return value
@@ -221,6 +247,50 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
     def metrics(request: Request) -> Response:
         return Response(render_metrics(link), media_type=CONTENT_TYPE_LATEST)
 
+    def supervisor(request: Request) -> Any:
+        """Storm's /supervisor?id= (id wins) or ?host=."""
+        sid, host = request.query_params.get("id"), request.query_params.get("host")
+        if not sid and not host:
+            raise BadRequest("/supervisor wants an id or a host query parameter")
+        sys = _sys(request)
+        page = link.call(lambda c: c.getSupervisorPageInfo(sid or None, host, sys))
+        return cluster_json.supervisor_page(page)
+
+    def history(request: Request) -> Any:
+        return cluster_json.history_summary(link.call(lambda c: c.getTopologyHistory("")))
+
+    def owners(request: Request) -> Any:
+        return cluster_json.owner_resources(link.call(lambda c: c.getOwnerResourceSummaries("")))
+
+    def owner(request: Request) -> Any:
+        name = request.path_params["owner"]
+
+        def read(c: Any) -> tuple[Any, Any]:
+            return c.getOwnerResourceSummaries(name), c.getTopologySummaries()
+
+        found, topologies = link.call(read)
+        return cluster_json.owner_resource(name, list(found), topologies)
+
+    def topology_workers(request: Request) -> Any:
+        tid = request.path_params["id"]
+        info = link.call(lambda c: c.getTopologyInfo(tid))
+        return cluster_json.topology_workers(info.executors or [], None)
+
+    def topology_metrics(request: Request) -> Any:
+        tid, window, sys = request.path_params["id"], _window(request), _sys(request)
+        info = link.call(lambda c: c.getTopologyInfo(tid))
+        return topology_metrics_json.topology_metrics(info, window, sys)
+
+    def profile(action: str) -> Callable[[Request], Any]:
+        def ask(request: Request) -> Any:
+            tid, params = request.path_params["id"], request.path_params
+            want = profiling.ask(action, params["host_port"], params.get("timeout"), time.time())
+            link.call(lambda c: c.setWorkerProfiler(tid, want.request))
+            return want.answer
+
+        ask.__name__ = f"profiling_{action}"
+        return ask
+
     api = "/api/v1"
     topo = api + "/topology/{id}"
     routes = [
@@ -236,6 +306,16 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         Route(topo + "/deactivate", guarded(action("deactivate")), methods=["POST"]),
         Route(topo + "/rebalance/{wait_time}", guarded(action("rebalance")), methods=["POST"]),
         Route(topo + "/kill/{wait_time}", guarded(action("kill")), methods=["POST"]),
+        Route(topo + "/metrics", guarded(topology_metrics)),
+        Route(api + "/topology-workers/{id}", guarded(topology_workers)),
+        Route(api + "/supervisor", guarded(supervisor)),
+        Route(api + "/history/summary", guarded(history)),
+        Route(api + "/owner-resources", guarded(owners)),
+        Route(api + "/owner-resources/{owner}", guarded(owner)),
+        *[
+            Route(topo + path, guarded(profile(action)), methods=["POST"])
+            for action, path in profiling.PATHS.items()
+        ],
         Route("/metrics", guarded(metrics)),
         Route(api + "/{rest:path}", lambda r: error_json(404, f"no such API path {r.url.path}")),
         Mount("/", StaticFiles(directory=str(resources.files("squall.ui") / "static"), html=True)),

@@ -1,9 +1,10 @@
 """Storm UI REST API v1 bodies for the cluster-wide reads (/cluster/*, /nimbus/summary,
 /supervisor/summary, /topology/summary), as pure functions of nimbus's Thrift answers.
 
-Field names and types are Storm's (docs/STORM-UI-REST-API.md). squall's scheduler does not
-account memory and CPU, so schedulerDisplayResource is false and the resource fields are
-Storm's zeros for "not displayed", as Storm answers when its scheduler has no resources.
+Field names and types are Storm's (docs/STORM-UI-REST-API.md). Capacities are what the
+supervisors registered (supervisor.memory.capacity.mb, supervisor.cpu.capacity), used
+resources what their tasks declared (the resource-aware scheduler's figures; 0 for
+topologies that declare none), as Storm's UIHelpers reads SupervisorSummary.
 """
 
 from __future__ import annotations
@@ -11,14 +12,44 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-NO_RESOURCES = {
-    "totalMem": 0.0,
-    "totalCpu": 0.0,
-    "availMem": 0.0,
-    "availCpu": 0.0,
-    "memAssignedPercentUtil": 0.0,
-    "cpuAssignedPercentUtil": 0.0,
-}
+from squall import thrift_api as T
+
+MEMORY_KEY, CPU_KEY = "supervisor.memory.capacity.mb", "supervisor.cpu.capacity"
+# Storm's normalized names, which its UIHelpers reads first
+COMMON_MEMORY, COMMON_CPU = "memory.mb", "cpu.pcore.percent"
+
+
+def capacity(s: Any) -> tuple[float, float]:
+    """A SupervisorSummary's (total MB, total CPU %); 0.0 for what it does not say."""
+    total = s.total_resources or {}
+    mem = total.get(COMMON_MEMORY, total.get(MEMORY_KEY, 0.0))
+    cpu = total.get(COMMON_CPU, total.get(CPU_KEY, 0.0))
+    return float(mem or 0.0), float(cpu or 0.0)
+
+
+def used(s: Any) -> tuple[float, float]:
+    return float(s.used_mem or 0.0), float(s.used_cpu or 0.0)
+
+
+def _percent(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole > 0 else 0.0
+
+
+def cluster_resources(supervisors: Iterable[Any]) -> dict[str, float]:
+    """Storm's cluster-wide totals, available and assigned percentages."""
+    supervisors = list(supervisors)
+    total_mem = sum(capacity(s)[0] for s in supervisors)
+    total_cpu = sum(capacity(s)[1] for s in supervisors)
+    used_mem = sum(used(s)[0] for s in supervisors)
+    used_cpu = sum(used(s)[1] for s in supervisors)
+    return {
+        "totalMem": total_mem,
+        "totalCpu": total_cpu,
+        "availMem": total_mem - used_mem,
+        "availCpu": total_cpu - used_cpu,
+        "memAssignedPercentUtil": _percent(used_mem, total_mem),
+        "cpuAssignedPercentUtil": _percent(used_cpu, total_cpu),
+    }
 
 
 def pretty_uptime(secs: int) -> str:
@@ -51,7 +82,7 @@ def cluster_summary(cluster: Any) -> dict[str, Any]:
         "executorsTotal": sum(t.num_executors for t in cluster.topologies),
         "tasksTotal": sum(t.num_tasks for t in cluster.topologies),
         "schedulerDisplayResource": False,
-        **NO_RESOURCES,
+        **cluster_resources(cluster.supervisors),
     }
 
 
@@ -74,6 +105,7 @@ def nimbus_summary(nimbuses: Iterable[Any]) -> dict[str, Any]:
 
 
 def supervisor_json(s: Any) -> dict[str, Any]:
+    (total_mem, total_cpu), (used_mem, used_cpu) = capacity(s), used(s)
     return {
         "id": s.supervisor_id,
         "host": s.host,
@@ -83,10 +115,13 @@ def supervisor_json(s: Any) -> dict[str, Any]:
         "slotsUsed": s.num_used_workers,
         "slotsFree": max(0, s.num_workers - s.num_used_workers),
         "version": s.version,
-        "totalMem": 0.0,
-        "totalCpu": 0.0,
-        "usedMem": 0.0,
-        "usedCpu": 0.0,
+        "totalMem": total_mem,
+        "totalCpu": total_cpu,
+        "usedMem": used_mem,
+        "usedCpu": used_cpu,
+        "availMem": total_mem - used_mem,
+        "availCpu": total_cpu - used_cpu,
+        "logLink": "",
     }
 
 
@@ -143,4 +178,81 @@ def worker_json(w: Any) -> dict[str, Any]:
         "uptime": pretty_uptime(w.uptime_secs or 0),
         "uptimeSeconds": w.uptime_secs or 0,
         "workerLogLink": "",
+    }
+
+
+def supervisor_page(page: Any) -> dict[str, Any]:
+    """/supervisor?id= or ?host=: the supervisors and their workers (Storm's
+    getSupervisorPageInfo)."""
+    return {
+        "supervisors": [supervisor_json(s) for s in page.supervisor_summaries or []],
+        "workers": [worker_json(w) for w in page.worker_summaries or []],
+        "schedulerDisplayResource": False,
+    }
+
+
+def history_summary(history: Any) -> dict[str, Any]:
+    """/history/summary: the caller's topology ids, as Storm's "topo-history"."""
+    return {"topo-history": list(history.topo_ids or [])}
+
+
+def _or_na(value: float | None) -> Any:
+    """Storm shows a guarantee nobody set as "N/A"."""
+    return "N/A" if value is None else value
+
+
+def owner_json(o: Any) -> dict[str, Any]:
+    """One OwnerResourceSummary with Storm's names (UIHelpers.unpackOwnerResourceSummary)."""
+    return {
+        "owner": o.owner,
+        "totalTopologies": o.total_topologies or 0,
+        "totalExecutors": o.total_executors or 0,
+        "totalWorkers": o.total_workers or 0,
+        "totalTasks": o.total_tasks or 0,
+        "totalMemoryUsage": o.memory_usage or 0.0,
+        "totalCpuUsage": o.cpu_usage or 0.0,
+        "memoryGuarantee": _or_na(o.memory_guarantee),
+        "cpuGuarantee": _or_na(o.cpu_guarantee),
+        "isolatedNodes": -1 if o.isolated_node_guarantee is None else o.isolated_node_guarantee,
+        "memoryGuaranteeRemaining": _or_na(o.memory_guarantee_remaining),
+        "cpuGuaranteeRemaining": _or_na(o.cpu_guarantee_remaining),
+        "totalReqOnHeapMem": o.requested_on_heap_memory or 0.0,
+        "totalReqOffHeapMem": o.requested_off_heap_memory or 0.0,
+        "totalReqMem": o.requested_total_memory or 0.0,
+        "totalReqCpu": o.requested_cpu or 0.0,
+        "totalAssignedOnHeapMem": o.assigned_on_heap_memory or 0.0,
+        "totalAssignedOffHeapMem": o.assigned_off_heap_memory or 0.0,
+    }
+
+
+def owner_resources(owners: Iterable[Any]) -> dict[str, Any]:
+    """/owner-resources: every owner's totals."""
+    return {
+        "owners": [owner_json(o) for o in sorted(owners, key=lambda o: o.owner)],
+        "schedulerDisplayResource": False,
+    }
+
+
+def owner_resource(owner: str, owners: list[Any], topologies: Iterable[Any]) -> dict[str, Any]:
+    """/owner-resources/:owner: its totals and its topologies (an owner without any gets
+    Storm's empty summary)."""
+    if not owners:
+        return owner_json(T.OwnerResourceSummary(owner=owner))
+    return {
+        **owner_json(owners[0]),
+        "schedulerDisplayResource": False,
+        "topologies": [
+            topology_summary_json(t)
+            for t in sorted(topologies, key=lambda t: t.name)
+            if (getattr(t, "owner", None) or "") == owner  # TopologySummary.owner: Storm 2
+        ],
+    }
+
+
+def topology_workers(executors: Iterable[Any], logviewer_port: int | None) -> dict[str, Any]:
+    """/topology-workers/:id: the distinct host and port of its executors."""
+    slots = sorted({(e.host, e.port) for e in executors if e.host})
+    return {
+        "hostPortList": [{"host": h, "port": p} for h, p in slots],
+        "logviewerPort": logviewer_port,
     }

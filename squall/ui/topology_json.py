@@ -30,6 +30,11 @@ class BadRequest(ValueError):
     """A request parameter Storm's UI would refuse; answered with a 400."""
 
 
+def is_system(name: str) -> bool:
+    """Storm's Utils.isSystemId: system components and streams start with two underscores."""
+    return name.startswith("__")
+
+
 def parse_window(raw: str | None) -> str:
     window = raw or ALL_TIME
     if window not in WINDOWS:

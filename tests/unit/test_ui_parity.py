@@ -1,0 +1,164 @@
+"""Storm UI REST parity (issue #34 item 7), the pure parts: bolts' input stats, capacities
+from the supervisors, JSONP's callback check and wrapping, string executor counts, the
+per-stream /topology/:id/metrics body, owner and history bodies, profiling requests."""
+
+import dataclasses
+
+import pytest
+
+from squall import thrift_api as T
+from squall.nimbus.page_info import component_page
+from squall.nimbus.summaries import cluster_summary, topology_info
+from squall.records import SupervisorInfo
+from squall.ui import cluster_json, component_json, jsonp, profiling, topology_metrics_json
+from squall.ui.app import _count, _rebalance_options
+from squall.ui.topology_json import BadRequest
+
+from .test_page_info import ASSIGNMENT, BASE, BEATS, FACTS, NOW, TASKS
+
+
+def test_a_bolt_with_one_input_has_its_figures_under_it():
+    facts = dataclasses.replace(FACTS, inputs={"sink": (("numbers", "default"),)})
+    page = component_page(facts, "sink", include_sys=False, now=NOW)
+    ((key, stats),) = page.gsid_to_input_stats.items()
+    assert (key.componentId, key.streamId) == ("numbers", "default")
+    assert stats.specific_stats.bolt.executed == 15  # 12 + 3 over its two tasks
+    (row,) = component_json.component_page(page, ":all-time", NOW)["inputStats"]
+    assert row["component"] == "numbers" and row["stream"] == "default"
+    assert row["executed"] == 15 and row["acked"] == 0 and row["failed"] == 0
+
+
+def test_a_bolt_with_several_inputs_lists_them_unmeasured():
+    inputs = (("numbers", "default"), ("numbers", "odd"), ("numbers", "default"))
+    facts = dataclasses.replace(FACTS, inputs={"sink": inputs})
+    page = component_page(facts, "sink", include_sys=False, now=NOW)
+    rows = component_json.component_page(page, ":all-time", NOW)["inputStats"]
+    assert [(r["component"], r["stream"]) for r in rows] == [
+        ("numbers", "default"),
+        ("numbers", "odd"),
+    ]
+    assert {r["executed"] for r in rows} == {None}  # not a made-up split
+    spout = component_page(facts, "numbers", include_sys=False, now=NOW)
+    assert "inputStats" not in component_json.component_page(spout, ":all-time", NOW)
+
+
+def _supervisors():
+    return {
+        "a": SupervisorInfo("host-a", [6700], NOW - 5, "1", 4096.0, 400.0),
+        "b": SupervisorInfo("host-b", [6700], NOW - 5, "1", 2048.0, 100.0),
+    }
+
+
+def test_capacities_come_from_the_supervisors_and_used_from_placed_tasks():
+    base = dataclasses.replace(BASE, component_resources={"sink": (256.0, 50.0)})
+    assignment = dataclasses.replace(
+        ASSIGNMENT,
+        task_slots={
+            t: (("a" if s[0] == "sup-a" else "b"), s[1]) for t, s in ASSIGNMENT.task_slots.items()
+        },
+    )
+    summary = cluster_summary({"t": base}, {"t": assignment}, {"t": TASKS}, _supervisors(), [], NOW)
+    body = cluster_json.cluster_summary(summary)
+    assert (body["totalMem"], body["totalCpu"]) == (6144.0, 500.0)
+    # sink's tasks 4 (on a) and 5 (on b): 256 MB and 50 % each
+    assert (body["availMem"], body["availCpu"]) == (6144.0 - 512, 400.0)
+    assert body["memAssignedPercentUtil"] == pytest.approx(100 * 512 / 6144)
+    rows = {s["id"]: s for s in cluster_json.supervisor_summary(summary.supervisors)["supervisors"]}
+    assert (rows["a"]["totalMem"], rows["a"]["totalCpu"]) == (4096.0, 400.0)
+    assert (rows["a"]["usedMem"], rows["a"]["usedCpu"]) == (256.0, 50.0)
+    assert rows["b"]["availMem"] == 2048.0 - 256
+
+
+def test_jsonp_callback_names_are_checked():
+    same = {"sec-fetch-site": "same-origin"}
+    assert jsonp.callback({}, {}) is None
+    assert jsonp.callback({"callback": "jQuery_1.cb$"}, {}) == "jQuery_1.cb$"
+    assert jsonp.callback({"callback": "cb"}, same) == "cb"
+    for bad in ("alert(1)//", "a b", "1a", "a..b", "", "x" * 129, "cb;evil", "<script>"):
+        with pytest.raises(BadRequest, match="callback"):
+            jsonp.callback({"callback": bad}, {})
+    with pytest.raises(jsonp.CrossSite):
+        jsonp.callback({"callback": "cb"}, {"sec-fetch-site": "cross-site"})
+    assert jsonp.wrap("cb", b'{"a": 1}') == b'cb({"a": 1});'
+
+
+def test_executor_counts_may_be_strings_of_digits():
+    assert _count("5", "x") == 5 and _count(5, "x") == 5
+    for bad in ("2.7", "0", " 5", "-1", "five", True, 2.0, "99999999999"):
+        with pytest.raises(BadRequest):
+            _count(bad, "x")
+    body = b'{"rebalanceOptions": {"numWorkers": "2", "executors": {"spout": "5"}}}'
+    options = _rebalance_options(body, 0)
+    assert (options.num_workers, options.num_executors) == (2, {"spout": 5})
+
+
+def test_topology_metrics_per_stream_for_the_window():
+    info = topology_info(
+        "t",
+        BASE,
+        ASSIGNMENT,
+        TASKS,
+        BEATS,
+        {},
+        NOW,
+        spouts=frozenset({"numbers"}),
+        sole_inputs={"sink": ("numbers", "default")},
+    )
+    body = topology_metrics_json.topology_metrics(info, ":all-time", include_sys=False)
+    assert (body["window"], body["windowHint"]) == (":all-time", "All time")
+    (spout,) = body["spouts"]
+    assert spout["id"] == "numbers"
+    assert spout["emitted"] == [{"stream_id": "default", "value": 15}]
+    assert spout["acked"] == [{"stream_id": "default", "value": 14}]
+    assert spout["failed"] == [{"stream_id": "default", "value": 1}]
+    (bolt,) = body["bolts"]
+    assert bolt["executed"] == [{"component_id": "numbers", "stream_id": "default", "value": 15}]
+    with_sys = topology_metrics_json.topology_metrics(info, ":all-time", include_sys=True)
+    assert "__acker" in [b["id"] for b in with_sys["bolts"]]
+    empty = topology_metrics_json.topology_metrics(info, "600", include_sys=False)
+    assert empty["spouts"][0]["emitted"] == []  # the beats carry no 10-minute window
+
+
+def test_owner_history_and_workers_bodies():
+    owner = T.OwnerResourceSummary(owner="alice", total_topologies=1, total_executors=4)
+    body = cluster_json.owner_resources([owner])
+    (row,) = body["owners"]
+    assert (row["owner"], row["totalTopologies"], row["memoryGuarantee"]) == ("alice", 1, "N/A")
+    alone = cluster_json.owner_resource("nobody", [], [])
+    assert alone["owner"] == "nobody" and alone["totalTopologies"] == 0
+    history = cluster_json.history_summary(T.TopologyHistoryInfo(topo_ids=["a-1", "b-2"]))
+    assert history == {"topo-history": ["a-1", "b-2"]}
+    executors = [
+        T.ExecutorSummary(
+            host="h", port=2, component_id="c", uptime_secs=1, executor_info=T.ExecutorInfo(1, 1)
+        ),
+        T.ExecutorSummary(
+            host="h", port=2, component_id="d", uptime_secs=1, executor_info=T.ExecutorInfo(2, 2)
+        ),
+        T.ExecutorSummary(
+            host="g", port=1, component_id="d", uptime_secs=1, executor_info=T.ExecutorInfo(3, 3)
+        ),
+    ]
+    workers = cluster_json.topology_workers(executors, None)["hostPortList"]
+    assert workers == [{"host": "g", "port": 1}, {"host": "h", "port": 2}]
+
+
+def test_profiling_requests_as_storms_ui_makes_them():
+    start = profiling.ask("start", "10.0.0.7:6701", "10", now=100.0)
+    assert start.request.action == T.ProfileAction.JPROFILE_STOP
+    assert start.request.time_stamp == 100_000 + 600_000
+    assert (start.request.nodeInfo.node, start.request.nodeInfo.port) == ("10.0.0.7", {6701})
+    assert start.answer == {"status": "ok", "id": "10.0.0.7:6701", "timeout": "10", "dumplink": ""}
+    assert profiling.ask("stop", "h:1", None, 100.0).request.time_stamp == 0
+    heap = profiling.ask("dumpheap", "[::1]:6700", None, 100.0).request
+    assert (heap.action, heap.nodeInfo.node, heap.time_stamp) == (
+        T.ProfileAction.JMAP_DUMP,
+        "[::1]",
+        100_000,
+    )
+    for bad in ("h", "h:", ":1", "h:0", "h:99999", "h:1x"):
+        with pytest.raises(BadRequest):
+            profiling.ask("dumpjstack", bad, None, 1.0)
+    for timeout in ("0", "x", "99999999"):
+        with pytest.raises(BadRequest):
+            profiling.ask("start", "h:1", timeout, 1.0)
