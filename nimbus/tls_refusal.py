@@ -92,9 +92,12 @@ async def read_plain_call(
     return PlainCall(name, seqid, framed)
 
 
-def plain_reply(call: PlainCall) -> bytes:
-    """The TApplicationException that answers `call`, framed as the call was."""
-    reply = exception_reply(call.name, call.seqid, UNSUPPORTED_CLIENT_TYPE, PLAIN_MESSAGE)
+def plain_reply(
+    call: PlainCall, message: str = PLAIN_MESSAGE, kind: int = UNSUPPORTED_CLIENT_TYPE
+) -> bytes:
+    """The TApplicationException (`kind`, `message`) that answers `call`, framed as the call
+    was."""
+    reply = exception_reply(call.name, call.seqid, kind, message)
     return struct.pack("!i", len(reply)) + reply if call.framed else reply
 
 

@@ -6,6 +6,7 @@ registers them on `main`, so `squall.cli:main` and `python -m squall.cli` stay t
 
 from __future__ import annotations
 
+import squall.commands.proxy  # noqa: F401 - registers `squall proxy`
 from squall.commands import credentials, daemons, local_run, topologies  # noqa: F401
 from squall.commands.group import main
 
