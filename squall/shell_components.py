@@ -151,8 +151,10 @@ class ShellBolt(_Shell, Bolt):  # type: ignore[misc]  # _Shell.spec: Storm's she
         """A tick goes to the subprocess as Storm's ShellBolt sends it, a tuple like any
         other (comp `__system`, stream `__tick`, task -1, tuple [period]; pystorm calls
         `process_tick`). Its ack or fail ends the exchange and means nothing else: the tick
-        is not anchored, so a fail is not a failure (Storm acks or fails it as a no-op)."""
+        is not anchored, so a fail is not a failure (Storm acks or fails it as a no-op);
+        what the subprocess reported meanwhile is raised, as no input may come to raise it."""
         self._send(tup)
+        self._raise_reported()
 
     def _send(self, tup: Tuple) -> X.Done:
         """Send one tuple; the subprocess's ack or fail of it."""

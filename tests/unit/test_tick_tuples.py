@@ -11,7 +11,7 @@ import pytest
 
 from squall import Bolt, Grouping, Spout, Topology
 from squall.components import SparkBolt, TaskContext, Tuple, is_tick
-from squall.shell_components import ShellBolt
+from squall.shell_components import ShellBolt, ShellFailure
 from squall.testing import run
 from squall.worker import multilang_exchanges as X
 from squall.worker.acking import AckTree, FailTree
@@ -234,26 +234,45 @@ def test_a_spark_bolts_tick_runs_its_partial_micro_batch():
 
 
 class FakeShellTask:
-    """Stands in for ShellTask: records what is sent, answers with the given verdict."""
+    """Stands in for ShellTask: records what is sent, answers with the given verdict and
+    the given error reports."""
 
-    def __init__(self, ok):
+    what = "shell bolt b:3"
+
+    def __init__(self, ok, reported=()):
         self.ok = ok
+        self.reported = list(reported)
         self.messages = []
 
     def exchange(self, message, step):
         self.messages.append(message)
         return X.Done(self.ok)
 
+    def take_reported(self):
+        reported, self.reported = self.reported, []
+        return reported
+
+
+def shell_bolt(task):
+    shell = ShellBolt(execution_command="true", script="")
+    shell.ids = iter(["1"])
+    shell.task = task
+    return shell
+
 
 @pytest.mark.parametrize("ok", [True, False])
 def test_a_shell_bolt_sends_the_tick_as_storm_does_and_its_fail_is_no_failure(ok):
-    shell = ShellBolt(execution_command="true", script="")
-    shell.ids = iter(["1"])
-    shell.task = FakeShellTask(ok)
+    shell = shell_bolt(FakeShellTask(ok))
     shell.process_tick(tick_tuple(2))
     assert shell.task.messages == [
         {"id": "1", "comp": "__system", "stream": "__tick", "task": -1, "tuple": [2]}
     ]
+
+
+def test_what_a_shell_bolt_reported_during_a_tick_is_raised_at_once():
+    shell = shell_bolt(FakeShellTask(False, ["process_tick: KeyError 'x'"]))
+    with pytest.raises(ShellFailure, match="shell bolt b:3 reported: process_tick: KeyError"):
+        shell.process_tick(tick_tuple(2))
 
 
 # --- in one process (squall.testing), as in a worker ---
