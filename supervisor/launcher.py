@@ -26,7 +26,7 @@ from squall.zk_identity import write_private
 
 from .memory import limit_mb
 from .sync import WorkerKey, WorkerSpec
-from .worker_log import LogPump, RotatingLog
+from .worker_log import LogPump, RotatingLog, log_caps
 
 log = logging.getLogger("squall.supervisor")
 
@@ -141,9 +141,7 @@ class Launcher:
             conf["topology.worker.max.memory.mb"], self.conf["supervisor.worker.max.memory.mb"]
         )
         rotating = RotatingLog(
-            self.log_dir / f"worker-{tid}-{port}.log",
-            self.conf["worker.log.max.bytes"],
-            self.conf["worker.log.backups"],
+            self.log_dir / f"worker-{tid}-{port}.log", *log_caps(conf, self.conf)
         )
         try:
             process = self._popen(tid, port, conf_file, code_dir, identity)

@@ -13,11 +13,21 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 TAIL_BYTES = 4096
 _READ = 1 << 16
+
+
+def log_caps(topology: Mapping[str, Any], supervisor: Mapping[str, Any]) -> tuple[int, int]:
+    """A worker's log size and backups: its topology's `worker.log.max.bytes` and
+    `worker.log.backups`, never above its supervisor's (the host's disk is the operator's);
+    at submit they were accepted and then silently ignored."""
+    keys = ("worker.log.max.bytes", "worker.log.backups")
+    max_bytes, backups = (min(topology.get(k, supervisor[k]), supervisor[k]) for k in keys)
+    return max_bytes, backups
 
 
 class RotatingLog:

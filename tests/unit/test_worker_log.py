@@ -3,7 +3,7 @@
 import os
 
 from squall.local import wait_for
-from squall.supervisor.worker_log import LogPump, RotatingLog
+from squall.supervisor.worker_log import LogPump, RotatingLog, log_caps
 
 
 def test_rotation_bounds_every_file_and_keeps_the_newest(tmp_path):
@@ -67,3 +67,16 @@ def test_a_full_disk_loses_output_but_the_pump_keeps_reading(tmp_path):
         tmp_path / "w.log"
     ).read_bytes() == b"[squall: up to 100000 bytes of output lost]\nkept\n"
     assert pump.tail(1) == "kept"
+
+
+def test_a_topology_may_lower_its_workers_log_caps_never_raise_them():
+    supervisor = {"worker.log.max.bytes": 100_000, "worker.log.backups": 3}
+    assert log_caps({"worker.log.max.bytes": 8192, "worker.log.backups": 1}, supervisor) == (
+        8192,
+        1,
+    )
+    assert log_caps({"worker.log.max.bytes": 10**9, "worker.log.backups": 50}, supervisor) == (
+        100_000,
+        3,
+    )
+    assert log_caps({}, supervisor) == (100_000, 3)
