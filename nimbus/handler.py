@@ -14,8 +14,10 @@ the principal and the operation, and is logged.
 
 from __future__ import annotations
 
+import getpass
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -45,15 +47,28 @@ log = logging.getLogger("squall.nimbus.handler")
 def _with_submitter(json_conf: str | None, principal: str | None) -> str | None:
     """The topology conf with nimbus's record of who submitted it; whatever the client put
     under those keys is replaced. A conf that is not a JSON object is left for the
-    controller to refuse with its own message."""
+    controller to refuse with its own message. As in Storm's submitTopologyWithOpts, the
+    submitter user (the topology's owner) is the principal, or with no identity (open mode)
+    the OS user nimbus runs as; the submitter principal stays empty then."""
     try:
         conf = json.loads(json_conf or "{}")
     except (TypeError, ValueError, RecursionError):
         return json_conf
     if not isinstance(conf, dict):
         return json_conf
-    conf.update({key: principal or "" for key in SUBMITTER_KEYS})
+    principal_key, user_key = SUBMITTER_KEYS
+    conf.update({principal_key: principal or "", user_key: principal or _OS_USER})
     return json.dumps(conf)
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's bare uid)
+        return str(os.getuid())
+
+
+_OS_USER = _os_user()
 
 
 class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, CredentialCalls, DaemonCalls):

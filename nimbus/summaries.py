@@ -61,6 +61,7 @@ def cluster_summary(
                 uptime_secs=max(0, now_secs - base.launch_time_secs),
                 status=base.status.upper(),
                 sched_status=(sched_statuses or {}).get(tid) or None,
+                owner=base.owner or None,
             )
             for tid, base in sorted(bases.items())
         ],
@@ -127,6 +128,7 @@ def topology_info(
         errors={component: error_infos(entries) for component, entries in errors.items()},
         component_debug={key: debug_options(pct) for key, pct in base.component_debug.items()},
         sched_status=sched_status or None,
+        owner=base.owner or None,
     )
 
 

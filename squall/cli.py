@@ -7,7 +7,16 @@ registers them on `main`, so `squall.cli:main` and `python -m squall.cli` stay t
 from __future__ import annotations
 
 import squall.commands.proxy  # noqa: F401 - registers `squall proxy`
-from squall.commands import credentials, daemons, local_run, topologies  # noqa: F401
+from squall.commands import (  # noqa: F401 - importing a module registers its commands
+    blobstore,
+    credentials,
+    daemons,
+    heartbeats,
+    local_run,
+    monitor,
+    storm_verbs,
+    topologies,
+)
 from squall.commands.group import main
 
 __all__ = ["main"]

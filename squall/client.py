@@ -8,8 +8,8 @@ security.user (supervisors pass "supervisor"). In open mode it speaks plain Thri
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +140,39 @@ def fetch(client: Any, name: str) -> bytes:
 def download(client: Any, name: str, dest: Path) -> None:
     """Nimbus's file `name` into `dest`, replaced whole (zk_identity.replace_file)."""
     replace_file(dest, _chunks(client, name))
+
+
+def upload_blob(client: Any, session: str, chunks: Iterable[bytes]) -> int:
+    """Send a blob's bytes in an upload session begun by beginCreateBlob/beginUpdateBlob and
+    finish it; any failure cancels the session, so nimbus keeps no half blob (Storm's
+    AtomicOutputStream.cancel). Returns the bytes sent."""
+    sent = 0
+    try:
+        for chunk in chunks:
+            for start in range(0, len(chunk), UPLOAD_CHUNK_BYTES):
+                client.uploadBlobChunk(session, chunk[start : start + UPLOAD_CHUNK_BYTES])
+            sent += len(chunk)
+        client.finishBlobUpload(session)
+    except BaseException:
+        with suppress(Exception):
+            client.cancelBlobUpload(session)
+        raise
+    return sent
+
+
+def blob_chunks(client: Any, key: str) -> Iterator[bytes]:
+    """A blob's bytes as nimbus sends them (beginBlobDownload, then chunks until empty)."""
+    session = client.beginBlobDownload(key).session
+    while chunk := client.downloadBlobChunk(session):
+        yield chunk
+
+
+def blob_keys(client: Any) -> Iterator[str]:
+    """Every blob key the caller may see, page by page (listBlobs' session is its cursor)."""
+    session = ""
+    while True:
+        page = client.listBlobs(session)
+        if not page.keys:
+            return
+        yield from page.keys
+        session = page.session

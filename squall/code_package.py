@@ -36,16 +36,26 @@ class PackageError(ValueError):
     """A code package is malformed or tries to escape its directory."""
 
 
+def package_files(directory: Path) -> list[tuple[str, int]]:
+    """(path relative to `directory`, bytes) of each file pack_directory packs, in its
+    order: plain files only, skipping caches, VCS and hidden entries (`submit --dry-run`
+    lists them)."""
+    out = []
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory)
+        if any(part in _SKIP_DIRS or part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_file() and not path.is_symlink():
+            out.append((str(rel), path.stat().st_size))
+    return out
+
+
 def pack_directory(directory: Path, max_bytes: int) -> bytes:
     """The directory's Python sources and data, skipping caches, VCS and hidden entries."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for path in sorted(directory.rglob("*")):
-            rel = path.relative_to(directory)
-            if any(part in _SKIP_DIRS or part.startswith(".") for part in rel.parts):
-                continue
-            if path.is_file() and not path.is_symlink():
-                tar.add(path, arcname=str(rel), recursive=False)
+        for rel, _ in package_files(directory):
+            tar.add(directory / rel, arcname=rel, recursive=False)
             if buf.tell() > max_bytes:
                 raise PackageError(
                     f"{directory} packs to more than {max_bytes} bytes; "

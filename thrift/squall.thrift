@@ -132,6 +132,7 @@ struct TopologySummary {
   7: required string status;
   // Storm's field: the scheduler's last word ("Fully Scheduled", or why it cannot fit)
   513: optional string sched_status;
+  514: optional string owner;  // Storm's: the submitter (principal, or nimbus's OS user)
 }
 
 struct SupervisorSummary {
@@ -223,6 +224,7 @@ struct TopologyInfo {
   6: required map<string, list<ErrorInfo>> errors;
   7: optional map<string, DebugOptions> component_debug;  // Storm 2's: debug()'s options
   513: optional string sched_status;  // Storm's field, as in TopologySummary
+  514: optional string owner;  // Storm's, as in TopologySummary
 }
 
 enum TopologyInitialStatus {

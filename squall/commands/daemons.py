@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from squall.commands.group import err, main
+from squall.commands.group import err, fail, main
 
 
 @main.command()
@@ -29,7 +29,7 @@ def supervisor(ctx: click.Context) -> None:
     try:
         run_supervisor(ctx.obj)
     except DuplicateSupervisorError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        fail(str(exc))
         sys.exit(1)
 
 
@@ -42,5 +42,5 @@ def ui(ctx: click.Context) -> None:
     try:
         run_ui(ctx.obj, announce=lambda line: err.print(line, soft_wrap=True))
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        fail(str(exc))
         sys.exit(1)

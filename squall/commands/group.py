@@ -49,7 +49,7 @@ class SquallGroup(click.Group):
         except (ConfigError, TopologyFileError, CredentialsError, StormArgError) as exc:
             fail(str(exc))
         except ZooKeeperUnreachable as exc:  # a daemon's start, or a command that reads it
-            err.print(f"[red]error:[/red] {exc}", markup=False, highlight=False)
+            fail(str(exc))
         except (ConnectionError, OSError, TException) as exc:
             fail(f"cannot talk to nimbus: {exc}")
         sys.exit(1)

@@ -51,7 +51,7 @@ def local(
                 raise click.ClickException(
                     f"nimbus does not list {name} right after its submission"
                 )
-            err.print(f"submitted {name} as {tid}; running until its input is done")
+            err.print(f"submitted {name} as {tid}; running until its input is done", markup=False)
             progress = wait_until_quiet(conf, tid, timeout)
             with cluster.client() as client:
                 info = client.getTopologyInfo(tid)
@@ -91,4 +91,5 @@ def _print_run(info: Any, progress: dict[str, Any], out: Path, seconds: float) -
         f"{seconds:.1f}s including cluster start-up"
     )
     files = sorted(p for p in out.rglob("*") if p.is_file())
-    console.print(f"output in {out}: {', '.join(p.name for p in files) or 'no files'}")
+    names = ", ".join(p.name for p in files) or "no files"
+    console.print(f"output in {out}: {names}", markup=False, soft_wrap=True)

@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
-from rich.table import Table
 
 from squall import thrift_api as T
-from squall.commands.group import console, err, main, nimbus_client_for
+from squall.commands.group import console, err, fail, main, nimbus_client_for
 
 
 def _parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
@@ -39,45 +39,60 @@ def _upload_progress() -> Progress:
 @click.option("--name", help="topology name (default: the Topology's name or the file name)")
 @click.option("-c", "settings", multiple=True, help="topology conf KEY=VALUE (JSON value)")
 @click.option("--inactive", is_flag=True, help="submit without activating the spouts")
+@click.option("--dry-run", is_flag=True, help="check and list what would be packed; send nothing")
 @click.pass_context
-def submit(ctx, file: str, name: str | None, settings: tuple[str, ...], inactive: bool) -> None:
-    """Submit the topology defined in FILE."""
+def submit(ctx, file: str, name, settings: tuple[str, ...], inactive: bool, dry_run: bool) -> None:
+    """Submit the topology defined in FILE; everything in FILE's directory is packed (but
+    caches, VCS and hidden files)."""
     from squall.submit import submit_file
 
+    if dry_run:
+        _dry_run(ctx, file, name, _parse_settings(settings))
+        return
     with nimbus_client_for(ctx) as client, _upload_progress() as progress:
         task = progress.add_task("upload", total=None)
 
         def advance(sent: int, total: int) -> None:
             progress.update(task, completed=sent, total=total)
 
+        def warn(message: str) -> None:
+            err.print(f"[yellow]warning:[/yellow] {escape(message)}", soft_wrap=True)
+
         submitted = submit_file(
-            client, file, ctx.obj, name, _parse_settings(settings), inactive, advance
+            client, file, ctx.obj, name, _parse_settings(settings), inactive, advance, warn
         )
-    console.print(f"submitted topology [bold]{submitted}[/bold]")
+    console.print(f"submitted topology [bold]{escape(submitted)}[/bold]", soft_wrap=True)
+
+
+def _dry_run(ctx: click.Context, file: str, name: str | None, overrides: dict) -> None:
+    """The files a submit would pack, with sizes, and the package's size; nimbus is not
+    asked (whether the name is free is the submit's question)."""
+    from squall.submit import prepare, size_warning
+
+    packed, _, _ = prepare(file, ctx.obj, name, overrides)
+    for rel, size in packed.files:
+        click.echo(f"{size:>12}  {rel}")
+    click.echo(
+        f"{len(packed.files)} files, {sum(s for _, s in packed.files)} bytes, packed to "
+        f"{len(packed.package)} bytes: topology {packed.name} (dry run: nothing submitted)"
+    )
+    warning = size_warning(packed)
+    if warning:
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
 
 
 @main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="topologies and supervisors as JSON")
 @click.pass_context
-def list_topologies(ctx: click.Context) -> None:
-    """List topologies and supervisors."""
+def list_topologies(ctx: click.Context, as_json: bool) -> None:
+    """List topologies (Storm's columns) and supervisors. Plain text, never cut: an id
+    copied from it, or from a pipe, is whole."""
+    from squall.commands.listing import listing_json, listing_lines
+
     with nimbus_client_for(ctx) as client:
         info = client.getClusterInfo()
-    table = Table("name", "id", "status", "tasks", "workers", "uptime (s)")
-    for t in info.topologies:
-        table.add_row(
-            t.name, t.id, t.status, str(t.num_tasks), str(t.num_workers), str(t.uptime_secs)
-        )
-    console.print(table if info.topologies else "no topologies")
-    for t in info.topologies:  # the scheduler's word on each topology it could not fully place
-        if t.sched_status and t.sched_status != "Fully Scheduled":
-            line = f"{t.name} ({t.id}): {t.sched_status}"
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
-    sups = Table("supervisor", "host", "slots", "used", "uptime (s)")
-    for s in info.supervisors:
-        sups.add_row(
-            s.supervisor_id, s.host, str(s.num_workers), str(s.num_used_workers), str(s.uptime_secs)
-        )
-    console.print(sups if info.supervisors else "no supervisors")
+    for line in [listing_json(info)] if as_json else listing_lines(info):
+        click.echo(line)
 
 
 @main.command()
@@ -88,7 +103,7 @@ def kill(ctx: click.Context, name: str, wait_secs: int | None) -> None:
     """Kill topology NAME: spouts stop at once, removal after the wait."""
     with nimbus_client_for(ctx) as client:
         client.killTopologyWithOpts(name, T.KillOptions(wait_secs=wait_secs))
-    console.print(f"killed topology [bold]{name}[/bold]")
+    console.print(f"killed topology [bold]{escape(name)}[/bold]", soft_wrap=True)
 
 
 @main.command()
@@ -98,7 +113,7 @@ def activate(ctx: click.Context, name: str) -> None:
     """Activate topology NAME's spouts."""
     with nimbus_client_for(ctx) as client:
         client.activate(name)
-    console.print(f"activated topology [bold]{name}[/bold]")
+    console.print(f"activated topology [bold]{escape(name)}[/bold]", soft_wrap=True)
 
 
 @main.command()
@@ -108,7 +123,7 @@ def deactivate(ctx: click.Context, name: str) -> None:
     """Deactivate topology NAME's spouts."""
     with nimbus_client_for(ctx) as client:
         client.deactivate(name)
-    console.print(f"deactivated topology [bold]{name}[/bold]")
+    console.print(f"deactivated topology [bold]{escape(name)}[/bold]", soft_wrap=True)
 
 
 @main.command()
@@ -133,7 +148,7 @@ def rebalance(ctx, name, wait_secs, num_workers, executors, no_wait: bool, timeo
     )
     with nimbus_client_for(ctx) as client:
         client.rebalance(name, options)
-        console.print(f"rebalancing topology [bold]{name}[/bold]")
+        console.print(f"rebalancing topology [bold]{escape(name)}[/bold]", soft_wrap=True)
         if not no_wait:
             _wait_until_running(client, name, timeout)
 
@@ -162,12 +177,12 @@ def _wait_until_running(client: Any, name: str, timeout: int) -> None:
                 if running == len(info.executors):
                     workers = len({(e.host, e.port) for e in info.executors})
                     console.print(
-                        f"[bold]{name}[/bold] runs {len(info.executors)} tasks on "
+                        f"[bold]{escape(name)}[/bold] runs {len(info.executors)} tasks on "
                         f"{workers} workers ({info.status})"
                     )
                     return
             time.sleep(0.5)
-    err.print(f"[red]error:[/red] {name} was not fully running after {timeout}s")
+    fail(f"{name} was not fully running after {timeout}s")
     sys.exit(1)
 
 
@@ -186,4 +201,4 @@ def config_set(ctx: click.Context, name: str, key: str, value: str) -> None:
     rebalances at once; other settings reach workers as they restart."""
     with nimbus_client_for(ctx) as client:
         client.setTopologyConf(name, key, value)
-    console.print(f"set {key} = {value} for topology [bold]{name}[/bold]")
+    console.print(f"set {key} = {value} for topology {name}", markup=False, soft_wrap=True)
