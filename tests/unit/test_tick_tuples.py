@@ -11,6 +11,7 @@ import pytest
 
 from squall import Bolt, Grouping, Spout, Topology
 from squall.components import SparkBolt, TaskContext, Tuple, is_tick
+from squall.local import wait_for
 from squall.shell_components import ShellBolt, ShellFailure
 from squall.testing import run
 from squall.worker import multilang_exchanges as X
@@ -204,14 +205,18 @@ class Windowed(SparkBolt):
     def __init__(self):
         super().__init__()
         self.ticks = []
+        self.jobs = []
+
+    def process_batch(self, df):
+        self.jobs.append(df)
 
     def process_tick(self, tup):
         self.ticks.append(tup)
 
 
-def test_a_spark_bolts_tick_runs_its_partial_micro_batch():
-    conf = {**CONF, "topology.batch.size": 100, "topology.batch.timeout.ms": 60_000}
-    ex = SparkBoltExecutor(
+def spark_bolt(conf):
+    conf = {**CONF, "topology.batch.size": 100, "topology.batch.timeout.ms": 60_000, **conf}
+    return SparkBoltExecutor(
         Windowed(),
         TaskContext("t", "w", 4, (4,), "/tmp"),
         {"default": ("n",)},
@@ -220,6 +225,10 @@ def test_a_spark_bolts_tick_runs_its_partial_micro_batch():
         spark=FakeSpark(),
         input_fields={("s", "default"): ("n",)},
     )
+
+
+def test_a_spark_bolts_tick_runs_its_partial_micro_batch():
+    ex = spark_bolt({})
     ex.ticks = TickSchedule(3, next_at=10.0)
     inputs = [Tuple("s", 1, "default", ("n",), (n,)) for n in range(3)]
     assert ex.gathered(inputs, 9.0) == ([], 0)  # neither full nor old, no tick yet
@@ -228,6 +237,20 @@ def test_a_spark_bolts_tick_runs_its_partial_micro_batch():
     assert ex.gathered([], 10.5) == ([], 0) and ex.batcher.rows == 0
     ex.tick(ticked)
     assert ex.component.ticks == [tick_tuple(3)]
+
+
+def test_a_running_spark_bolt_flushes_on_its_tick_long_before_the_batch_timeout():
+    ex = spark_bolt({TICK_KEY: 1})
+    ex.start()
+    try:
+        ex.inbox.put_many([Tuple("s", 1, "default", ("n",), (n,)) for n in range(3)])
+        wait_for(lambda: ex.component.jobs, 30, "the tick's micro-batch")
+        assert ex.component.jobs == [(("n",), [(0,), (1,), (2,)])]
+        wait_for(lambda: ex.component.ticks, 30, "process_tick after it")
+    finally:
+        ex.stop()
+        ex.thread.join(10)
+    assert ex.fatal is None and ex.io.errors == []
 
 
 # --- a shell bolt ---
