@@ -18,6 +18,8 @@ WORKER_REASSIGNED = 4
 # Restarted on request (Storm's JVM_RESTART profiler action): started again at once, and
 # neither a failure nor an error of the topology.
 WORKER_RESTART_ASKED = 5
+# Its supervisor died: nobody reads this one, but it says why in the log (worker/main.py).
+WORKER_ORPHANED = 6
 
 
 def python_module(module: str) -> list[str]:

@@ -18,6 +18,7 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -31,7 +32,12 @@ from squall.code_package import STRUCTURE_FILE
 from squall.compiled_build import running_build
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
-from squall.processes import WORKER_REASSIGNED, WORKER_RESTART_ASKED, WORKER_UNHEALTHY
+from squall.processes import (
+    WORKER_ORPHANED,
+    WORKER_REASSIGNED,
+    WORKER_RESTART_ASKED,
+    WORKER_UNHEALTHY,
+)
 from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
@@ -68,6 +74,7 @@ class Worker(ZooKeeperReactions):
         self.slot = (node, port)
         self.code_dir = code_dir
         self.started = time.monotonic()
+        self.supervisor_pid = os.getppid()  # it started this worker; watched in `run`
         self.stopping = threading.Event()
         self.zk = zk_mod.connect(conf, "supervisor")  # a worker acts as its supervisor
         self.layout = zk_mod.layout(conf)
@@ -230,6 +237,14 @@ class Worker(ZooKeeperReactions):
     def run(self) -> None:
         wait = 0.0  # the first round at once: the other workers see this one's ready tasks
         while not self.stopping.wait(wait):
+            if os.getppid() != self.supervisor_pid:
+                # its supervisor died (kill -9): an orphan would hold its slot's tasks and its
+                # ZooKeeper session with nobody to read its log, and the next supervisor on
+                # this host kills it as a stray anyway
+                log.error("its supervisor (pid %d) is gone: exiting", self.supervisor_pid)
+                self.exit_code = WORKER_ORPHANED
+                self.stopping.set()
+                break
             wait = self._zookeeper_round()
             reason = self.watchdog.check(time.monotonic())
             if reason is not None:

@@ -5,6 +5,7 @@ import contextlib
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -227,10 +228,24 @@ def test_hung_worker_is_restarted(cluster, zk, ha):
     assert worker_conf["ha.marker"] == "after-submit"
 
 
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for whoever adopted it to reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
 def test_killed_supervisor_tasks_run_elsewhere(cluster, zk, ha):
     tid = ha
+    pid_files = cluster.directory.glob("supervisor2/supervisor/workers/*.pid")
+    orphans = [int(p.read_text()) for p in pid_files]
+    assert orphans  # three workers on two supervisors
     cluster.processes["supervisor2"].kill()  # SIGKILL: its workers are orphaned
     cluster.processes.pop("supervisor2").wait()
+    # ... and end themselves: an orphan would hold its ZooKeeper session, nobody reading its log
+    wait_for(lambda: not any(_alive(p) for p in orphans), 30, f"orphaned workers {orphans} to end")
 
     def only_on_supervisor1():
         return {s[0] for s in placement(zk, tid).slots()} == {"supervisor1"}
