@@ -9,7 +9,6 @@ nothing. Dispatch is exhaustive: an event of an unknown type raises TypeError.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
@@ -17,7 +16,7 @@ from squall import thrift_api as T
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.structure import ACKER
 from squall.tree_tracking import SPOUTS_TRACK_KEY, acker_executors
-from squall.validation import check_name_free, invalid, validate_topology_conf
+from squall.validation import check_name_free, check_topology_setting, invalid
 
 from . import events as ev
 from . import instructions as ins
@@ -181,7 +180,7 @@ def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
     """`squall config set`: topology.workers rebalances at once; other settings reach
     workers as they (re)start."""
     topology = model.find(e.name)
-    validate_topology_conf(json.dumps({e.key: e.value}))
+    check_topology_setting(e.key, e.value)
     if e.key == SPOUTS_TRACK_KEY:  # it decides which executors the topology has
         raise invalid(f"{SPOUTS_TRACK_KEY} is fixed at submit: kill and submit to change it")
     if e.key == ACKERS_KEY:

@@ -13,7 +13,14 @@ from typing import Any
 
 from squall import log_config
 from squall import thrift_api as T
-from squall.validation import check_topology_name, validate_topology, validate_topology_conf
+from squall.config import log_review
+from squall.validation import (
+    cap_parallelism,
+    check_topology_name,
+    conf_reviews,
+    validate_topology,
+    validate_topology_conf,
+)
 
 from . import events as ev
 from .code_store import CodeStore
@@ -51,7 +58,8 @@ class UserRequests:
         try:
             check_topology_name(name)
             structure = validate_topology(topology)
-            conf = validate_topology_conf(json_conf)
+            conf = {**validate_topology_conf(json_conf), "topology.name": name}  # as Storm
+            structure = cap_parallelism(structure, conf)
             self.inbox.check_finished(location)
             wall = self.wall()
             tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(wall)}"
@@ -64,6 +72,8 @@ class UserRequests:
         except (T.InvalidTopologyException, T.AlreadyAliveException):
             self.inbox.discard(location)  # a refused submit leaves no upload behind
             raise
+        for found in conf_reviews(topology, json_conf):  # keys accepted but not used
+            log_review(found, log)
         return tid
 
     def kill(self, name: str, wait_secs: int | None) -> None:

@@ -1,35 +1,39 @@
 """Configuration: Storm's key names, defaults from conf/defaults.yaml, typed validation.
 
-Every layer (cluster file, topology conf, CLI flags) goes through `validate`, so a typo in a
-key or a string where a number belongs is caught where it is written, not where it is used.
+Every layer (cluster file, topology conf, CLI flags) goes through `review`, so a string where
+a number belongs is caught where it is written, not where it is used. Storm's rule for keys:
+any key is accepted (a user's own keys pass through to components), and the keys Storm knows
+are type-checked. squall adds: the keys it implements (conf/defaults.yaml) are checked with
+its own types and bounds; Storm's keys it does not implement (squall/storm_keys.py) are
+checked as Storm would, then ignored and named once in the log; a key one edit away from a
+known one gets a "did you mean"; and a topology's cluster settings are dropped.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-# Namespaces squall owns: keys there must be known. `spark.` is open (any Spark setting passes
-# through to the SparkSession); keys outside these are the user's own and pass through.
-OWNED_PREFIXES = (
-    "storm.",
-    "nimbus.",
-    "supervisor.",
-    "worker.",
-    "task.",
-    "topology.",
-    "security.",
-)
+from squall import storm_checks
+from squall.storm_keys import KEYS as STORM_KEYS
+
+log = logging.getLogger("squall.config")
+
+# `spark.` keys pass through to the SparkSession: plain values only.
 OPEN_PREFIXES = ("spark.",)
 # Keys that belong to the cluster, never to one topology: a topology that sets one (e.g.
-# storm.zookeeper.root) would point its workers at another cluster, or at nothing.
+# storm.zookeeper.root) would point its workers at another cluster, or at nothing. Storm lets
+# a topology carry them; squall drops them from the topology's conf (and says so).
 CLUSTER_ONLY_PREFIXES = ("storm.", "nimbus.", "supervisor.", "security")
+IGNORED_REASON = "Storm key squall does not implement"
 
 # Sizes, counts and periods where 0 or less means a busy loop, a division by zero or nothing
 # at all (topology.batch.size 0 spun a worker at 94% CPU): the smallest value each may take.
@@ -142,39 +146,145 @@ def _below(value: Any, minimum: int) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value < minimum
 
 
-def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
-    """Check `overrides` against the defaults' keys and types; return them as a plain dict."""
+@dataclass(frozen=True)
+class Review:
+    """A conf that passed validation, and what to tell its author: the Storm keys accepted
+    and ignored, the keys that look like typos of known ones, and the cluster settings left
+    out of a topology's conf."""
+
+    source: str
+    conf: Conf
+    ignored: tuple[str, ...] = ()
+    suggestions: tuple[tuple[str, str], ...] = ()  # (key as written, known key one edit away)
+    dropped: tuple[str, ...] = ()
+
+    def messages(self) -> list[tuple[int, str]]:
+        """(logging level, line) for each thing worth saying, most urgent first."""
+        said = [
+            (logging.WARNING, f"{self.source}: unknown setting {key}: did you mean {known}?")
+            for key, known in self.suggestions
+        ]
+        if self.dropped:
+            said.append(
+                (
+                    logging.WARNING,
+                    f"{self.source}: left out: {', '.join(self.dropped)} (cluster settings, "
+                    "which a topology cannot set: the cluster's own values apply)",
+                )
+            )
+        if self.ignored:
+            said.append(
+                (
+                    logging.INFO,
+                    f"{self.source}: accepted and ignored ({IGNORED_REASON}): "
+                    + ", ".join(self.ignored),
+                )
+            )
+        return said
+
+
+def _type_problem(key: str, value: Any, defaults: Conf) -> str | None:
+    """Why `value` cannot be `key`'s, or None: squall's type and bounds for the keys it
+    implements (and Storm's checks where squall's default does not say the type), Storm's
+    validators for Storm's other keys."""
+    storm = STORM_KEYS.get(key, ("", ()))[1]
+    if key in defaults:
+        if value is not None and not _matches(defaults[key], value):
+            wanted = _type_name(defaults[key])
+            article = "an" if wanted[0] in "aeiou" else "a"
+            got = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+            return f"{key} must be {article} {wanted}, got {_type_name(value)} {got}"
+        if key in MINIMUM and _below(value, MINIMUM[key]):
+            return f"{key} must be at least {MINIMUM[key]}, got {value}"
+        if key in CHOICES and value not in CHOICES[key]:
+            return f"{key} must be one of {', '.join(CHOICES[key])}"
+        if defaults[key] is None:  # squall's null says nothing of the type: Storm's does
+            storm = tuple(c for c in storm if c != "not-null")
+        else:
+            return None
+    found = storm_checks.problem(storm, value)
+    if found:
+        got = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        return f"{key} {found}, got {_type_name(value)} {got}"
+    if key.startswith(OPEN_PREFIXES) and not isinstance(value, (str, int, float, bool)):
+        return f"{key} must be a string, number or boolean"
+    return None
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one character inserted, deleted, replaced, or two adjacent
+    characters swapped (Damerau-Levenshtein distance 1)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) > len(b):
+        return a[i + 1 :] == b[i:]
+    if len(a) < len(b):
+        return a[i:] == b[i + 1 :]
+    swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i]
+    return a[i + 1 :] == b[i + 1 :] or (swapped and a[i + 2 :] == b[i + 2 :])
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str | None:
+    """The known key `key` is one edit away from (the first in sorted order), or None."""
+    return next((k for k in sorted(known) if one_edit(key, k)), None)
+
+
+def is_cluster_key(key: str) -> bool:
+    """Whether `key` belongs to the cluster and never to one topology."""
+    return key.startswith(CLUSTER_ONLY_PREFIXES)
+
+
+def review(
+    overrides: Mapping[str, Any], defaults: Conf, source: str, topology: bool = False
+) -> Review:
+    """Check `overrides` (a cluster file's, or with `topology` a topology's or component's
+    conf) and say what was accepted how. A wrong type for a key squall or Storm knows is a
+    ConfigError; an unknown key is never one (Storm's rule). A topology's cluster settings
+    are type-checked, then left out of its conf."""
     if not isinstance(overrides, Mapping):
         raise ConfigError(f"{source}: expected a mapping of settings, got {_type_name(overrides)}")
     checked: Conf = {}
+    ignored: list[str] = []
+    suggestions: list[tuple[str, str]] = []
+    dropped: list[str] = []
     for key, value in overrides.items():
         if not isinstance(key, str):
             raise ConfigError(f"{source}: setting names must be strings, got {key!r}")
-        if key in defaults:
-            if value is not None and not _matches(defaults[key], value):
-                wanted = _type_name(defaults[key])
-                article = "an" if wanted[0] in "aeiou" else "a"
-                got = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-                raise ConfigError(
-                    f"{source}: {key} must be {article} {wanted}, got {_type_name(value)} {got}"
-                )
-            if key in MINIMUM and _below(value, MINIMUM[key]):
-                raise ConfigError(f"{source}: {key} must be at least {MINIMUM[key]}, got {value}")
-            if key in CHOICES and value not in CHOICES[key]:
-                raise ConfigError(f"{source}: {key} must be one of {', '.join(CHOICES[key])}")
-        elif key.startswith(OWNED_PREFIXES):
-            raise ConfigError(f"{source}: unknown setting {key}")
-        elif key.startswith(OPEN_PREFIXES) and not isinstance(value, (str, int, float, bool)):
-            raise ConfigError(f"{source}: {key} must be a string, number or boolean")
+        found = _type_problem(key, value, defaults)
+        if found:
+            raise ConfigError(f"{source}: {found}")
+        if topology and is_cluster_key(key):
+            dropped.append(key)
+            continue
+        if key not in defaults and key in STORM_KEYS:
+            ignored.append(key)
+        elif key not in defaults and not key.startswith(OPEN_PREFIXES):
+            known = did_you_mean(key, [*defaults, *STORM_KEYS])
+            if known:
+                suggestions.append((key, known))
         checked[key] = value
-    return checked
+    return Review(source, checked, tuple(ignored), tuple(suggestions), tuple(dropped))
 
 
-def check_topology_keys(conf: Mapping[str, Any], source: str) -> None:
-    """A topology conf holds no cluster-only key (validate already checked the rest)."""
-    for key in conf:
-        if isinstance(key, str) and key.startswith(CLUSTER_ONLY_PREFIXES):
-            raise ConfigError(f"{source}: {key} is a cluster setting; a topology cannot set it")
+def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
+    """Check `overrides` against the keys squall and Storm know; return them as a plain
+    dict (what `review` says about them is left unsaid)."""
+    return review(overrides, defaults, source).conf
+
+
+_said: set[str] = set()
+
+
+def log_review(found: Review, logger: logging.Logger = log, ignored: bool = True) -> None:
+    """Log what `found` has to say, each line once per process (the CLI and daemons load
+    the same file more than once). `ignored` False: only the warnings."""
+    for level, line in found.messages():
+        if (ignored or level >= logging.WARNING) and line not in _said:
+            _said.add(line)
+            logger.log(level, line)
 
 
 def load_file(path: str | os.PathLike) -> Conf:
@@ -187,15 +297,31 @@ def load_file(path: str | os.PathLike) -> Conf:
     return data
 
 
+def _user_file(path: str | os.PathLike | None) -> str | os.PathLike | None:
+    return path or os.environ.get("SQUALL_CONF")
+
+
 def cluster_conf(path: str | os.PathLike | None = None, **overrides: Any) -> Conf:
-    """Defaults, then the user file (`path` or $SQUALL_CONF), then explicit overrides."""
+    """Defaults, then the user file (`path` or $SQUALL_CONF), then explicit overrides.
+    Typos ("did you mean") are logged; the Storm keys it ignores are said by `report_file`
+    where a daemon starts, not on every command."""
     defaults = load_defaults()
     conf = dict(defaults)
-    path = path or os.environ.get("SQUALL_CONF")
+    path = _user_file(path)
     if path:
-        conf.update(validate(load_file(path), defaults, str(path)))
+        found = review(load_file(path), defaults, str(path))
+        log_review(found, ignored=False)
+        conf.update(found.conf)
     conf.update(validate(overrides, defaults, "overrides"))
     return conf
+
+
+def report_file(path: str | os.PathLike | None = None, logger: logging.Logger = log) -> None:
+    """Log, once, what the user file (`path` or $SQUALL_CONF) holds that squall accepts
+    without using: for a daemon's start, where an operator reads it."""
+    path = _user_file(path)
+    if path:
+        log_review(review(load_file(path), load_defaults(), str(path)), logger)
 
 
 def zk_hosts(conf: Conf) -> str:

@@ -248,11 +248,55 @@ def validate_topology(topology: Any) -> TopologyStructure:
 
 
 def validate_topology_conf(json_conf: str | None) -> dict[str, Any]:
+    """The topology conf to store: checked, its cluster settings left out."""
+    return review_topology_conf(json_conf).conf
+
+
+def check_topology_setting(key: str, value: Any) -> None:
+    """`config set` on a running topology: the one key, checked as in a topology conf. A
+    cluster setting or a likely typo is refused here, not dropped or warned of: setting that
+    key is all the call asks, and its caller hears nothing but the refusal."""
+    if isinstance(key, str) and config_mod.is_cluster_key(key):
+        raise invalid(f"{key} is a cluster setting; a topology cannot set it")
+    found = review_topology_conf(json.dumps({key: value}))
+    for typo, known in found.suggestions:
+        raise invalid(f"unknown setting {typo}: did you mean {known}?")
+
+
+def review_topology_conf(json_conf: str | None) -> config_mod.Review:
+    """The topology conf checked, and what to say about it (squall/config.py `review`)."""
     try:
         conf = json.loads(json_conf or "{}")
     except (TypeError, ValueError, RecursionError) as exc:
         raise invalid(f"topology conf is not valid JSON: {exc}") from exc
-    return _checked_conf(conf, "topology conf")
+    return _reviewed_conf(conf, "topology conf")
+
+
+def conf_reviews(topology: Any, json_conf: str | None) -> tuple[config_mod.Review, ...]:
+    """What to tell a submitter about its topology conf and each component's conf: the
+    Storm keys ignored, the likely typos, the cluster settings left out. For a topology that
+    `validate_topology` and `validate_topology_conf` passed."""
+    reviews = [review_topology_conf(json_conf)]
+    for specs in (topology.spouts, topology.bolts):
+        for name, spec in sorted((specs or {}).items()):
+            conf = json.loads(spec.common.json_conf or "{}")
+            reviews.append(_reviewed_conf(conf, f"component {name!r} conf"))
+    return tuple(r for r in reviews if r.messages())
+
+
+MAX_TASK_PARALLELISM = "topology.max.task.parallelism"
+
+
+def cap_parallelism(structure: TopologyStructure, conf: dict[str, Any]) -> TopologyStructure:
+    """Each component's parallelism at most topology.max.task.parallelism, the component's
+    own conf over the topology's (Storm's ServerUtils.getComponentParallelism, applied by
+    nimbus at submit). Storm caps the task count; squall runs one task per executor."""
+    counts = {}
+    for name, component in structure.components.items():
+        limit = {**conf, **component.conf}.get(MAX_TASK_PARALLELISM)
+        if limit is not None and int(limit) < component.parallelism:
+            counts[name] = int(limit)
+    return structure.with_parallelism(counts) if counts else structure
 
 
 MAX_NESTING = 32  # lists and maps in a conf, the conf itself counted
@@ -277,12 +321,14 @@ def _children(item: list[Any] | dict[Any, Any]) -> Iterable[Any]:
 
 
 def _checked_conf(conf: Any, source: str) -> dict[str, Any]:
-    """Known keys with values of the right type and size, and no cluster-only key."""
+    return _reviewed_conf(conf, source).conf
+
+
+def _reviewed_conf(conf: Any, source: str) -> config_mod.Review:
+    """Known keys with values of the right type and size; cluster-only keys left out."""
     if too_deep(conf):
         raise invalid(f"{source} nests lists and maps deeper than {MAX_NESTING}")
     try:
-        checked = config_mod.validate(conf, config_mod.load_defaults(), source)
-        config_mod.check_topology_keys(checked, source)
+        return config_mod.review(conf, config_mod.load_defaults(), source, topology=True)
     except config_mod.ConfigError as exc:
         raise invalid(str(exc)) from exc
-    return checked

@@ -5,6 +5,7 @@ and the `squall` command, which should refuse them before uploading anything.
 Each refusal must be an InvalidTopologyException naming the problem, leave nimbus alive, and
 leave nothing behind: no upload in nimbus's inbox, no /storms node, the name free again."""
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport import TFramedTransportFactory
 
 import squall
+from squall.code_package import pack_directory
 from squall.local import LocalCluster, wait_for
 from squall.submit import submit_file
 from squall.tls import client_context
@@ -111,11 +113,14 @@ def as_foreign(topology):
     [
         ('{"topology.batch.size": 0}', "topology conf: topology.batch.size must be at least 1"),
         ('{"topology.max.spout.pending": -1}', "topology.max.spout.pending must be at least 0"),
-        (
-            '{"storm.zookeeper.root": "/elsewhere"}',
-            "topology conf: storm.zookeeper.root is a cluster setting; a topology cannot set it",
+        (  # a cluster setting is left out of a topology conf, but its type is still checked
+            '{"storm.zookeeper.root": 5}',
+            "topology conf: storm.zookeeper.root must be a string, got integer 5",
         ),
-        ('{"nimbus.seeds": []}', "nimbus.seeds is a cluster setting"),
+        (  # a Storm key squall ignores is type-checked as Storm does
+            '{"topology.kryo.register": 5}',
+            "topology conf: topology.kryo.register must be a list of class names",
+        ),
         ('{"when": NaN, "x": ', "topology conf is not valid JSON"),
         # nested past Python's recursion limit (an untyped internal error, the upload kept)
         ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "topology conf is not valid JSON"),
@@ -127,6 +132,26 @@ def as_foreign(topology):
 )
 def test_bad_confs_over_thrift(cluster, victim, foreign, conf, problem):
     assert problem in foreign_submit(foreign, "bad", as_foreign(tiny()), conf)
+    assert_nothing_left(cluster, victim)
+
+
+def test_cluster_settings_are_left_out_of_a_topology_conf_over_thrift(cluster, victim, foreign):
+    """What an attacker's topology conf would repoint its workers with is dropped, not
+    refused (Storm accepts any key); the topology runs with the cluster's settings."""
+    location = foreign.beginFileUpload()
+    foreign.uploadChunk(location, pack_directory(TINY.parent, 10_000_000))
+    foreign.finishFileUpload(location)
+    conf = '{"storm.zookeeper.root": "/elsewhere", "nimbus.seeds": [], "topology.name": "x"}'
+    foreign.submitTopology("repointed", location, conf, as_foreign(tiny()))
+    try:
+        with cluster.client() as client:
+            tid = next(s.id for s in client.getClusterInfo().topologies if s.name == "repointed")
+            stored = json.loads(client.getTopologyConf(tid))
+        assert "storm.zookeeper.root" not in stored and "nimbus.seeds" not in stored
+        assert stored["topology.name"] == "repointed"  # nimbus's, as Storm's
+    finally:
+        foreign.killTopologyWithOpts("repointed", API.KillOptions(wait_secs=0))
+    wait_for(lambda: storms(cluster) == [victim], 60, "the repointed topology gone")
     assert_nothing_left(cluster, victim)
 
 
@@ -216,9 +241,9 @@ BAD_FILES = {
     "root": (
         """
         class Root(Topology):
-            numbers = Numbers.spec(config={"storm.zookeeper.root": "/other"})
+            numbers = Numbers.spec(config={"storm.zookeeper.root": 5})
         """,
-        "component 'numbers' conf: storm.zookeeper.root is a cluster setting",
+        "component 'numbers' conf: storm.zookeeper.root must be a string",
     ),
 }
 

@@ -7,7 +7,12 @@ import pytest
 from squall import Bolt, Grouping, Spout, Topology
 from squall import thrift_api as T
 from squall.config import ConfigError, cluster_conf, load_defaults, validate
-from squall.validation import check_topology_name, validate_topology, validate_topology_conf
+from squall.validation import (
+    check_topology_name,
+    review_topology_conf,
+    validate_topology,
+    validate_topology_conf,
+)
 
 
 class Lines(Spout):
@@ -114,8 +119,9 @@ def test_a_conf_nested_too_deep_is_refused_however_it_parses():
 def test_topology_conf_errors():
     with pytest.raises(T.InvalidTopologyException, match="not valid JSON"):
         validate_topology_conf("{nope")
-    with pytest.raises(T.InvalidTopologyException, match="unknown setting topology.wokers"):
-        validate_topology_conf(json.dumps({"topology.wokers": 2}))
+    typo = review_topology_conf(json.dumps({"topology.wokers": 2}))  # accepted, as Storm
+    assert typo.conf == {"topology.wokers": 2}
+    assert typo.suggestions == (("topology.wokers", "topology.workers"),)
     assert validate_topology_conf(json.dumps({"my.own.key": [1]})) == {"my.own.key": [1]}
 
 
@@ -123,8 +129,7 @@ def test_config_types_and_unknown_keys(tmp_path):
     defaults = load_defaults()
     with pytest.raises(ConfigError, match="nimbus.thrift.port must be an integer"):
         validate({"nimbus.thrift.port": "6627"}, defaults, "f")
-    with pytest.raises(ConfigError, match="unknown setting nimbus.thrift.prot"):
-        validate({"nimbus.thrift.prot": 1}, defaults, "f")
+    assert validate({"nimbus.thrift.prot": 1}, defaults, "f") == {"nimbus.thrift.prot": 1}
     with pytest.raises(ConfigError, match="must be a boolean"):
         validate({"topology.debug": 1}, defaults, "f")
     with pytest.raises(ConfigError, match="handoff must be one of auto, arrow, parquet"):
@@ -177,18 +182,23 @@ def test_parallelism_bounds_are_allowed(par):
 @pytest.mark.parametrize(
     "key", ["storm.zookeeper.root", "nimbus.seeds", "supervisor.slots.ports", "storm.local.dir"]
 )
-def test_cluster_only_keys_are_refused_in_a_topology_conf(key):
+def test_cluster_only_keys_are_dropped_from_a_topology_conf(key):
     value = load_defaults()[key]
+    found = review_topology_conf(json.dumps({key: value, "topology.workers": 2}))
+    assert found.conf == {"topology.workers": 2} and found.dropped == (key,)
+    assert any(key in line and "cluster settings" in line for _, line in found.messages())
+
+
+def test_cluster_only_keys_are_dropped_from_a_component_conf():
+    structure = validate_topology(build(lines=Lines.spec(config={"storm.zookeeper.root": "/x"})))
+    assert structure.components["lines"].conf == {}
+
+
+def test_a_cluster_key_of_the_wrong_type_is_still_refused_in_a_topology_conf():
     with pytest.raises(T.InvalidTopologyException) as info:
-        validate_topology_conf(json.dumps({key: value}))
-    assert info.value.msg == f"topology conf: {key} is a cluster setting; a topology cannot set it"
-
-
-def test_cluster_only_keys_are_refused_in_a_component_conf():
-    msg = error_of(build(lines=Lines.spec(config={"storm.zookeeper.root": "/x"})))
-    assert msg == (
-        "component 'lines' conf: storm.zookeeper.root is a cluster setting; "
-        "a topology cannot set it"
+        validate_topology_conf(json.dumps({"storm.zookeeper.port": "2181"}))
+    assert info.value.msg == (
+        "topology conf: storm.zookeeper.port must be an integer, got string '2181'"
     )
 
 
@@ -220,12 +230,12 @@ def test_cluster_sizes_below_their_minimum_are_refused():
         cluster_conf(**{"nimbus.max.tasks": 0})
 
 
-def test_minimum_ignores_values_that_are_not_numbers():
-    # acker.executors' default is null: a string passes the type check and is refused later
-    # by nimbus's own whole-number check, never with a TypeError from comparing it here
-    assert validate({"topology.acker.executors": "x"}, load_defaults(), "t") == {
-        "topology.acker.executors": "x"
-    }
+def test_a_null_default_takes_storms_type_and_the_minimum_never_compares_a_string():
+    # acker.executors' default is null, which says nothing of its type: Storm's @IsInteger
+    # refuses a string, with a ConfigError, never a TypeError from comparing it to a minimum
+    with pytest.raises(ConfigError, match="topology.acker.executors must be a whole number"):
+        validate({"topology.acker.executors": "x"}, load_defaults(), "t")
+    assert validate({"topology.acker.executors": 2.0}, load_defaults(), "t")
 
 
 def test_every_minimum_names_a_known_key():

@@ -12,7 +12,7 @@ import stat
 import pytest
 from kazoo.security import ACL, Id, make_digest_acl_credential
 
-from squall.config import ConfigError, check_topology_keys, cluster_conf
+from squall.config import ConfigError, cluster_conf, load_defaults, review
 from squall.nimbus.redaction import REDACTED, redacted
 from squall.zk_acl import (
     ALL,
@@ -297,7 +297,7 @@ def test_a_worker_gets_its_supervisors_identity_from_its_conf(tmp_path):
 
 def test_the_worker_identity_keys_are_cluster_settings_and_redacted():
     assert cluster_conf()["security.zookeeper.payload"] is None
-    with pytest.raises(ConfigError, match="security.zookeeper.payload is a cluster setting"):
-        check_topology_keys({"security.zookeeper.payload": "supervisor:x"}, "topology")
+    forged = review({"security.zookeeper.payload": "supervisor:x"}, load_defaults(), "t", True)
+    assert forged.conf == {} and forged.dropped == ("security.zookeeper.payload",)
     shown = redacted({"security.zookeeper.payload": "supervisor:s3cret"})
     assert shown["security.zookeeper.payload"] == REDACTED
