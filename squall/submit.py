@@ -14,10 +14,12 @@ from typing import Any
 from squall import thrift_api as T
 from squall.client import upload
 from squall.code_package import pack_directory, package_files
+from squall.config import log_review
 from squall.topology import Topology, load_topology_file
 from squall.validation import (
     check_name_free,
     check_topology_name,
+    conf_reviews,
     json_text,
     validate_topology,
     validate_topology_conf,
@@ -65,6 +67,8 @@ def prepare(
     topology = load_topology_file(path)
     topology_name = name or topology.name or path.stem
     thrift, json_conf = checked(topology, topology_name, {**topology.config, **(overrides or {})})
+    for found in conf_reviews(thrift, json_conf):  # keys accepted but not used: say so
+        log_review(found)
     files = tuple(package_files(path.parent))
     package = pack_directory(path.parent, conf["nimbus.upload.max.bytes"])
     return Packed(topology_name, path.parent, files, package), thrift, json_conf

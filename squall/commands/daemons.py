@@ -8,6 +8,7 @@ import sys
 import click
 
 from squall.commands.group import err, fail, main
+from squall.config import report_file
 
 
 @main.command()
@@ -16,6 +17,7 @@ def nimbus(ctx: click.Context) -> None:
     """Run the nimbus daemon."""
     from squall.nimbus.daemon import run_nimbus
 
+    report_file(ctx.find_root().params.get("config_file"))  # what it accepts but ignores
     run_nimbus(ctx.obj)
 
 
@@ -26,6 +28,7 @@ def supervisor(ctx: click.Context) -> None:
     from squall.supervisor.daemon import run_supervisor
     from squall.supervisor.identity import DuplicateSupervisorError
 
+    report_file(ctx.find_root().params.get("config_file"))  # what it accepts but ignores
     try:
         run_supervisor(ctx.obj)
     except DuplicateSupervisorError as exc:
