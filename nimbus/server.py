@@ -303,26 +303,29 @@ class NimbusServer:
         return True
 
     async def _peek(self, writer: asyncio.StreamWriter, timeout: float) -> bytes:
-        """The client's first byte, left unread: waited for and peeked on a duplicate of the
-        socket while the transport's reading stays paused (TLS must get the whole hello)."""
-        sock = writer.get_extra_info("socket").dup()
+        """The client's first byte, left unread (TLS must get the whole hello). Readiness is
+        watched on the connection's own descriptor, whose transport reader is paused (loop.
+        add_reader refuses a transport's descriptor; a duplicate held while waiting would
+        double the descriptors of silent connections); the byte is peeked on a duplicate
+        held for that one call."""
+        sock = writer.get_extra_info("socket")
+        fd = sock.fileno()
+        ready: asyncio.Future[None] = self.loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        self.loop._add_reader(fd, readable)  # type: ignore[attr-defined]  # selector loop
         try:
-            ready: asyncio.Future[None] = self.loop.create_future()
-
-            def readable() -> None:
-                if not ready.done():
-                    ready.set_result(None)
-
-            self.loop.add_reader(sock.fileno(), readable)
-            try:
-                await asyncio.wait_for(ready, timeout)
-            finally:  # before the duplicate closes: epoll keeps a closed duplicate's entry
-                self.loop.remove_reader(sock.fileno())
-            return sock.recv(1, socket.MSG_PEEK)
-        except BlockingIOError:
-            return b""
+            await asyncio.wait_for(ready, timeout)
         finally:
-            sock.close()
+            self.loop._remove_reader(fd)  # type: ignore[attr-defined]
+        with sock.dup() as peek:
+            try:
+                return peek.recv(1, socket.MSG_PEEK)
+            except BlockingIOError:
+                return b""
 
     async def _refuse_plain(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str

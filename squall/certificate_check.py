@@ -40,11 +40,21 @@ def _day(moment: datetime.datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _load(path: Path, what: str) -> x509.Certificate:
+def _load(path: Path, what: str) -> list[x509.Certificate]:
     try:
-        return x509.load_pem_x509_certificate(path.read_bytes())
+        return x509.load_pem_x509_certificates(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise ClientCertificateError(f"cannot read {what} {path}: {exc}") from exc
+
+
+def _signed_by(cert: x509.Certificate, cas: list[x509.Certificate]) -> bool:
+    for ca in cas:
+        try:
+            cert.verify_directly_issued_by(ca)
+            return True
+        except (ValueError, TypeError, InvalidSignature):
+            continue
+    return False
 
 
 def certificate_problem(
@@ -54,21 +64,19 @@ def certificate_problem(
     (None: nothing this side can see); each answer says what to do."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     try:
-        cert = _load(pem, "your certificate")
-        ca_cert = _load(ca, "the cluster CA certificate")
+        cert = _load(pem, "your certificate")[0]
+        cas = _load(ca, "the cluster CA certificate")
     except ClientCertificateError as exc:
         return str(exc)
-    if now > ca_cert.not_valid_after_utc:
-        return f"the cluster CA {ca} expired on {_day(ca_cert.not_valid_after_utc)}"
+    if all(now > c.not_valid_after_utc for c in cas):
+        return f"the cluster CA {ca} expired on {_day(cas[0].not_valid_after_utc)}"
     if now > cert.not_valid_after_utc:
         when = _day(cert.not_valid_after_utc)
         return f"your certificate {pem} expired on {when}; {_reissue(name, pem)}"
     if now < cert.not_valid_before_utc:
         when = _day(cert.not_valid_before_utc)
         return f"your certificate {pem} is not valid before {when}: check this host's clock"
-    try:
-        cert.verify_directly_issued_by(ca_cert)
-    except (ValueError, TypeError, InvalidSignature):
+    if not _signed_by(cert, cas):
         return (
             f"your certificate {pem} is not signed by the CA in {ca}: they come from different "
             f"clusters (every cluster's CA has the same name). Copy this cluster's ca.pem "

@@ -89,7 +89,16 @@ def credentials(cluster) -> Path:
 
 
 def test_a_plain_thrift_client_is_refused(cluster):
-    refused(cluster, None)
+    """Refused with an answer it can print (tests/security/test_tls_refusals.py), and nothing
+    run."""
+    client = raw_client(cluster, None)
+    try:
+        with pytest.raises(TApplicationException, match="requires TLS"):
+            client.killTopology("anything")
+    finally:
+        client.close()
+    with cluster.client() as admin:
+        assert admin.getClusterInfo().supervisors
 
 
 def test_a_client_without_a_certificate_is_refused_at_the_handshake(cluster):
