@@ -35,12 +35,14 @@ from . import (
     cluster_json,
     component_json,
     jsonp,
+    logviewer,
     profiling,
     topology_json,
     topology_metrics_json,
     visualization,
 )
 from .access import AccessPolicy, refusal
+from .log_files import LogLinks
 from .metrics import render_metrics
 from .nimbus_link import NimbusLink, NimbusUnavailable
 from .token import COOKIE, QUERY, ensure_ui_token
@@ -63,7 +65,7 @@ def _status_of(exc: Exception) -> int | None:
         return 400
     if isinstance(exc, T.AuthorizationException):
         return 403
-    if isinstance(exc, T.NotAliveException):
+    if isinstance(exc, T.NotAliveException | logviewer.NoSuchLog):
         return 404
     if isinstance(exc, T.IllegalStateException):
         return 409
@@ -181,6 +183,7 @@ def _token_to_cookie(request: Request, token: str) -> Response:
 def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette:
     link = link or NimbusLink(conf)
     policy = AccessPolicy.from_conf(conf, token=ensure_ui_token(conf))
+    links = LogLinks.from_conf(conf)
 
     def configuration(request: Request) -> Any:
         return json.loads(link.call(lambda c: c.getNimbusConf()))
@@ -211,7 +214,9 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
             return c.getComponentPageInfo(tid, name, window, sys), owner
 
         page, owner = link.call(read)
-        return component_json.component_page(page, window, time.time(), owner=owner or "")
+        return component_json.component_page(
+            page, window, time.time(), owner=owner or "", links=links
+        )
 
     def graph(request: Request) -> Any:
         tid, sys = request.path_params["id"], _sys(request)
@@ -254,7 +259,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
             raise BadRequest("/supervisor wants an id or a host query parameter")
         sys = _sys(request)
         page = link.call(lambda c: c.getSupervisorPageInfo(sid or None, host, sys))
-        return cluster_json.supervisor_page(page)
+        return cluster_json.supervisor_page(page, links)
 
     def history(request: Request) -> Any:
         return cluster_json.history_summary(link.call(lambda c: c.getTopologyHistory("")))
@@ -274,7 +279,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
     def topology_workers(request: Request) -> Any:
         tid = request.path_params["id"]
         info = link.call(lambda c: c.getTopologyInfo(tid))
-        return cluster_json.topology_workers(info.executors or [], None)
+        return cluster_json.topology_workers(info.executors or [], links.port)
 
     def topology_metrics(request: Request) -> Any:
         tid, window, sys = request.path_params["id"], _window(request), _sys(request)
@@ -285,7 +290,12 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         def ask(request: Request) -> Any:
             tid, params = request.path_params["id"], request.path_params
             want = profiling.ask(action, params["host_port"], params.get("timeout"), time.time())
-            link.call(lambda c: c.setWorkerProfiler(tid, want.request))
+
+            def run(c: Any) -> None:
+                c.getTopologySummary(tid)  # NotAliveException (a 404): the call declares none
+                c.setWorkerProfiler(tid, want.request)
+
+            link.call(run)
             return want.answer
 
         ask.__name__ = f"profiling_{action}"
@@ -316,6 +326,10 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
             Route(topo + path, guarded(profile(action)), methods=["POST"])
             for action, path in profiling.PATHS.items()
         ],
+        Route(api + "/log", guarded(lambda r: logviewer.log_page(conf, r))),
+        Route(api + "/download", guarded(lambda r: logviewer.download(conf, r))),
+        Route(api + "/search", guarded(lambda r: logviewer.search(conf, r))),
+        Route(api + "/listLogs", guarded(lambda r: logviewer.list_logs(conf, r))),
         Route("/metrics", guarded(metrics)),
         Route(api + "/{rest:path}", lambda r: error_json(404, f"no such API path {r.url.path}")),
         Mount("/", StaticFiles(directory=str(resources.files("squall.ui") / "static"), html=True)),

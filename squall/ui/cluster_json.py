@@ -14,6 +14,8 @@ from typing import Any
 
 from squall import thrift_api as T
 
+from .log_files import LogLinks
+
 MEMORY_KEY, CPU_KEY = "supervisor.memory.capacity.mb", "supervisor.cpu.capacity"
 # Storm's normalized names, which its UIHelpers reads first
 COMMON_MEMORY, COMMON_CPU = "memory.mb", "cpu.pcore.percent"
@@ -162,7 +164,7 @@ def topology_summary(topologies: Iterable[Any]) -> dict[str, Any]:
     }
 
 
-def worker_json(w: Any) -> dict[str, Any]:
+def worker_json(w: Any, links: LogLinks | None = None) -> dict[str, Any]:
     """A WorkerSummary as Storm's workers[] entries."""
     return {
         "supervisorId": w.supervisor_id,
@@ -177,16 +179,16 @@ def worker_json(w: Any) -> dict[str, Any]:
         "componentNumTasks": dict(w.component_to_num_tasks or {}),
         "uptime": pretty_uptime(w.uptime_secs or 0),
         "uptimeSeconds": w.uptime_secs or 0,
-        "workerLogLink": "",
+        "workerLogLink": links.worker(w.host, w.port, w.topology_id) if links else "",
     }
 
 
-def supervisor_page(page: Any) -> dict[str, Any]:
+def supervisor_page(page: Any, links: LogLinks | None = None) -> dict[str, Any]:
     """/supervisor?id= or ?host=: the supervisors and their workers (Storm's
     getSupervisorPageInfo)."""
     return {
         "supervisors": [supervisor_json(s) for s in page.supervisor_summaries or []],
-        "workers": [worker_json(w) for w in page.worker_summaries or []],
+        "workers": [worker_json(w, links) for w in page.worker_summaries or []],
         "schedulerDisplayResource": False,
     }
 

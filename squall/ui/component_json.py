@@ -11,8 +11,10 @@ from .cluster_json import pretty_uptime
 from .topology_json import (
     SPOUT_TYPE,
     WINDOWS,
+    LogLinks,
     bolt_json,
     common_fields,
+    error_link,
     latency,
     no_resources,
     spout_json,
@@ -44,11 +46,14 @@ def _window_row(kind: int, window: str, stats: Any) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k in keep or k in ("windowPretty", "window")}
 
 
-def component_page(page: Any, window: str, now: float, owner: str = "") -> dict[str, Any]:
+def component_page(
+    page: Any, window: str, now: float, owner: str = "", links: LogLinks | None = None
+) -> dict[str, Any]:
     kind = page.component_type
     stats = page.window_to_stats or {}
     served, hint = window_hint(window, stats)
     debug = page.debug_options
+    tid = page.topology_id or ""
     rows = [_window_row(kind, w, stats[w]) for w in WINDOWS if w in stats]
     executors = []
     for e in page.exec_stats or []:
@@ -65,7 +70,7 @@ def component_page(page: Any, window: str, now: float, owner: str = "") -> dict[
                 "port": s.port,
                 "uptime": pretty_uptime(s.uptime_secs),
                 "uptimeSeconds": s.uptime_secs,
-                "workerLogLink": "",
+                "workerLogLink": links.worker(s.host, s.port, tid) if links else "",
                 **one,
             }
         )
@@ -97,7 +102,7 @@ def component_page(page: Any, window: str, now: float, owner: str = "") -> dict[
                 "errorPort": e.port,
                 "error": e.error,
                 "errorLapsedSecs": max(0, int(now) - e.error_time_secs),
-                "errorWorkerLogLink": "",
+                "errorWorkerLogLink": error_link(e, links, tid),
             }
             for e in sorted(page.errors or [], key=lambda e: -e.error_time_secs)
         ],

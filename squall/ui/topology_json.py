@@ -16,6 +16,8 @@ from typing import Any
 from urllib.parse import quote
 
 from .cluster_json import pretty_uptime, worker_json
+from .errors import BadRequest
+from .log_files import LogLinks
 
 ALL_TIME = ":all-time"
 WINDOWS = {"600": "10m 0s", "10800": "3h 0m 0s", "86400": "1d 0h 0m 0s", ALL_TIME: "All time"}
@@ -24,10 +26,6 @@ ALL_TIME_ONLY = "All time (nimbus served no {} window)"
 
 
 _TIMEOUT = "topology.message.timeout.secs"
-
-
-class BadRequest(ValueError):
-    """A request parameter Storm's UI would refuse; answered with a 400."""
 
 
 def is_system(name: str) -> bool:
@@ -61,7 +59,7 @@ def latency(value: float | None) -> str | None:
     return None if value is None else f"{value:.3f}"
 
 
-def _error_fields(error: Any, now: float) -> dict[str, Any]:
+def _error_fields(error: Any, now: float, link: str = "") -> dict[str, Any]:
     if error is None:
         return {
             "lastError": "",
@@ -77,7 +75,7 @@ def _error_fields(error: Any, now: float) -> dict[str, Any]:
         "errorPort": error.port,
         "errorTime": error.error_time_secs,
         "errorLapsedSecs": max(0, int(now) - error.error_time_secs),
-        "errorWorkerLogLink": "",
+        "errorWorkerLogLink": link,
     }
 
 
@@ -97,19 +95,30 @@ def no_resources() -> dict[str, float]:
     return {"requestedMemOnHeap": 0.0, "requestedMemOffHeap": 0.0, "requestedCpu": 0.0}
 
 
-def spout_json(name: str, stats: Any, now: float) -> dict[str, Any]:
+def error_link(error: Any, links: LogLinks | None, tid: str) -> str:
+    """The log of the worker that reported `error` (Storm's errorWorkerLogLink)."""
+    if error is None or links is None:
+        return ""
+    return links.worker(error.host, error.port, tid)
+
+
+def spout_json(
+    name: str, stats: Any, now: float, links: LogLinks | None = None, tid: str = ""
+) -> dict[str, Any]:
     spout = stats.specific_stats.spout if stats.specific_stats else None
     return {
         "spoutId": name,
         "encodedSpoutId": quote(name, safe=""),
         **common_fields(stats),
         "completeLatency": latency(spout.complete_latency_ms if spout else None),
-        **_error_fields(stats.last_error, now),
+        **_error_fields(stats.last_error, now, error_link(stats.last_error, links, tid)),
         **no_resources(),
     }
 
 
-def bolt_json(name: str, stats: Any, now: float) -> dict[str, Any]:
+def bolt_json(
+    name: str, stats: Any, now: float, links: LogLinks | None = None, tid: str = ""
+) -> dict[str, Any]:
     bolt = stats.specific_stats.bolt if stats.specific_stats else None
     return {
         "boltId": name,
@@ -119,7 +128,7 @@ def bolt_json(name: str, stats: Any, now: float) -> dict[str, Any]:
         "executeLatency": latency(bolt.execute_latency_ms if bolt else None),
         "processLatency": latency(bolt.process_latency_ms if bolt else None),
         "capacity": latency(bolt.capacity if bolt else None),
-        **_error_fields(stats.last_error, now),
+        **_error_fields(stats.last_error, now, error_link(stats.last_error, links, tid)),
         **no_resources(),
         **spark_fields(bolt),
     }
@@ -165,6 +174,7 @@ def topology_page(
     ts = page.topology_stats
     served, hint = window_hint(window, (ts.window_to_emitted or {}) if ts else {})
     debug = page.debug_options
+    links = LogLinks.from_conf(defaults or {})
     return {
         "id": page.id,
         "encodedId": quote(page.id, safe=""),
@@ -192,12 +202,14 @@ def topology_page(
         "requestedTotalMem": 0.0,
         "requestedCpu": 0.0,
         "topologyStats": _topology_stats(ts) if ts else [],
-        "workers": [worker_json(w) for w in page.workers or []],
+        "workers": [worker_json(w, links) for w in page.workers or []],
         "spouts": [
-            spout_json(n, s, now) for n, s in sorted((page.id_to_spout_agg_stats or {}).items())
+            spout_json(n, s, now, links, page.id)
+            for n, s in sorted((page.id_to_spout_agg_stats or {}).items())
         ],
         "bolts": [
-            bolt_json(n, s, now) for n, s in sorted((page.id_to_bolt_agg_stats or {}).items())
+            bolt_json(n, s, now, links, page.id)
+            for n, s in sorted((page.id_to_bolt_agg_stats or {}).items())
         ],
         "configuration": conf,
     }

@@ -4,9 +4,11 @@ Storm's error JSON with a 4xx for bad requests, 503 when nimbus is down, /metric
 prometheus_client's parser, and what the UI must refuse (CSRF, foreign Host headers, and on a
 non-loopback address: strangers without a certificate, readers acting)."""
 
+import json
 import ssl
 import subprocess
 import sys
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -29,7 +31,10 @@ OPT_INT = (int, type(None))
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    with LocalCluster(tmp_path_factory.mktemp("ui"), supervisors=1, ui=True) as c:
+    capacity = {"supervisor.memory.capacity.mb": 3072, "supervisor.cpu.capacity": 300}
+    with LocalCluster(
+        tmp_path_factory.mktemp("ui"), supervisors=1, ui=True, supervisor_confs={1: capacity}
+    ) as c:
         for name in ("bob", "carol"):
             issue(c.base_conf_full(), name)
         yield c
@@ -208,7 +213,15 @@ def test_component_pages(cluster, words):
     ten, *_, ever = bolt["boltStats"]
     assert (ten["window"], ever["window"]) == ("600", ":all-time")
     assert 0 < ten["executed"] <= ever["executed"] and float(ever["capacity"]) >= 0
-    assert bolt["inputStats"] == [] and len(bolt["executorStats"]) == 2
+    assert len(bolt["executorStats"]) == 2
+    [given] = bolt["inputStats"]  # count's one input: split's default stream
+    check(given, {"component": STR, "encodedComponentId": STR, "stream": STR, "executed": INT})
+    check(given, {"executeLatency": OPT_STR, "processLatency": OPT_STR, "acked": INT})
+    assert (given["component"], given["stream"]) == ("split", "default")
+    assert given["executed"] > 0 and float(given["executeLatency"]) > 0
+    [given] = get(cluster, f"/topology/{words}/component/split").json()["inputStats"]
+    assert (given["component"], given["stream"]) == ("sentences", "default")
+    assert given["executed"] > 0
 
 
 def test_visualization(cluster, words):
@@ -382,6 +395,145 @@ def test_metrics_latency_histograms(cluster, words):
     wait_for(grown, 60, "more acks counted", interval=0.5)
 
 
+def test_capacities_come_from_the_supervisors(cluster, words):
+    """The supervisor registered 3072 MB and 300 % (Storm's keys); words declares no
+    resources, so nothing of it is used."""
+    summary = get(cluster, "/cluster/summary").json()
+    assert (summary["totalMem"], summary["totalCpu"]) == (3072.0, 300.0)
+    assert (summary["availMem"], summary["availCpu"]) == (3072.0, 300.0)
+    [sup] = get(cluster, "/supervisor/summary").json()["supervisors"]
+    assert (sup["totalMem"], sup["totalCpu"], sup["usedMem"], sup["usedCpu"]) == (
+        3072.0,
+        300.0,
+        0.0,
+        0.0,
+    )
+
+
+def test_topology_metrics_per_stream(cluster, words):
+    body = get(cluster, f"/topology/{words}/metrics").json()
+    assert (body["window"], body["windowHint"]) == (":all-time", "All time")
+    [spout] = body["spouts"]
+    check(spout, {"id": STR, "emitted": list, "transferred": list, "acked": list})
+    check(spout, {"failed": list, "complete_ms_avg": list})
+    emitted = {e["stream_id"]: e["value"] for e in spout["emitted"]}
+    assert spout["id"] == "sentences" and emitted["default"] > 0
+    assert all(not s.startswith("__") for s in emitted)  # system streams only with ?sys=1
+    [complete] = spout["complete_ms_avg"]
+    assert complete["stream_id"] == "default" and float(complete["value"]) > 0
+    bolts = {b["id"]: b for b in body["bolts"]}
+    assert set(bolts) == {"split", "count"}
+    [executed] = bolts["count"]["executed"]
+    assert (executed["component_id"], executed["stream_id"]) == ("split", "default")
+    assert executed["value"] > 0
+    [execute_ms] = bolts["count"]["executed_ms_avg"]
+    assert float(execute_ms["value"]) > 0
+    ten = get(cluster, f"/topology/{words}/metrics", params={"window": "600"}).json()
+    assert (ten["window"], ten["windowHint"]) == ("600", "10m 0s")
+    later = get(cluster, f"/topology/{words}/metrics").json()
+    ten_emitted = {e["stream_id"]: e["value"] for e in ten["spouts"][0]["emitted"]}
+    all_emitted = {e["stream_id"]: e["value"] for e in later["spouts"][0]["emitted"]}
+    assert 0 < ten_emitted["default"] <= all_emitted["default"]
+    storm_error(get(cluster, f"/topology/{words}/metrics", params={"window": "9"}), 400, "window")
+    storm_error(get(cluster, "/topology/nope-1-1/metrics"), 404, "nope-1-1")
+
+
+def test_topology_workers_supervisor_history_and_owners(cluster, words):
+    page = get(cluster, f"/topology/{words}").json()
+    [worker] = page["workers"]
+    body = get(cluster, f"/topology-workers/{words}").json()
+    assert body["hostPortList"] == [{"host": worker["host"], "port": worker["port"]}]
+    storm_error(get(cluster, "/topology-workers/nope-1-1"), 404, "nope-1-1")
+
+    for params in ({"host": worker["host"]}, {"id": "supervisor1"}):
+        sup = get(cluster, "/supervisor", params=params).json()
+        [one] = sup["supervisors"]
+        assert (one["id"], one["totalMem"]) == ("supervisor1", 3072.0)
+        [running] = sup["workers"]
+        assert (running["topologyId"], running["port"]) == (words, worker["port"])
+        assert running["componentNumTasks"] == {"sentences": 1, "split": 2, "count": 2}
+    storm_error(get(cluster, "/supervisor", params={"id": "nope"}), 404, "nope")
+    storm_error(get(cluster, "/supervisor", params={"host": "nowhere.example"}), 404, "nowhere")
+    storm_error(get(cluster, "/supervisor"), 400, "id or a host")
+
+    assert words in get(cluster, "/history/summary").json()["topo-history"]
+
+    owners = {o["owner"]: o for o in get(cluster, "/owner-resources").json()["owners"]}
+    mine = owners[page["owner"]]
+    assert (mine["totalTopologies"], mine["totalExecutors"], mine["totalWorkers"]) == (1, 5, 1)
+    one = get(cluster, f"/owner-resources/{page['owner']}").json()
+    assert one["owner"] == page["owner"] and one["totalTopologies"] == 1
+    nobody = get(cluster, "/owner-resources/nobody").json()
+    assert (nobody["owner"], nobody["totalTopologies"]) == ("nobody", 0)
+
+
+def test_profiling_actions(cluster, words):
+    [worker] = get(cluster, f"/topology/{words}").json()["workers"]
+    where = f"{worker['host']}:{worker['port']}"
+    answer = post(cluster, f"/topology/{words}/profiling/start/{where}/10")
+    assert answer.json() == {"status": "ok", "id": where, "timeout": "10", "dumplink": ""}
+    with cluster.client() as client:
+        pending = client.getComponentPendingProfileActions(words, "sentences", 0)  # JPROFILE_STOP
+    assert [(p.nodeInfo.node, sorted(p.nodeInfo.port)) for p in pending] == [
+        (worker["host"], [worker["port"]])
+    ]
+    for action in ("stop", "dumpprofile", "dumpjstack", "dumpheap"):
+        answer = post(cluster, f"/topology/{words}/profiling/{action}/{where}")
+        assert answer.json() == {"status": "ok", "id": where}, action
+    with cluster.client() as client:
+        assert client.getComponentPendingProfileActions(words, "sentences", 0) == []
+    # POST only, as in Storm 2.8 (a GET that acts could be a link on any page)
+    assert get(cluster, f"/topology/{words}/profiling/dumpjstack/{where}").status_code in (404, 405)
+    storm_error(post(cluster, f"/topology/{words}/profiling/dumpheap/nohost"), 400, "host:port")
+    storm_error(post(cluster, f"/topology/{words}/profiling/start/{where}/x"), 400, "timeout")
+    storm_error(post(cluster, f"/topology/nope-1-1/profiling/dumpheap/{where}"), 404, "nope")
+
+
+def test_worker_logs(cluster, words):
+    """The links Storm's UI gives lead to the worker's log, read through this UI (the log
+    viewer of its host): a page (its tail by default), a search, a download, a listing."""
+    page = get(cluster, f"/topology/{words}").json()
+    [worker] = page["workers"]
+    name = f"{words}/{worker['port']}/worker.log"
+    link = worker["workerLogLink"]
+    assert link == f"{cluster.ui_url}/api/v1/log?file={quote(name, safe='')}"
+    [executor] = get(cluster, f"/topology/{words}/component/sentences").json()["executorStats"]
+    assert executor["workerLogLink"] == link
+    wait_for(lambda: httpx.get(link, headers=cluster.ui_headers()).text, 60, "a worker log")
+    tail = httpx.get(link, headers=cluster.ui_headers(), timeout=30)
+    assert tail.status_code == 200 and tail.headers["content-type"].startswith("text/plain")
+    size = int(tail.headers["x-log-size"])
+    assert size >= len(tail.content) > 0
+    whole = get(cluster, "/download", params={"file": name})
+    assert whole.status_code == 200 and whole.content.startswith(
+        get(cluster, "/log", params={"file": name, "start": "0", "length": "20"}).content
+    )
+    needle = whole.content.splitlines()[0][:20].decode()
+    found = get(cluster, "/search", params={"file": name, "search-string": needle}).json()
+    assert found["matches"][0]["byteOffset"] == 0 and found["fileName"] == name
+    assert name in get(cluster, "/listLogs", params={"topoId": words}).json()
+    storm_error(get(cluster, "/log", params={"file": "../../etc/passwd"}), 400, "file")
+    storm_error(get(cluster, "/log", params={"file": f"{words}/1/worker.log"}), 404, "no log")
+    outsider = httpx.get(link, timeout=30)  # without the UI's token
+    assert outsider.status_code == 401
+
+
+def test_jsonp(cluster, words):
+    plain = get(cluster, "/cluster/summary").json()
+    wrapped = get(cluster, "/cluster/summary", params={"callback": "jQuery.cb_1"})
+    assert wrapped.status_code == 200
+    assert wrapped.headers["content-type"].startswith("application/javascript")
+    text = wrapped.text
+    assert text.startswith("jQuery.cb_1(") and text.endswith(");")
+    assert json.loads(text[len("jQuery.cb_1(") : -2])["slotsTotal"] == plain["slotsTotal"]
+    missing = get(cluster, "/topology/nope-1-1", params={"callback": "cb"})
+    assert missing.status_code == 404 and missing.text.startswith("cb({")
+    for bad in ("alert(1)//", "cb;x", "a b", "x" * 200):
+        storm_error(get(cluster, "/cluster/summary", params={"callback": bad}), 400, "callback")
+    cross = {"Sec-Fetch-Site": "cross-site"}  # a <script> on another site's page
+    storm_error(get(cluster, "/cluster/summary?callback=cb", headers=cross), 403, "JSONP")
+
+
 def _spawn_ui(cluster, tmp_path, extra: dict) -> tuple[subprocess.Popen, int]:
     port = free_port()
     conf = {**cluster.base_conf(), "storm.local.dir": str(tmp_path), "ui.port": port, **extra}
@@ -445,3 +597,22 @@ def test_non_loopback_ui_wants_certificates(cluster, words, tmp_path):
         assert httpx.post(url + f"/topology/{words}/activate", verify=admin).status_code == 200
     finally:
         terminate(process, 10)
+
+
+def test_rebalance_takes_executor_counts_as_strings(cluster, words):
+    """Storm's own sample sends "5"; last here, as it moves words' tasks."""
+    rebalance = f"/topology/{words}/rebalance/0"
+    storm_error(
+        post(cluster, rebalance, content=b'{"rebalanceOptions": {"executors": {"count": "2.5"}}}'),
+        400,
+        "executors",
+    )
+    body = b'{"rebalanceOptions": {"numWorkers": "1", "executors": {"count": "3"}}}'
+    assert post(cluster, rebalance, content=body).json()["status"] == "success"
+
+    def counted() -> bool:
+        page = get(cluster, f"/topology/{words}").json()
+        bolts = {b["boltId"]: b for b in page["bolts"]}
+        return page["status"] == "ACTIVE" and bolts["count"]["executors"] == 3
+
+    wait_for(counted, 120, "count to run 3 executors")

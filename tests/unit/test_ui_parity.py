@@ -10,7 +10,14 @@ from squall import thrift_api as T
 from squall.nimbus.page_info import component_page
 from squall.nimbus.summaries import cluster_summary, topology_info
 from squall.records import SupervisorInfo
-from squall.ui import cluster_json, component_json, jsonp, profiling, topology_metrics_json
+from squall.ui import (
+    cluster_json,
+    component_json,
+    jsonp,
+    log_files,
+    profiling,
+    topology_metrics_json,
+)
 from squall.ui.app import _count, _rebalance_options
 from squall.ui.topology_json import BadRequest
 
@@ -162,3 +169,66 @@ def test_profiling_requests_as_storms_ui_makes_them():
     for timeout in ("0", "x", "99999999"):
         with pytest.raises(BadRequest):
             profiling.ask("start", "h:1", timeout, 1.0)
+
+
+def test_log_file_names_are_storms_and_reach_only_worker_files():
+    f = log_files.parse_file("words-1-2/6700/worker.log")
+    assert (f.topology_id, f.port, f.disk_name) == ("words-1-2", 6700, "worker-words-1-2-6700.log")
+    assert log_files.parse_file("t/1/worker.log.2").disk_name == "worker-t-1.log.2"
+    assert log_files.parse_file("t/1/jstack-17.txt").disk_name == "worker-t-1-jstack-17.txt"
+    for bad in (
+        None,
+        "",
+        "../etc/6700/worker.log",
+        "a/../b/6700/worker.log",
+        "t/6700/../../x",
+        "t/6700/nimbus.log",
+        "t/port/worker.log",
+        "/t/6700/worker.log",
+        "t..x/6700/worker.log",
+    ):
+        with pytest.raises(BadRequest, match="file"):
+            log_files.parse_file(bad)
+    names = ["worker-t-1-6700.log", "worker-t-1-6700.log.1", "worker-t-1-6701.log"]
+    names += ["worker-t-1-6700-heap-5.txt", "worker-t-10-6700.log", "other.log"]
+    assert log_files.files_of(names, "t-1", 6700) == [
+        "t-1/6700/heap-5.txt",
+        "t-1/6700/worker.log",
+        "t-1/6700/worker.log.1",
+    ]
+    assert len(log_files.files_of(names, "t-1", None)) == 4
+
+
+def test_log_pages_default_to_the_tail_and_search_finds_matches():
+    assert log_files.byte_range(100_000, None, None) == (100_000 - 51200, 51200)
+    assert log_files.byte_range(10, None, None) == (0, 10)
+    assert log_files.byte_range(10, "4", "3") == (4, 3)
+    assert log_files.byte_range(10, "40", None) == (10, 0)
+    with pytest.raises(BadRequest, match="start"):
+        log_files.byte_range(10, "-1", None)
+    data = b"one ERROR two\nthree ERROR four\n"
+    file = log_files.parse_file("t/1/worker.log")
+    ask = log_files.search_ask({"search-string": "ERROR", "num-matches": "1"})
+    found = log_files.search(data, ask, file, "/api/v1/log?file=t%2F1%2Fworker.log")
+    (match,) = found["matches"]
+    assert (match["byteOffset"], match["beforeString"], match["afterString"][:4]) == (
+        4,
+        "one ",
+        " two",
+    )
+    assert found["nextByteOffset"] == 9
+    rest = log_files.search(data, log_files.SearchAsk(b"ERROR", 10, 9), file, "/l?f")
+    assert [m["byteOffset"] for m in rest["matches"]] == [20] and rest["nextByteOffset"] is None
+    with pytest.raises(BadRequest, match="search-string"):
+        log_files.search_ask({})
+
+
+def test_log_links_name_the_workers_host_with_this_uis_port():
+    local = log_files.LogLinks.from_conf({"ui.host": "127.0.0.1", "ui.port": 8080})
+    assert local.worker("127.0.0.1", 6700, "t-1") == (
+        "http://127.0.0.1:8080/api/v1/log?file=t-1%2F6700%2Fworker.log"
+    )
+    remote = log_files.LogLinks.from_conf({"ui.host": "0.0.0.0", "ui.port": 8443})
+    assert remote.worker("node-2", 6701, "t").startswith("https://node-2:8443/api/v1/log?")
+    assert remote.worker("::1", 1, "t").startswith("https://[::1]:8443/")
+    assert remote.worker("", 6701, "t") == "" and remote.worker("h", 0, "t") == ""
