@@ -2,6 +2,7 @@
 `monitor`, `heartbeats`, `blobstore`, `list`) run in-process through click against a real
 secure cluster, each checked by what nimbus or ZooKeeper then holds."""
 
+import getpass
 import json
 
 import pytest
@@ -187,3 +188,13 @@ def test_blobstore_round_trip(cluster, tmp_path):
     dup = squall(cluster, "blobstore", "create", "cli-data-2", input=b"y")
     assert dup.exit_code == 1 and "KeyAlreadyExistsException" in dup.output
     ok(squall(cluster, "blobstore", "delete", "cli-data-2"))
+
+
+def test_in_open_mode_the_owner_is_the_os_user_nimbus_runs_as(tmp_path):
+    """As Storm: no principal, so nimbus records System.getProperty("user.name")."""
+    with LocalCluster(tmp_path, supervisors=0, conf={"security": False}) as open_cluster:
+        tiny = str(TOPOLOGIES / "tiny.py")
+        ok(squall(open_cluster, "submit", tiny, "--name", "open", "--inactive"))
+        document = json.loads(ok(squall(open_cluster, "list", "--json")).output)
+        owners = [(t["name"], t["owner"]) for t in document["topologies"]]
+        assert owners == [("open", getpass.getuser())]
