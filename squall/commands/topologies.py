@@ -97,7 +97,9 @@ def list_topologies(ctx: click.Context, as_json: bool) -> None:
 
 @main.command()
 @click.argument("name")
-@click.option("-w", "--wait", "wait_secs", type=int, help="seconds before removal")
+@click.option(
+    "-w", "--wait", "--wait-time-secs", "wait_secs", type=int, help="seconds before removal"
+)
 @click.pass_context
 def kill(ctx: click.Context, name: str, wait_secs: int | None) -> None:
     """Kill topology NAME: spouts stop at once, removal after the wait."""
@@ -128,9 +130,11 @@ def deactivate(ctx: click.Context, name: str) -> None:
 
 @main.command()
 @click.argument("name")
-@click.option("-w", "--wait", "wait_secs", type=int, help="seconds before reassigning")
+@click.option(
+    "-w", "--wait", "--wait-time-secs", "wait_secs", type=int, help="seconds before reassigning"
+)
 @click.option("-n", "--num-workers", type=int, help="new number of workers")
-@click.option("-e", "executors", multiple=True, help="COMPONENT=N new parallelism")
+@click.option("-e", "--executor", "executors", multiple=True, help="COMPONENT=N new parallelism")
 @click.option("--no-wait", is_flag=True, help="return once nimbus accepted the rebalance")
 @click.option("--timeout", default=300, show_default=True, help="seconds to wait for it to run")
 @click.pass_context

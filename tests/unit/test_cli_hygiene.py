@@ -91,6 +91,9 @@ def test_storm_spellings_are_the_same_commands(open_conf):
         assert help_a.replace(a, b) == run(b, "--help", conf=open_conf).output
     listed = run("--help").output
     assert "set_log_level" in listed and "set-log-level" not in listed  # aliases hidden
+    assert "--wait-time-secs" in run("kill", "--help", conf=open_conf).output
+    rebalance = run("rebalance", "--help", conf=open_conf).output
+    assert "--wait-time-secs" in rebalance and "--executor" in rebalance
 
 
 def test_submit_dry_run_lists_the_package_and_sends_nothing(tmp_path, open_conf, dead_nimbus):
