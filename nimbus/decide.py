@@ -147,9 +147,9 @@ def _user_transition(model: NimbusModel, name: str, event: states.Event, wall: f
 
 
 def _kill(model: NimbusModel, e: ev.Kill) -> Result:
+    tid = model.find(e.name).id  # NotAliveException first, as Storm checks: then the wait
     wait = wait_secs_of(model.settings, e.wait_secs)
     model, out = _user_transition(model, e.name, states.Kill(wait), e.wall)
-    tid = model.find(e.name).id
     values = {"topology": tid, "wait_secs": wait}
     return model, [*out, log_message("kill", tid, values, model.epoch)]
 

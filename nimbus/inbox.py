@@ -45,7 +45,8 @@ class Inbox:
             problem = begin_problem((u.view() for u in self.uploads.values()), owner, self.quota)
             if problem:
                 raise T.InvalidTopologyException(msg=problem)
-            location = f"upload-{secrets.token_hex(16)}.tgz"
+            # no extension: a jar or a tgz may be sent to it (kind() tells them apart)
+            location = f"upload-{secrets.token_hex(16)}"
             path = self.directory / location
             path.touch()
             self.uploads[location] = Upload(path, 0, now, owner)
@@ -109,6 +110,13 @@ class Inbox:
         with self.lock:
             if not self._open(location).finished:
                 raise T.InvalidTopologyException(msg=f"upload {location!r} was not finished")
+
+    def finished_path(self, location: str) -> Path:
+        """The file of the finished upload at `location`, left in the inbox (raises as
+        check_finished)."""
+        with self.lock:
+            self.check_finished(location)
+            return self.uploads[location].path
 
     def take(self, location: str) -> Path:
         """Hand a finished upload over (to the code store); it leaves the inbox."""

@@ -9,9 +9,10 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from squall import log_config
+from squall import code_package, log_config
 from squall import thrift_api as T
 from squall.config import log_review
 from squall.validation import (
@@ -60,7 +61,7 @@ class UserRequests:
             structure = validate_topology(topology)
             conf = {**validate_topology_conf(json_conf), "topology.name": name}  # as Storm
             structure = cap_parallelism(structure, conf)
-            self.inbox.check_finished(location)
+            self._check_package(self.inbox.finished_path(location))
             wall = self.wall()
             tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(wall)}"
             inactive = initial_status == T.TopologyInitialStatus.INACTIVE
@@ -75,6 +76,19 @@ class UserRequests:
         for found in conf_reviews(topology, json_conf):  # keys accepted but not used
             log_review(found, log)
         return tid
+
+    def _check_package(self, package: Path) -> None:
+        """A package no supervisor could unpack is refused now, naming what is wrong, before
+        anything is scheduled (it used to be accepted and then reported by every supervisor,
+        again and again, as an error about "code.tgz")."""
+        try:
+            code_package.check(
+                package,
+                self.conf["supervisor.code.max.bytes"],
+                self.conf["supervisor.code.max.entries"],
+            )
+        except code_package.PackageError as exc:
+            raise T.InvalidTopologyException(msg=f"code package refused: {exc}") from exc
 
     def kill(self, name: str, wait_secs: int | None) -> None:
         self.call(Decide(ev.Kill(name, wait_secs, self.wall())))

@@ -1,22 +1,26 @@
-"""Topology code packages: how a client packs a topology's directory and how a supervisor
-unpacks it, safely.
+"""Topology code packages: how a client packs a topology's directory, how nimbus checks an
+upload at submit and how a supervisor unpacks it, safely.
 
 A package is a gzip'd tar of the directory holding the topology file, or a Storm jar (a zip;
 shell components' scripts under its `resources/`, as Storm packs them). Unpacking refuses
 absolute paths, '..', links and special files, and bounds the entries and the bytes written,
 so a hostile package cannot write outside its directory, fill the disk or keep a supervisor
-busy for minutes.
+busy for minutes. Refusals name the package as what was sent (jar or tgz), never as the
+file nimbus stores it in.
 """
 
 from __future__ import annotations
 
+import functools
 import io
+import posixpath
 import shutil
 import stat
 import tarfile
 import zipfile
 import zlib
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from pathlib import Path, PurePosixPath
 from typing import IO
 
 CODE_FILE = "code.tgz"
@@ -29,6 +33,7 @@ MAX_UNPACKED_BYTES = 1 << 30
 MAX_ENTRIES = 10_000
 _CHUNK = 1 << 16
 _ZIP_MAGIC = b"PK\x03\x04"
+_GZIP_MAGIC = b"\x1f\x8b"
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", ".squall", "node_modules"}
 
 
@@ -70,97 +75,155 @@ def unpack(
     max_bytes: int = MAX_UNPACKED_BYTES,
     max_entries: int = MAX_ENTRIES,
 ) -> None:
-    """Unpack `package` into `target`, entry by entry as the gzip stream is read, counting
+    """Unpack `package` into `target`, entry by entry as the package is read, counting
     entries and the bytes actually written (a header's size is never trusted alone: a
     4 MB package once unpacked to 904 MB, and one of 200,000 entries took 72 s). On any
     refusal `target` is removed, so a half-unpacked package is never mistaken for code."""
     target.mkdir(parents=True, exist_ok=True)
-    root = target.resolve()
-    if is_zip(package):
-        _unpack_zip(package, root, max_bytes, max_entries)
-        return
     try:
-        with tarfile.open(package, mode="r|gz") as tar:
-            entries = written = 0
-            for m in tar:
-                entries += 1
-                if entries > max_entries:
-                    raise PackageError(f"package has more than {max_entries} entries")
-                dest = _checked_destination(root, m)
-                if m.isdir():
-                    dest.mkdir(parents=True, exist_ok=True)
-                    continue
-                if m.size > max_bytes - written:
-                    raise PackageError(f"package unpacks to more than {max_bytes} bytes")
-                source = tar.extractfile(m)
-                assert source is not None  # a regular file, checked above
-                written += _copy_bounded(source, dest, max_bytes - written, max_bytes)
+        _walk(package, target.resolve(), max_bytes, max_entries)
     except PackageError:
         shutil.rmtree(target, ignore_errors=True)
         raise
-    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-        shutil.rmtree(target, ignore_errors=True)
-        raise PackageError(f"cannot unpack {package.name}: {exc}") from exc
+
+
+def check(
+    package: Path,
+    max_bytes: int = MAX_UNPACKED_BYTES,
+    max_entries: int = MAX_ENTRIES,
+) -> None:
+    """Raise PackageError, naming what is wrong, unless `package` would unpack within the
+    limits; nothing is written. Nimbus checks an upload with this at submit, so a package
+    that no supervisor could use is refused to its submitter, not retried on every
+    supervisor as a topology error."""
+    _walk(package, None, max_bytes, max_entries)
+
+
+def kind(package: Path) -> str | None:
+    """What was sent: "jar" (a zip: a Storm jar, scripts under resources/), "tgz" (squall's
+    gzip'd tar), or None for neither."""
+    with package.open("rb") as f:
+        head = f.read(4)
+    if head == _ZIP_MAGIC:
+        return "jar"
+    return "tgz" if head[:2] == _GZIP_MAGIC else None
 
 
 def is_zip(package: Path) -> bool:
     """A Storm jar (a zip, its scripts under resources/) rather than squall's gzip'd tar."""
-    with package.open("rb") as f:
-        return f.read(4) == _ZIP_MAGIC
+    return kind(package) == "jar"
 
 
-def _unpack_zip(package: Path, root: Path, max_bytes: int, max_entries: int) -> None:
-    """A jar unpacked with the tar's rules: plain files and directories only, inside
-    `root`, bounded in entries and in the bytes actually written."""
+# An entry as the walk sees it: its name, whether it is a directory, and how to read it.
+_Entry = tuple[str, bool, Callable[[], IO[bytes] | None]]
+
+
+def _walk(package: Path, root: Path | None, max_bytes: int, max_entries: int) -> None:
+    """Every entry of the package checked, and written under `root` unless it is None."""
     try:
-        with zipfile.ZipFile(package) as jar:
-            infos = jar.infolist()
-            if len(infos) > max_entries:
-                raise PackageError(f"package has more than {max_entries} entries")
-            written = 0
-            for info in infos:
-                dest = _zip_destination(root, info)
-                if info.is_dir():
+        what = kind(package)
+        with package.open("rb") as f:
+            head = f.read(8)
+    except OSError as exc:
+        raise PackageError(f"cannot read the package: {exc}") from exc
+    if what is None:
+        raise PackageError(
+            f"the package is neither a jar (a zip) nor a tgz (a gzip'd tar): it begins {head!r}"
+        )
+    entries = written = 0
+    try:
+        for name, is_dir, source in (
+            _zip_entries(package) if what == "jar" else _tar_entries(package)
+        ):
+            entries += 1
+            if entries > max_entries:
+                raise PackageError(f"the {what} has more than {max_entries} entries")
+            relative = _relative(name, is_dir, what)
+            dest = None if root is None else _destination(root, relative, name, what)
+            if is_dir:
+                if dest is not None:
                     dest.mkdir(parents=True, exist_ok=True)
-                    continue
-                with jar.open(info) as source:
-                    written += _copy_bounded(source, dest, max_bytes - written, max_bytes)
+                continue
+            data = source()
+            assert data is not None  # a regular file: its reader refused anything else
+            with data:
+                written += _copy_bounded(data, dest, max_bytes - written, max_bytes, what)
     except PackageError:
-        shutil.rmtree(root, ignore_errors=True)
         raise
-    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, RuntimeError) as exc:
-        shutil.rmtree(root, ignore_errors=True)
-        raise PackageError(f"cannot unpack {package.name}: {exc}") from exc
+    except (
+        tarfile.TarError,
+        zipfile.BadZipFile,
+        EOFError,
+        OSError,
+        zlib.error,
+        RuntimeError,
+    ) as exc:
+        raise PackageError(f"cannot unpack the {what}: {exc}") from exc
 
 
-def _zip_destination(root: Path, info: zipfile.ZipInfo) -> Path:
-    dest = (root / info.filename).resolve()
-    if info.filename.startswith("/") or not dest.is_relative_to(root) or dest == root:
-        raise PackageError(f"package entry {info.filename!r} escapes its directory")
-    mode = (info.external_attr >> 16) & 0o170000
-    if mode and mode not in (stat.S_IFREG, stat.S_IFDIR):
-        raise PackageError(f"package entry {info.filename!r} is not a plain file")
+def _zip_entries(package: Path) -> Iterator[_Entry]:
+    with zipfile.ZipFile(package) as jar:
+        for info in jar.infolist():
+            mode = (info.external_attr >> 16) & 0o170000
+            if mode and mode not in (stat.S_IFREG, stat.S_IFDIR):
+                raise PackageError(f"jar entry {info.filename!r} is not a plain file")
+            yield info.filename, info.is_dir(), functools.partial(jar.open, info)
+
+
+def _tar_entries(package: Path) -> Iterator[_Entry]:
+    """Read as a stream: each entry is yielded (and read) before the next is parsed."""
+    with tarfile.open(package, mode="r|gz") as tar:
+        for m in tar:
+            if not (m.isfile() or m.isdir()):
+                raise PackageError(f"tgz entry {m.name!r} is not a plain file")
+            yield m.name, m.isdir(), functools.partial(tar.extractfile, m)
+
+
+def _relative(name: str, is_dir: bool, what: str) -> PurePosixPath:
+    """The entry's path inside the package's directory; one that would leave it (absolute,
+    or up through '..') is refused, and only a directory may name the directory itself."""
+    normal = posixpath.normpath(name)
+    leaves = normal == ".." or normal.startswith("../") or normal == "." and not is_dir
+    if name.startswith("/") or leaves:
+        raise PackageError(f"{what} entry {name!r} escapes its directory")
+    return PurePosixPath(normal)
+
+
+def _destination(root: Path, relative: PurePosixPath, name: str, what: str) -> Path:
+    """Where the entry is written: checked again on disk, where a path could resolve
+    elsewhere (entries are never links, so this holds for a fresh directory)."""
+    dest = (root / relative).resolve()
+    if not dest.is_relative_to(root):
+        raise PackageError(f"{what} entry {name!r} escapes its directory")
     return dest
 
 
-def _checked_destination(root: Path, m: tarfile.TarInfo) -> Path:
-    dest = (root / m.name).resolve()
-    if m.name.startswith("/") or not dest.is_relative_to(root) or dest == root and m.isfile():
-        raise PackageError(f"package entry {m.name!r} escapes its directory")
-    if not (m.isfile() or m.isdir()):
-        raise PackageError(f"package entry {m.name!r} is not a plain file")
-    return dest
-
-
-def _copy_bounded(source: IO[bytes], dest: Path, allowed: int, max_bytes: int) -> int:
-    """Copy at most `allowed` bytes; one more is a refusal, whatever the header said."""
+def _copy_bounded(
+    source: IO[bytes], dest: Path | None, allowed: int, max_bytes: int, what: str
+) -> int:
+    """Copy at most `allowed` bytes to `dest` (count them only, when None); one more is a
+    refusal, whatever the header said."""
+    if dest is None:
+        return _drain(source, None, allowed, max_bytes, what)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    copied = 0
     with dest.open("wb") as out:
-        while chunk := source.read(_CHUNK):
-            copied += len(chunk)
-            if copied > allowed:
-                raise PackageError(f"package unpacks to more than {max_bytes} bytes")
-            out.write(chunk)
+        copied = _drain(source, out.write, allowed, max_bytes, what)
     dest.chmod(0o644)
+    return copied
+
+
+def _drain(
+    source: IO[bytes],
+    write: Callable[[bytes], object] | None,
+    allowed: int,
+    max_bytes: int,
+    what: str,
+) -> int:
+    copied = 0
+    while chunk := source.read(_CHUNK):
+        copied += len(chunk)
+        if copied > allowed:
+            raise PackageError(f"the {what} unpacks to more than {max_bytes} bytes")
+        if write is not None:
+            write(chunk)
     return copied

@@ -85,7 +85,8 @@ def assert_nothing_left(cluster, victim) -> None:
 
 def foreign_submit(client, name: str, topology, conf: str = "{}") -> str:
     location = client.beginFileUpload()
-    client.uploadChunk(location, b"attacker's package")
+    # a package nimbus would accept (tiny's own), so the refusal is the topology's
+    client.uploadChunk(location, pack_directory(TINY.parent, 10_000_000))
     client.finishFileUpload(location)
     with pytest.raises(API.InvalidTopologyException) as info:
         client.submitTopology(name, location, conf, topology)

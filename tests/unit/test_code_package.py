@@ -1,12 +1,14 @@
-"""Code packages cannot escape their directory when unpacked."""
+"""Code packages cannot escape their directory when unpacked, and nimbus's check at submit
+refuses what unpacking would, naming the package as sent (jar or tgz)."""
 
 import io
 import os
 import tarfile
+import zipfile
 
 import pytest
 
-from squall.code_package import PackageError, pack_directory, unpack
+from squall.code_package import PackageError, check, kind, pack_directory, unpack
 
 
 def tgz(tmp_path, members):
@@ -83,3 +85,53 @@ def test_a_truncated_package_is_a_package_error(tmp_path):
     with pytest.raises(PackageError, match="cannot unpack"):
         unpack(package, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def jar_bytes(entries: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as jar:
+        for name, data in entries.items():
+            jar.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_check_accepts_what_unpack_accepts_and_writes_nothing(tmp_path):
+    package = tgz(tmp_path, [("a.py", "file"), ("pkg/b.py", "file")])
+    jar = tmp_path / "p.jar"
+    jar.write_bytes(jar_bytes({"META-INF/MANIFEST.MF": b"v", "resources/s.py": b"x"}))
+    before = sorted(tmp_path.rglob("*"))
+    check(package)
+    check(jar)
+    assert sorted(tmp_path.rglob("*")) == before
+    assert (kind(package), kind(jar)) == ("tgz", "jar")
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b"not a code package", r"neither a jar \(a zip\) nor a tgz .* begins b'not a co'"),
+        (b"PK\x03\x04" + bytes(40), "cannot unpack the jar"),
+        (b"\x1f\x8b" + bytes(40), "cannot unpack the tgz"),
+        (jar_bytes({"../evil.py": b"x"}), "jar entry '../evil.py' escapes its directory"),
+        (jar_bytes({"resources/zeros": bytes(5000)}), "the jar unpacks to more than 1000 bytes"),
+        (jar_bytes({f"r/{i}": b"x" for i in range(5)}), "the jar has more than 4 entries"),
+    ],
+)
+def test_check_names_what_is_wrong_and_the_package_as_sent(tmp_path, data, problem):
+    package = tmp_path / "code.tgz"  # nimbus's stored name: never the one in a message
+    package.write_bytes(data)
+    with pytest.raises(PackageError, match=problem) as refused:
+        check(package, max_bytes=1000, max_entries=4)
+    assert "code.tgz" not in str(refused.value)
+
+
+def test_a_tgz_bomb_is_refused_by_check_as_by_unpack(tmp_path):
+    path = tmp_path / "bomb.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("zeros.bin")
+        info.size = 1 << 20
+        tar.addfile(info, io.BytesIO(bytes(info.size)))
+    with pytest.raises(PackageError, match="the tgz unpacks to more than 1000 bytes"):
+        check(path, max_bytes=1000)
+    with pytest.raises(PackageError, match="tgz entry 'l' is not a plain file"):
+        check(tgz(tmp_path, [("l", "symlink")]))
