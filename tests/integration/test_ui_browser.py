@@ -62,10 +62,15 @@ def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
         }
         assert nodes == {"sentences", "split", "count"}
         assert page.locator("#graph path.edge").count() == 2
+        # Storm's windows: a row per window in the topology's stats, a picker for the rest
+        assert page.locator("#topology-stats tr").count() == 1 + 4
+        assert "All time" in page.locator("#window-hint").inner_text()
 
         first = _emitted(page, "sentences")
         wait_for(lambda: _emitted(page, "sentences") > first, 60, "the page's counts to grow")
         wait_for(lambda: "/s" in page.locator("#spouts").inner_text(), 30, "a rate")
+        page.click("#window-picker [data-window='600']")
+        wait_for(lambda: "10m 0s" in page.locator("#window-hint").inner_text(), 30, "10m window")
         page.screenshot(path=str(tmp_path / "ui-topology.png"), full_page=True)
         if os.environ.get("SQUALL_UPDATE_SCREENSHOT"):  # refresh the README's picture
             shutil.copy(tmp_path / "ui-topology.png", SCREENSHOT)
@@ -96,5 +101,9 @@ def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
         page.wait_for_selector("#executors", timeout=30_000)
         assert page.locator("#executors tr").count() == 1 + 2  # header and two executors
         assert page.locator("#component-errors").inner_text() == "none"
+        inputs = page.locator("#input-stats tr")  # count's one input: split's default stream
+        assert inputs.count() == 1 + 1
+        component, stream, executed = inputs.nth(1).inner_text().split("\t")[:3]
+        assert (component, stream) == ("split", "default") and int(executed) > 0
     finally:
         page.close()

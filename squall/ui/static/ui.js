@@ -3,6 +3,8 @@
 const POLL_MS = 2000;
 let timer = null;
 let previous = {};  // component -> {emitted, t}: rates come from two reads
+let chosenWindow = ":all-time";  // Storm's windows: "600", "10800", "86400", ":all-time"
+const WINDOWS = [["600", "10m"], ["10800", "3h"], ["86400", "1d"], [":all-time", "All time"]];
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -141,9 +143,17 @@ async function act(topology, operation) {
   render();
 }
 
+function windowPicker() {
+  // the spouts', bolts' and executors' figures are for this window (Storm's ?window=)
+  return el("p", { id: "window-picker" }, "window: ", ...WINDOWS.map(([key, label]) =>
+    el("button", { "data-window": key, class: key === chosenWindow ? "chosen" : "",
+      onclick: () => { chosenWindow = key; previous = {}; render(); } }, label)));
+}
+
 async function topologyPage(id) {
   const enc = encodeURIComponent(id);
-  const [t, viz] = await Promise.all([api(`/topology/${enc}`), api(`/topology/${enc}/visualization`)]);
+  const w = encodeURIComponent(chosenWindow);
+  const [t, viz] = await Promise.all([api(`/topology/${enc}?window=${w}`), api(`/topology/${enc}/visualization`)]);
   const rates = componentRates([...t.spouts, ...t.bolts]);
   const errors = [...t.spouts, ...t.bolts].filter((c) => c.lastError);
   const all = t.topologyStats.find((s) => s.window === ":all-time") || {};
@@ -157,7 +167,12 @@ async function topologyPage(id) {
       el("button", { id: "deactivate", onclick: () => act(t, "deactivate") }, "Deactivate"),
       el("button", { id: "rebalance", onclick: () => act(t, "rebalance") }, "Rebalance"),
       el("button", { id: "kill", onclick: () => act(t, "kill") }, "Kill")),
-    el("p", { class: "muted" }, `window: ${t.windowHint}`),
+    el("h2", {}, "Topology stats"),
+    table(["window", "emitted", "transferred", "acked", "failed", "complete latency (ms)"],
+      t.topologyStats.map((s) => [s.windowPretty, s.emitted, s.transferred, s.acked, s.failed,
+        dash(s.completeLatency)]), "topology-stats"),
+    windowPicker(),
+    el("p", { class: "muted", id: "window-hint" }, `window: ${t.windowHint}`),
     graph(t.id, viz, rates),
     el("h2", {}, "Spouts"),
     table(["id", "executors", "emitted", "transferred", "acked", "failed", "rate/s", "complete latency (ms)"],
@@ -170,8 +185,8 @@ async function topologyPage(id) {
         rates[b.boltId] === undefined ? "—" : rates[b.boltId].toFixed(1), dash(b.executeLatency),
         dash(b.processLatency), dash(b.capacity)]), "bolts"),
     el("h2", {}, "Workers"),
-    table(["host", "port", "supervisor", "executors", "uptime"],
-      t.workers.map((w) => [w.host, w.port, w.supervisorId, w.executorsTotal, w.uptime])),
+    table(["host", "port", "supervisor", "executors", "uptime", "log"],
+      t.workers.map((w) => [w.host, w.port, w.supervisorId, w.executorsTotal, w.uptime, logLink(w.workerLogLink)])),
     el("h2", {}, "Recent errors"),
     errors.length
       ? table(["component", "error", "host", "port", "seconds ago"],
@@ -181,8 +196,13 @@ async function topologyPage(id) {
   ];
 }
 
+function logLink(href) {
+  return href ? el("a", { href, class: "log" }, "log") : "—";
+}
+
 async function componentPage(id, name) {
-  const c = await api(`/topology/${encodeURIComponent(id)}/component/${encodeURIComponent(name)}`);
+  const w = encodeURIComponent(chosenWindow);
+  const c = await api(`/topology/${encodeURIComponent(id)}/component/${encodeURIComponent(name)}?window=${w}`);
   const spout = c.componentType === "spout";
   const windows = spout ? c.spoutSummary : c.boltStats;
   const keys = spout
@@ -191,12 +211,19 @@ async function componentPage(id, name) {
   return [
     el("h2", {}, el("a", { href: "#/topology/" + encodeURIComponent(id) }, c.name), ` / ${c.id} (${c.componentType})`),
     el("p", { class: "muted" }, `window: ${c.windowHint}`),
-    table(["window", ...keys], windows.map((w) => [w.windowPretty, ...keys.map((k) => dash(w[k]))])),
+    table(["window", ...keys], windows.map((w) => [w.windowPretty, ...keys.map((k) => dash(w[k]))]), "component-stats"),
+    windowPicker(),
+    ...(spout ? [] : [
+      el("h2", {}, "Input streams"),
+      table(["component", "stream", "executed", "execute latency (ms)", "process latency (ms)", "acked", "failed"],
+        c.inputStats.map((i) => [i.component, i.stream, dash(i.executed), dash(i.executeLatency),
+          dash(i.processLatency), dash(i.acked), dash(i.failed)]), "input-stats")]),
     el("h2", {}, "Output streams"),
     table(["stream", "emitted", "transferred"], c.outputStats.map((o) => [o.stream, o.emitted, o.transferred])),
     el("h2", {}, "Executors"),
-    table(["id", "host", "port", "uptime", ...keys],
-      c.executorStats.map((e) => [e.id, e.host, e.port, e.uptime, ...keys.map((k) => dash(e[k]))]), "executors"),
+    table(["id", "host", "port", "uptime", ...keys, "log"],
+      c.executorStats.map((e) => [e.id, e.host, e.port, e.uptime, ...keys.map((k) => dash(e[k])),
+        logLink(e.workerLogLink)]), "executors"),
     el("h2", {}, "Errors"),
     c.componentErrors.length
       ? table(["time", "host", "port", "error"], c.componentErrors.map((e) => [
