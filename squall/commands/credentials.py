@@ -20,7 +20,9 @@ def credentials_init(ctx: click.Context) -> None:
     from squall.credentials import ensure_cluster_credentials
 
     directory = ensure_cluster_credentials(ctx.obj)
-    console.print(str(directory) if directory else "security is off: no credentials to make")
+    console.print(
+        str(directory) if directory else "security is off: no credentials to make", markup=False
+    )
 
 
 @credentials.command("issue")
@@ -32,4 +34,8 @@ def credentials_issue(ctx: click.Context, name: str) -> None:
     from squall.certificates import issue
 
     pem = issue(ctx.obj, name)
-    console.print(f"{pem} and {pem.with_suffix('.key')}: give them, with ca.pem, to {name}")
+    console.print(
+        f"{pem} and {pem.with_suffix('.key')}: give them, with ca.pem, to {name}",
+        markup=False,
+        soft_wrap=True,
+    )
