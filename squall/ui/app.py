@@ -209,14 +209,18 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         tid, name = request.path_params["id"], request.path_params["component"]
         window, sys = _window(request), _sys(request)
 
-        def read(c: Any) -> tuple[Any, Any]:
+        def read(c: Any) -> tuple[Any, Any, Any]:
             owner = c.getTopologyPageInfo(tid, ":all-time", False).owner  # Storm's "user"
-            return c.getComponentPageInfo(tid, name, window, sys), owner
+            page = c.getComponentPageInfo(tid, name, window, sys)
+            active = c.getComponentPendingProfileActions(tid, name, T.ProfileAction.JPROFILE_STOP)
+            return page, owner, active
 
-        page, owner = link.call(read)
-        return component_json.component_page(
+        page, owner, active = link.call(read)
+        body = component_json.component_page(
             page, window, time.time(), owner=owner or "", links=links
         )
+        body["profilerActive"] = profiling.active(active, links, tid, time.time())
+        return body
 
     def graph(request: Request) -> Any:
         tid, sys = request.path_params["id"], _sys(request)
@@ -290,6 +294,9 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         def ask(request: Request) -> Any:
             tid, params = request.path_params["id"], request.path_params
             want = profiling.ask(action, params["host_port"], params.get("timeout"), time.time())
+            if "dumplink" in want.answer:
+                host, port = profiling.worker(params["host_port"])
+                want.answer["dumplink"] = links.dumps(host, port, tid)
 
             def run(c: Any) -> None:
                 c.getTopologySummary(tid)  # NotAliveException (a 404): the call declares none
@@ -330,6 +337,11 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         Route(api + "/download", guarded(lambda r: logviewer.download(conf, r))),
         Route(api + "/search", guarded(lambda r: logviewer.search(conf, r))),
         Route(api + "/listLogs", guarded(lambda r: logviewer.list_logs(conf, r))),
+        Route(api + "/dumps/{tid}/{host_port}", guarded(lambda r: logviewer.list_dumps(conf, r))),
+        Route(
+            api + "/dumps/{tid}/{host_port}/{name}",
+            guarded(lambda r: logviewer.dump_file(conf, r)),
+        ),
         Route("/metrics", guarded(metrics)),
         Route(api + "/{rest:path}", lambda r: error_json(404, f"no such API path {r.url.path}")),
         Mount("/", StaticFiles(directory=str(resources.files("squall.ui") / "static"), html=True)),

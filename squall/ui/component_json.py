@@ -90,8 +90,8 @@ def component_page(
         "debug": bool(debug and debug.enable),
         "samplingPct": (debug.samplingpct if debug and debug.samplingpct else 0.0),
         "eventLogLink": "",
-        "profilingAndDebuggingCapable": False,
-        "profileActionEnabled": False,
+        "profilingAndDebuggingCapable": True,  # squall's workers carry the actions out
+        "profileActionEnabled": True,
         "profilerActive": [],
         "schedulerDisplayResource": False,
         **no_resources(),

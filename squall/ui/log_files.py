@@ -162,10 +162,25 @@ class LogLinks:
             "http" if is_loopback(host) else "https", port if isinstance(port, int) else None
         )
 
+    def _base(self, host: str) -> str:
+        where = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        return f"{self.scheme}://{where}:{self.port}/api/v1"
+
     def worker(self, host: str | None, port: int | None, topology_id: str | None) -> str:
         """Storm's workerLogLink; "" when the worker's place is not known."""
         if not host or not port or not topology_id or self.port is None:
             return ""
         file = quote(f"{topology_id}/{port}/worker.log", safe="")
-        where = f"[{host}]" if ":" in host and not host.startswith("[") else host
-        return f"{self.scheme}://{where}:{self.port}/api/v1/log?file={file}"
+        return f"{self._base(host)}/log?file={file}"
+
+    def dumps(self, host: str | None, port: int | None, topology_id: str | None) -> str:
+        """Storm's dumplink: the listing of a worker's profiling dumps."""
+        if not host or not port or not topology_id or self.port is None:
+            return ""
+        worker = quote(f"{host}:{port}", safe="")
+        return f"{self._base(host)}/dumps/{quote(topology_id, safe='')}/{worker}"
+
+
+def dump_names(files: list[str]) -> list[str]:
+    """The profiling dumps among a worker's Storm file names (files_of), by their own name."""
+    return [f.rsplit("/", 1)[1] for f in files if f.endswith(".txt")]

@@ -1,6 +1,7 @@
 """The log viewer's routes (Storm's logviewer REST API, served by `squall ui` for its own
 host): /api/v1/log (a page of a worker's log, by default its tail), /api/v1/download (the
-whole file), /api/v1/search?file= (matches with their context) and /api/v1/listLogs.
+whole file), /api/v1/search?file= (matches with their context), /api/v1/listLogs and
+/api/v1/dumps/<topology-id>/<host:port>[/<dump>] (a worker's profiling dumps).
 
 Files are looked for in the logs directories of this host's supervisors (log_dirs). Who may
 read them is decided as for every other read of this UI (access.py: its token, or a
@@ -87,3 +88,27 @@ def list_logs(conf: Mapping[str, Any], request: Request) -> Any:
         raise BadRequest(f"port must be a number; got {port!r:.20}")
     names = [p.name for d in log_dirs(conf) for p in d.iterdir()]
     return L.files_of(names, tid, int(port) if port else None)
+
+
+def _worker(request: Request) -> tuple[str, int]:
+    tid, host_port = request.path_params["tid"], request.path_params["host_port"]
+    port = host_port.rpartition(":")[2]
+    if not re.fullmatch(L.TOPOLOGY_ID, tid) or not re.fullmatch(r"[0-9]{1,5}", port):
+        raise BadRequest("a worker's dumps are at /dumps/<topology-id>/<host>:<port>")
+    return tid, int(port)
+
+
+def list_dumps(conf: Mapping[str, Any], request: Request) -> Any:
+    """Storm's /dumps/<topology-id>/<host:port>: the worker's profiling dumps, as links."""
+    tid, port = _worker(request)
+    names = [p.name for d in log_dirs(conf) for p in d.iterdir()]
+    here = request.url.path.rstrip("/")
+    return [f"{here}/{quote(n, safe='')}" for n in L.dump_names(L.files_of(names, tid, port))]
+
+
+def dump_file(conf: Mapping[str, Any], request: Request) -> Response:
+    tid, port = _worker(request)
+    file = L.parse_file(f"{tid}/{port}/{request.path_params['name']}")
+    if not file.name.endswith(".txt"):
+        raise BadRequest("a dump is <kind>-<ms>.txt")
+    return FileResponse(find(conf, file), media_type="text/plain")

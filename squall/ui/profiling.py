@@ -65,3 +65,20 @@ def ask(action: str, host_port: str, timeout: str | None, now: float) -> Profile
         nodeInfo=T.NodeInfo(node=host, port={port}), action=ACTIONS[action], time_stamp=stamp
     )
     return ProfileAsk(request, answer)
+
+
+def active(requests: list[Any], links: Any, topology_id: str, now: float) -> list[dict[str, Any]]:
+    """Storm's profilerActive: the workers profiling now (pending JPROFILE_STOPs), each with
+    its dumps' link and Storm's `timestamp` (now minus the request's end, in ms)."""
+    out = []
+    for r in requests or []:
+        port = sorted(r.nodeInfo.port or [0])[0]
+        out.append(
+            {
+                "host": r.nodeInfo.node,
+                "port": str(port),
+                "dumplink": links.dumps(r.nodeInfo.node, port, topology_id),
+                "timestamp": int(now * 1000) - (r.time_stamp or 0),
+            }
+        )
+    return out

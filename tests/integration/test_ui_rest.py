@@ -471,7 +471,14 @@ def test_profiling_actions(cluster, words):
     [worker] = get(cluster, f"/topology/{words}").json()["workers"]
     where = f"{worker['host']}:{worker['port']}"
     answer = post(cluster, f"/topology/{words}/profiling/start/{where}/10")
-    assert answer.json() == {"status": "ok", "id": where, "timeout": "10", "dumplink": ""}
+    dumps = f"{cluster.ui_url}/api/v1/dumps/{words}/{quote(where, safe='')}"
+    assert answer.json() == {"status": "ok", "id": where, "timeout": "10", "dumplink": dumps}
+    [active] = get(cluster, f"/topology/{words}/component/sentences").json()["profilerActive"]
+    assert (active["host"], active["port"], active["dumplink"]) == (
+        worker["host"],
+        str(worker["port"]),
+        dumps,
+    )
     with cluster.client() as client:
         pending = client.getComponentPendingProfileActions(words, "sentences", 0)  # JPROFILE_STOP
     assert [(p.nodeInfo.node, sorted(p.nodeInfo.port)) for p in pending] == [
@@ -482,6 +489,14 @@ def test_profiling_actions(cluster, words):
         assert answer.json() == {"status": "ok", "id": where}, action
     with cluster.client() as client:
         assert client.getComponentPendingProfileActions(words, "sentences", 0) == []
+
+    def jstacks() -> list:
+        listing = httpx.get(dumps, headers=cluster.ui_headers(), timeout=30).json()
+        return [link for link in listing if "/jstack-" in link]
+
+    [jstack] = wait_for(jstacks, 60, "the worker's thread dump")
+    dump = httpx.get(cluster.ui_url + jstack, headers=cluster.ui_headers(), timeout=30)
+    assert dump.status_code == 200 and "ident=" in dump.text  # a stack per thread
     # POST only, as in Storm 2.8 (a GET that acts could be a link on any page)
     assert get(cluster, f"/topology/{words}/profiling/dumpjstack/{where}").status_code in (404, 405)
     storm_error(post(cluster, f"/topology/{words}/profiling/dumpheap/nohost"), 400, "host:port")

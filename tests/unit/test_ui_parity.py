@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus.page_info import component_page
+from squall.nimbus.page_info import component_page, topology_page
 from squall.nimbus.summaries import cluster_summary, topology_info
 from squall.records import SupervisorInfo
 from squall.ui import (
@@ -16,12 +16,14 @@ from squall.ui import (
     jsonp,
     log_files,
     profiling,
+    topology_json,
     topology_metrics_json,
 )
 from squall.ui.app import _count, _rebalance_options
 from squall.ui.topology_json import BadRequest
 
 from .test_page_info import ASSIGNMENT, BASE, BEATS, FACTS, NOW, TASKS
+from .test_window_stats import FACTS as WINDOWED
 
 
 def test_a_bolt_with_one_input_has_its_figures_under_it():
@@ -232,3 +234,42 @@ def test_log_links_name_the_workers_host_with_this_uis_port():
     assert remote.worker("node-2", 6701, "t").startswith("https://node-2:8443/api/v1/log?")
     assert remote.worker("::1", 1, "t").startswith("https://[::1]:8443/")
     assert remote.worker("", 6701, "t") == "" and remote.worker("h", 0, "t") == ""
+
+
+def test_windows_change_the_figures_the_ui_serves():
+    facts = dataclasses.replace(WINDOWED, inputs={"count": (("words", "default"),)})
+    ten = topology_json.topology_page(topology_page(facts, False, NOW, "600"), "600", NOW)
+    ever = topology_json.topology_page(topology_page(facts, False, NOW), ":all-time", NOW)
+    assert (ten["window"], ten["windowHint"]) == ("600", "10m 0s")
+    assert (ten["spouts"][0]["acked"], ever["spouts"][0]["acked"]) == (4, 40)
+    assert (ten["bolts"][0]["executed"], ever["bolts"][0]["executed"]) == (5, 50)
+    rows = {s["window"]: s for s in ten["topologyStats"]}
+    assert list(rows) == ["600", "10800", "86400", ":all-time"]
+    assert (rows["600"]["acked"], rows[":all-time"]["acked"]) == (4, 40)
+
+    def executed(window):
+        page = component_page(facts, "count", False, NOW, window)
+        return component_json.component_page(page, window, NOW)["inputStats"][0]["executed"]
+
+    assert (executed("600"), executed(":all-time")) == (5, 50)
+
+
+def test_dump_links_and_active_profilers():
+    links = log_files.LogLinks.from_conf({"ui.host": "127.0.0.1", "ui.port": 8080})
+    assert links.dumps("h", 6700, "t-1") == "http://h:8080/api/v1/dumps/t-1/h%3A6700"
+    files = log_files.files_of(
+        ["worker-t-6700.log", "worker-t-6700-jstack-5.txt", "worker-t-6700-heap-6.txt"], "t", 6700
+    )
+    assert log_files.dump_names(files) == ["heap-6.txt", "jstack-5.txt"]
+    request = T.ProfileRequest(
+        nodeInfo=T.NodeInfo(node="h", port={6700}),
+        action=T.ProfileAction.JPROFILE_STOP,
+        time_stamp=160_000,
+    )
+    (row,) = profiling.active([request], links, "t-1", now=100.0)
+    assert row == {
+        "host": "h",
+        "port": "6700",
+        "dumplink": "http://h:8080/api/v1/dumps/t-1/h%3A6700",
+        "timestamp": -60_000,
+    }
