@@ -36,6 +36,17 @@ def _reissue(name: str, pem: Path) -> str:
     )
 
 
+def _after(cert: x509.Certificate) -> datetime.datetime:
+    """The end of `cert`'s validity, aware (cryptography 41 has only the naive UTC form)."""
+    aware = getattr(cert, "not_valid_after_utc", None)
+    return aware or cert.not_valid_after.replace(tzinfo=datetime.timezone.utc)
+
+
+def _before(cert: x509.Certificate) -> datetime.datetime:
+    aware = getattr(cert, "not_valid_before_utc", None)
+    return aware or cert.not_valid_before.replace(tzinfo=datetime.timezone.utc)
+
+
 def _day(moment: datetime.datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
@@ -68,13 +79,13 @@ def certificate_problem(
         cas = _load(ca, "the cluster CA certificate")
     except ClientCertificateError as exc:
         return str(exc)
-    if all(now > c.not_valid_after_utc for c in cas):
-        return f"the cluster CA {ca} expired on {_day(cas[0].not_valid_after_utc)}"
-    if now > cert.not_valid_after_utc:
-        when = _day(cert.not_valid_after_utc)
+    if all(now > _after(c) for c in cas):
+        return f"the cluster CA {ca} expired on {_day(_after(cas[0]))}"
+    if now > _after(cert):
+        when = _day(_after(cert))
         return f"your certificate {pem} expired on {when}; {_reissue(name, pem)}"
-    if now < cert.not_valid_before_utc:
-        when = _day(cert.not_valid_before_utc)
+    if now < _before(cert):
+        when = _day(_before(cert))
         return f"your certificate {pem} is not valid before {when}: check this host's clock"
     if not _signed_by(cert, cas):
         return (
@@ -102,7 +113,7 @@ def describe(pem: Path) -> str:
         return f"{pem}: unreadable ({exc})"
     return (
         f"{pem}: subject {cert.subject.rfc4514_string()}, issuer {cert.issuer.rfc4514_string()},"
-        f" valid {_day(cert.not_valid_before_utc)} to {_day(cert.not_valid_after_utc)}"
+        f" valid {_day(_before(cert))} to {_day(_after(cert))}"
     )
 
 
