@@ -138,7 +138,9 @@ def topology_summary_json(t: Any) -> dict[str, Any]:
     return {
         "id": t.id,
         "encodedId": t.id,
+        "owner": getattr(t, "owner", None) or "",
         "name": t.name,
+        "schedulerInfo": getattr(t, "sched_status", None) or "",
         "status": t.status,
         "uptime": pretty_uptime(t.uptime_secs),
         "uptimeSeconds": t.uptime_secs,

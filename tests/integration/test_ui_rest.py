@@ -463,6 +463,7 @@ def test_topology_workers_supervisor_history_and_owners(cluster, words):
     assert (mine["totalTopologies"], mine["totalExecutors"], mine["totalWorkers"]) == (1, 5, 1)
     one = get(cluster, f"/owner-resources/{page['owner']}").json()
     assert one["owner"] == page["owner"] and one["totalTopologies"] == 1
+    assert [t["id"] for t in one["topologies"]] == [words]
     nobody = get(cluster, "/owner-resources/nobody").json()
     assert (nobody["owner"], nobody["totalTopologies"]) == ("nobody", 0)
 

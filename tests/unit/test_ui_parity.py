@@ -273,3 +273,27 @@ def test_dump_links_and_active_profilers():
         "dumplink": "http://h:8080/api/v1/dumps/t-1/h%3A6700",
         "timestamp": -60_000,
     }
+
+
+def test_topology_summaries_name_their_owner():
+    t = T.TopologySummary(
+        id="t-1",
+        name="t",
+        num_tasks=1,
+        num_executors=1,
+        num_workers=1,
+        uptime_secs=5,
+        status="ACTIVE",
+        owner="alice",
+        sched_status="Fully Scheduled",
+    )
+    row = cluster_json.topology_summary_json(t)
+    assert (row["owner"], row["schedulerInfo"]) == ("alice", "Fully Scheduled")
+    (mine,) = cluster_json.owner_resource(
+        "alice", [T.OwnerResourceSummary(owner="alice", total_topologies=1)], [t]
+    )["topologies"]
+    assert mine["id"] == "t-1"
+    assert (
+        cluster_json.owner_resource("bob", [T.OwnerResourceSummary(owner="bob")], [t])["topologies"]
+        == []
+    )
