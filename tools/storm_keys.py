@@ -212,6 +212,7 @@ def render_module(table: dict[str, tuple[str, tuple[str, ...]]], tag: str) -> st
 
 
 # Why squall accepts and ignores a group of Storm keys: the longest matching prefix wins.
+_JVM = "no JVM: squall's daemons and workers are Python processes"
 REASONS = (
     ("", "Storm key squall does not implement"),
     ("drpc.", "squall has no DRPC server"),
@@ -227,10 +228,10 @@ REASONS = (
     ("topology.blobstore.", "the blobstore lives in nimbus's SQL store"),
     ("blacklist.", "no blacklist scheduler"),
     ("resource.aware.scheduler.", "squall's scheduler takes only the user pools"),
-    ("topology.kryo.", "no Kryo: tuples are Python values (msgpack between workers)"),
-    ("topology.fall.back.on.java.serialization", "no Java serialization"),
-    ("topology.skip.missing.kryo.registrations", "no Kryo"),
-    ("topology.tuple.serializer", "no Kryo"),
+    ("topology.kryo.", _KRYO := "no Kryo: tuples are Python values (msgpack between workers)"),
+    ("topology.fall.back.on.java.serialization", _KRYO),
+    ("topology.skip.missing.kryo.registrations", _KRYO),
+    ("topology.tuple.serializer", _KRYO),
     ("storm.oci.", "no OCI containers: workers are plain processes"),
     ("storm.cgroup.", "no cgroups: a worker's memory is capped by its supervisor"),
     ("storm.resource.isolation.", "no cgroups: a worker's memory is capped by its supervisor"),
@@ -240,10 +241,59 @@ REASONS = (
     ("storm.daemon.metrics.", "metrics reach nimbus through ZooKeeper heartbeats and /metrics"),
     ("nimbus.impersonation.", "no impersonation: clients act as their certificate's name"),
     ("storm.principal.tolocal", "principals are client certificate names"),
-    ("java.library.path", "no JVM"),
+    ("java.library.path", _JVM),
     ("storm.health.check.", "no health-check scripts"),
+    ("nimbus.thrift.tls.", _TLS := "nimbus's one Thrift port is TLS with client certificates"),
+    ("nimbus.thrift.client.use.tls", _TLS),
+    ("nimbus.thrift.transport", _TLS),
+    ("storm.thrift.", _TLS),
+    ("topology.worker.nimbus.thrift.client.use.tls", _TLS),
+    ("supervisor.thrift.", "supervisors have no Thrift server: they take work from ZooKeeper"),
+    ("supervisor.worker.version.", "one squall version: workers run the supervisor's"),
+    ("supervisor.worker.default.version", "one squall version: workers run the supervisor's"),
+    ("supervisor.localizer.", "the blobstore lives in nimbus's SQL store"),
+    ("topology.spout.wait.", _WAIT := "no pluggable wait strategies: executors wait on queues"),
+    ("topology.bolt.wait.", _WAIT),
+    ("topology.backpressure.wait.", _WAIT),
+    ("topology.sleep.spout.wait.", _WAIT),
+    ("topology.bolts.", "no windowed bolts"),
+    ("topology.state.", "no stateful bolts or checkpoints"),
+    ("topology.trident.", _TRIDENT := "no Trident or transactional topologies"),
+    ("topology.transactional.", _TRIDENT),
+    ("transactional.", _TRIDENT),
+    ("topology.ras.", _SCHEDULER := "squall's own scheduler (slots, or memory and CPU)"),
+    ("topology.scheduler.", _SCHEDULER),
+    ("scheduler.", _SCHEDULER),
+    ("scheduling.", _SCHEDULER),
+    ("isolation.scheduler.", _SCHEDULER),
+    ("multitenant.scheduler.", _SCHEDULER),
+    ("storm.scheduler", _SCHEDULER),
+    ("nimbus.scheduler.", _SCHEDULER),
+    ("topology.isolate.machines", _SCHEDULER),
+    ("topology.spread.components", _SCHEDULER),
+    ("topology.acker.", _SCHEDULER),
+    ("storm.metricstore.", "metrics reach nimbus through ZooKeeper heartbeats and /metrics"),
+    ("storm.metricprocessor.", "metrics reach nimbus through ZooKeeper heartbeats and /metrics"),
+    ("topology.eventlogger.", "no event logger"),
+    ("topology.event.logger.", "no event logger"),
+    ("storm.supervisor.", "supervisors cap workers by supervisor.worker.max.memory.mb"),
+    ("storm.hdfs.", "no HDFS"),
+    ("blobstore.hdfs.", "no HDFS"),
+    ("topology.classpath", _JVM),
+    ("storm.topology.classpath", _JVM),
+    ("storm.log4j2.", "workers log with Python's logging"),
+    ("topology.logging.", "workers log with Python's logging"),
+    ("storm.auth.", _AUTH := "security is TLS client certificates and ACL keys (SECURITY.md)"),
+    ("nimbus.autocredential.", _AUTH),
+    ("nimbus.credential.", _AUTH),
+    ("topology.autocredentials", _AUTH),
+    ("storm.doAsUser", _AUTH),
+    ("nimbus.daemon.user", _AUTH),
+    ("supervisor.authorizer", _AUTH),
+    ("storm.cluster.mode", "squall always runs as a cluster (squall local starts a small one)"),
+    ("storm.local.mode.", "squall always runs as a cluster (squall local starts a small one)"),
 )
-_CHILDOPTS = "no JVM: squall's daemons and workers are Python processes"
+_CHILDOPTS = _JVM
 _HEAP = "no JVM heap: a worker's resident memory is capped (topology.worker.max.memory.mb)"
 
 
@@ -304,9 +354,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag", default="v2.8.8")
     parser.add_argument("--module", type=Path, default=REPO / "squall" / "storm_keys.py")
     parser.add_argument("--docs", type=Path, default=REPO / "docs" / "configuration-storm-keys.md")
+    parser.add_argument(
+        "--squall-defaults", type=Path, default=REPO / "conf" / "defaults.yaml", help="squall's"
+    )
     args = parser.parse_args(argv)
     table = storm_table(Source(args.checkout, None if args.checkout else args.git, args.tag))
-    squall_keys = set(yaml.safe_load((REPO / "conf" / "defaults.yaml").read_text()))
+    squall_keys = set(yaml.safe_load(args.squall_defaults.read_text()))
     args.module.write_text(render_module(table, args.tag))
     args.docs.parent.mkdir(parents=True, exist_ok=True)
     args.docs.write_text(render_docs(table, squall_keys, args.tag))

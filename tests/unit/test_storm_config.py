@@ -291,3 +291,56 @@ def test_topology_name_is_accepted_in_a_conf():
     }
     with pytest.raises(T.InvalidTopologyException, match="topology.name must be a string"):
         validate_topology_conf(json.dumps({"topology.name": 5}))
+
+
+# --- the generated files ---
+
+ROOT = Path(__file__).parents[2]
+
+
+def generator():
+    """tools/storm_keys.py, imported from its file (tools/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("storm_keys", ROOT / "tools" / "storm_keys.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def test_the_generated_table_and_key_list_are_current(tmp_path):
+    """squall/storm_keys.py and docs/configuration-storm-keys.md are what tools/storm_keys.py
+    writes from Storm's source (and squall's conf/defaults.yaml, whose keys the list sorts)."""
+    tool = generator()
+    if not Path(tool.DEFAULT_GIT).is_dir():
+        pytest.skip(f"no Storm git repository at {tool.DEFAULT_GIT}")
+    module, docs = tmp_path / "storm_keys.py", tmp_path / "keys.md"
+    assert tool.main(["--module", str(module), "--docs", str(docs)]) == 0
+    stale = "is stale: run python tools/storm_keys.py"
+    assert module.read_text() == (ROOT / "squall" / "storm_keys.py").read_text(), stale
+    assert docs.read_text() == (ROOT / "docs" / "configuration-storm-keys.md").read_text(), stale
+
+
+def test_the_generator_reads_annotations_as_storm_declares_them():
+    tool = generator()
+    java = """
+    /** A "quoted // not a comment" doc. */
+    @IsInteger
+    @IsPositiveNumber(includeZero = true)
+    public static final String A = "a.key"; // trailing
+    @IsMapEntryCustom(
+        keyValidatorClasses = { ConfigValidation.StringValidator.class },
+        valueValidatorClasses = { ConfigValidation.UserResourcePoolEntryValidator.class })
+    public static final String B =
+        "b.key";
+    @IsImplementationOfClass(implementsClass = IStrategy.class)
+    public static final String C = A;
+    """
+    resolve: dict[str, str] = {}
+    keys = tool.declared_keys(java, resolve, "X")
+    assert keys == {
+        "a.key": ["integer", "positive-or-zero", "class-name"],
+        "b.key": ["values:user-resource-pool"],
+    }
+    with pytest.raises(SystemExit, match="@IsSomethingNew"):
+        tool.declared_keys('@IsSomethingNew\npublic static final String D = "d";', {}, "X")
