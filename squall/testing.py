@@ -54,7 +54,14 @@ class TestingSpout(Spout):
     def __init__(self, items: Iterable[Sequence[Any]] = ()) -> None:
         self.items = [list(values) for values in items]
         super().__init__(items=self.items)
+        self.positions = list(range(len(self.items)))
         self.next = 0
+
+    def initialize(self, conf: dict[str, Any], context: TaskContext) -> None:
+        """Each task of a spout with par > 1 runs this: task i of n emits the items i, i+n,
+        ..., so every item is emitted once whatever the parallelism of the replaced spout."""
+        i, n = context.task_index, len(context.component_tasks)
+        self.positions = list(range(i, len(self.items), n))
 
     @classmethod
     def declaring(cls, *fields: str) -> type[TestingSpout]:
@@ -63,9 +70,10 @@ class TestingSpout(Spout):
         return type(f"TestingSpout_{'_'.join(fields)}", (cls,), {"outputs": list(fields)})
 
     def next_tuple(self) -> bool:
-        if self.next == len(self.items):
+        if self.next == len(self.positions):
             return False
-        self.emit(self.items[self.next], msg_id=self.next)
+        position = self.positions[self.next]
+        self.emit(self.items[position], msg_id=position)
         self.next += 1
         return True
 
