@@ -22,6 +22,7 @@ import logging
 import socket
 import ssl
 import struct
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from squall.tls import client_context
 log = logging.getLogger("squall.proxy")
 LEADER_CALLS = ("getLeader", "getClusterInfo")
 CONNECT_SECS = 10.0
+LEADER_SECS = 10.0  # the leader is looked up again for a connection after this long
 COPY_BYTES = 64 * 1024
 
 
@@ -109,6 +111,7 @@ class NimbusProxy:
         leader = nimbus_address(conf)  # before binding: a proxy to nowhere never listens
         self.sock = socket.create_server((host, port))
         self.target = ProxyTarget(host, self.sock.getsockname()[1], leader, self.identity)
+        self.looked_up = time.monotonic()
         self.loop = asyncio.new_event_loop()
         self.stop: asyncio.Event | None = None
 
@@ -143,8 +146,13 @@ class NimbusProxy:
             await self.stop.wait()
 
     async def _leader(self, fresh: bool) -> tuple[str, int]:
-        if fresh:
+        """The leader, looked up again when `fresh` or the last look-up is old: after a
+        failover the old leader still answers, as a standby refusing every write."""
+        if fresh or time.monotonic() - self.looked_up > LEADER_SECS:
             address = await self.loop.run_in_executor(None, nimbus_address, self.conf)
+            self.looked_up = time.monotonic()
+            if address != self.target.nimbus:
+                log.info("the nimbus leader is now %s:%d", *address)
             self.target = ProxyTarget(self.target.host, self.target.port, address, self.identity)
         return self.target.nimbus
 
