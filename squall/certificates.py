@@ -235,3 +235,12 @@ def ui_server_files(conf: dict[str, Any]) -> tuple[Path, Path, Path]:
         _issue(conf, UI_HTTPS, server=True, names=unique)
     pem, key = credential_paths(conf, UI_HTTPS)
     return pem, key, credential_paths(conf, CA)[0]
+
+
+def issue_server(conf: dict[str, Any], name: str, names: list[str]) -> Path:
+    """A server certificate for identity `name` naming `names` (kept if it exists); returns
+    its .pem path. Needs the CA key (`squall spark certificate`: the Spark host's listener)."""
+    check_name(name)
+    with _locked(credentials_dir(conf)):
+        _issue(conf, name, server=True, names=names)
+    return credential_paths(conf, name)[0]

@@ -7,6 +7,7 @@ registers them on `main`, so `squall.cli:main` and `python -m squall.cli` stay t
 from __future__ import annotations
 
 import squall.commands.proxy  # noqa: F401 - registers `squall proxy`
+import squall.commands.spark  # noqa: F401 - registers `squall spark`
 from squall.commands import (  # noqa: F401 - importing a module registers its commands
     blobstore,
     credentials,

@@ -70,9 +70,12 @@ def pid_file(directory: Path) -> Path:
 
 def uses_shared_server(conf: dict[str, Any]) -> bool:
     """A worker's SparkBolts use the supervisor's server unless the server is off or the
-    topology chose its own Spark: a `spark.remote`, or a `spark.master` other than the
+    topology chose its own Spark: a `spark.remote` or `topology.spark.connect.remote` (a
+    server on another host, docs/spark.md), or a `spark.master` other than the
     default local[*] (a topology that wants a JVM of its own sets e.g. local[2])."""
     if not conf.get(ENABLE, False) or conf.get("spark.remote"):
+        return False
+    if conf.get("topology.spark.connect.remote"):  # squall spark connect-server's
         return False
     return conf.get("spark.master", DEFAULT_MASTER) == DEFAULT_MASTER
 

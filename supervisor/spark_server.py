@@ -88,10 +88,21 @@ def end_stale(directory: Path) -> None:
 
 
 class SparkConnectServer:
-    def __init__(self, conf: dict[str, Any], name: str) -> None:
-        self.directory = sc.server_dir(conf)
+    def __init__(
+        self,
+        conf: dict[str, Any],
+        name: str,
+        directory: Path | None = None,
+        port: int | None = None,
+        memory: str | None = None,
+    ) -> None:
+        """The supervisor's server by default; `squall spark connect-server` names its own
+        directory, port and memory."""
+        self.directory = directory or sc.server_dir(conf)
         self.conf = conf
         self.name = name
+        self.port = conf[sc.PORT] if port is None else port
+        self.memory = memory or conf[sc.MEMORY]
         self.process: subprocess.Popen | None = None
         self.stopping = threading.Event()
         self.thread: threading.Thread | None = None
@@ -105,13 +116,13 @@ class SparkConnectServer:
         end_stale(self.directory)
         token = secrets.token_urlsafe(32)
         write_private(sc.token_file(self.directory), token)
-        port = self.conf[sc.PORT] or free_port()
+        port = self.port or free_port()
         self._write(sc.ServerState(sc.STARTING, port))
         try:
             spark_home = Path(_find_spark_home())
             with (self.directory / "server.log").open("ab") as out:
                 self.process = subprocess.Popen(
-                    server_command(spark_home, port, self.conf[sc.MEMORY], self.name),
+                    server_command(spark_home, port, self.memory, self.name),
                     env=server_env(dict(os.environ), spark_home, token),
                     stdout=out,
                     stderr=subprocess.STDOUT,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shlex
 import sys
 import threading
 import time
@@ -30,16 +31,29 @@ from typing import Any
 import pyarrow as pa
 
 from squall import spark_connect as sc
+from squall import spark_tunnel as st
+from squall.certificates import SUPERVISOR
 from squall.components import Batch, Tuple
 from squall.security import security_on
 
 from .root_cause import KnownCause, jvm_exit_cause
+from .spark_forwarder import Forwarder
 from .spark_handoff import Handoff, result_table
+from .spark_reach import unreachable
 from .stderr_tail import StderrTail
 
 _NOT_FORWARDED = {"spark.master", "spark.remote"}
 log = logging.getLogger("squall.worker")
 STALL = "topology.executor.stall.secs"
+AUTH_FILE = "topology.spark.auth.file"
+
+
+def submit_args(current: str | None, auth_file: str) -> str:
+    """PYSPARK_SUBMIT_ARGS with a Spark properties file (spark.authenticate and its secret,
+    for a standalone master started with it): spark-submit reads the secret from the file,
+    so it is on no command line (PySpark puts the session's settings there) and in no conf."""
+    rest = current or "pyspark-shell"
+    return f"--properties-file {shlex.quote(auth_file)} {rest}"
 
 
 def session_settings(
@@ -100,6 +114,7 @@ class SparkHolder:
         self.address = address
         self._session: Any = None
         self._remote = False  # a Spark Connect session: no SparkContext
+        self.forwarder: Forwarder | None = None  # to topology.spark.connect.remote
         self._lock = threading.Lock()
         self.handoff = Handoff(conf, handoff_dir, on_this_host=shared_dir is not None)
 
@@ -111,8 +126,7 @@ class SparkHolder:
                 from pyspark.sql import SparkSession
 
                 builder = SparkSession.builder.appName(self.app_name)
-                shared_url = self._shared_url()
-                remote = shared_url or self.conf.get("spark.remote")
+                remote = self._shared_url() or self._tunnel_url() or self._own_spark()
                 if remote:
                     builder = builder.remote(remote)
                 else:
@@ -163,6 +177,41 @@ class SparkHolder:
         os.environ[sc.TOKEN_ENV] = sc.token_file(self.shared_dir).read_text().strip()
         return sc.remote_url(state.port)
 
+    def _tunnel_url(self) -> str | None:
+        """With topology.spark.connect.remote: the URL of a forwarder to that server (its
+        token given to PySpark in the environment, never in the URL); None without it."""
+        remote = self.conf.get(st.REMOTE)
+        if not remote:
+            return None
+        try:
+            address = st.split_address(str(remote))
+        except ValueError as exc:
+            raise KnownCause(f"{st.REMOTE}: {exc}") from None
+        identity = str(self.conf.get(st.CLIENT_IDENTITY) or SUPERVISOR)
+        forwarder = Forwarder(
+            st.dialer_context(self.conf, identity), address, float(self.conf.get(st.TIMEOUT, 10))
+        )
+        try:
+            port = forwarder.open()
+        except st.SparkUnreachable as exc:
+            raise KnownCause(str(exc)) from None
+        self.forwarder = forwarder
+        os.environ[sc.TOKEN_ENV] = forwarder.token
+        return sc.remote_url(port)
+
+    def _own_spark(self) -> str | None:
+        """The topology's spark.remote, if any, once its Spark (a Connect server or a
+        spark:// master) answers; a KnownCause saying why not, at once, else."""
+        cause = unreachable(self.conf, float(self.conf.get(st.TIMEOUT, 10)))
+        if cause is not None:
+            raise KnownCause(cause)
+        auth_file = self.conf.get(AUTH_FILE)
+        if auth_file and not self.conf.get("spark.remote"):
+            os.environ["PYSPARK_SUBMIT_ARGS"] = submit_args(
+                os.environ.get("PYSPARK_SUBMIT_ARGS"), str(auth_file)
+            )
+        return self.conf.get("spark.remote") or None
+
     def alive(self) -> bool:
         """False once a started SparkSession's SparkContext has stopped (the JVM died or
         Spark shut it down), or the supervisor's server it uses has gone or been replaced:
@@ -172,7 +221,7 @@ class SparkHolder:
         if session is not None and self.shared is not None and self.shared_dir is not None:
             now = sc.read_state(self.shared_dir)
             return now == self.shared and sc.pid_alive(self.shared.pid)
-        if session is None or self.conf.get("spark.remote"):
+        if session is None or self._remote:
             return True
         try:
             return not session.sparkContext._jsc.sc().isStopped()
@@ -184,6 +233,9 @@ class SparkHolder:
             if self._session is not None:
                 self._session.stop()
                 self._session = None
+            if self.forwarder is not None:
+                self.forwarder.close()
+                self.forwarder = None
         self.handoff.clear()
 
     @contextlib.contextmanager

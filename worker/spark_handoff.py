@@ -39,7 +39,8 @@ class Handoff:
         """`directory`: where this worker's Parquet files go (None under the Arrow handoff
         after this); `on_this_host`: the Spark reads this host's disk whatever its master."""
         handoff = conf.get("topology.spark.handoff", "auto")
-        local = not conf.get("spark.remote") and conf.get("spark.master", "").startswith("local")
+        remote = conf.get("spark.remote") or conf.get("topology.spark.connect.remote")
+        local = not remote and conf.get("spark.master", "").startswith("local")
         self.directory: Path | None = None
         if handoff == "parquet" or (handoff == "auto" and (local or on_this_host)):
             self.directory = directory
