@@ -32,6 +32,7 @@ from squall.run_waits import RunFailed, RunTimeout, not_ready, wait_until_done, 
 from squall.structure import ACKER, TopologyStructure, assign_task_ids
 from squall.topology import Topology
 from squall.tree_tracking import ACKERS_KEY, SPOUTS_TRACK_KEY, acker_executors, tree_trackers
+from squall.validation import cap_parallelism
 from squall.worker.executor_factory import make_executor
 from squall.worker.executor_group import group_executors
 from squall.worker.executors import Executor
@@ -103,8 +104,9 @@ def run(
     temporary directory by default."""
     inputs = dict(inputs or {})
     _check_inputs(topology, inputs)
-    structure: TopologyStructure = topology.structure()
     conf = cluster_conf(**{**topology.config, **(conf or {})})
+    # as nimbus's submit does: Storm's cap on each component's parallelism
+    structure: TopologyStructure = cap_parallelism(topology.structure(), conf)
     counts = structure.task_counts()
     ackers = 1 if conf[ACKERS_KEY] is None else conf[ACKERS_KEY]  # null: one (one process)
     if acker_executors(ackers, conf[SPOUTS_TRACK_KEY]):

@@ -285,6 +285,35 @@ def test_max_task_parallelism_caps_each_component_its_own_conf_first():
     assert cap_parallelism(plain, {"topology.max.task.parallelism": 9}) is plain
 
 
+class Twice(Spout):
+    """Each task emits two tuples, then is done."""
+
+    outputs = ["n"]
+
+    def initialize(self, conf, context):
+        self.left = 2
+
+    def next_tuple(self):
+        if not self.left:
+            return False
+        self.left -= 1
+        self.emit([self.left])
+        return True
+
+
+class Capped(Topology):
+    config = {"topology.max.task.parallelism": 1}
+    numbers = Twice.spec(par=3)
+
+
+def test_an_in_process_run_caps_parallelism_as_nimbus_does():
+    from squall.testing import run
+
+    assert sorted(run(Capped, timeout=60).values("numbers")) == [(0,), (1,)]
+    uncapped = {"topology.max.task.parallelism": None}
+    assert len(run(Capped, conf=uncapped, timeout=60).values("numbers")) == 6
+
+
 def test_topology_name_is_accepted_in_a_conf():
     assert validate_topology_conf(json.dumps({"topology.name": "mine"})) == {
         "topology.name": "mine"
