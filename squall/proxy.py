@@ -206,6 +206,9 @@ class NimbusProxy:
                 return  # the client closed between calls
             header += await reader.readexactly(4 - len(header))
             (size,) = struct.unpack("!i", header)
+            if size & 0xFFFF0000 == 0x80010000:  # a strict message, unframed
+                log.warning("refused an unframed Thrift call: use the framed transport (Storm's)")
+                return
             if size < 0 or size > self.max_frame:
                 log.warning(
                     "refused a frame of %d bytes (nimbus.thrift.max_buffer_size %d)",
