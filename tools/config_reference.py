@@ -143,7 +143,9 @@ def render(text: str) -> str:
         "Where a key goes: the cluster conf (`--config FILE`, `$SQUALL_CONF`, e.g.",
         "`/etc/squall/squall.yaml`) for daemon keys; a topology's `config`, `squall submit -c",
         "KEY=VALUE` or `squall config set` for `topology.*` keys. Defaults are shown as JSON,",
-        "which YAML reads as written.",
+        "which YAML reads as written. Storm's keys that squall accepts without implementing",
+        "them are listed in [configuration-storm-keys.md](configuration-storm-keys.md), and",
+        "the rules in [storm-compatibility.md](storm-compatibility.md#configuration).",
     ]
     in_table = False
     for item in items:
