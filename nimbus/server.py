@@ -19,11 +19,12 @@ locking others out.
   own TLS server hands a connection over only once it is authenticated: uncounted, pending
   handshakes were bounded only by the handshake deadline and the open-files limit, as they
   still are on Python 3.10, which lacks StreamWriter.start_tls.)
-- Before its handshake, a connection's first byte is peeked (on a duplicate of its socket, so
-  TLS still gets the whole hello): a plain Thrift call is answered with a TApplicationException
-  saying TLS with a client certificate is required (nimbus/tls_refusal.py), anything else
-  that is not TLS is closed. Refusals and failed handshakes are logged with their reason,
-  rate-limited per peer and reason.
+- Before its handshake, a connection's first byte is peeked (MSG_PEEK, so TLS still gets the
+  whole hello), within the handshake deadline and as part of the handshake (a connection
+  dropped meanwhile is cancelled): a plain Thrift call is answered with a
+  TApplicationException saying TLS with a client certificate is required
+  (nimbus/tls_refusal.py), anything else that is not TLS is closed. Refusals and failed
+  handshakes are logged with their reason, at most once a minute per peer and reason.
 - Handler calls run on nimbus.thrift.threads threads (they block on the controller), each
   inside the caller's RequestContext (principal: the TLS client certificate's CN). A call
   queued for a thread still waits: until a thread takes it, its connection may be closed
