@@ -33,6 +33,8 @@ from squall.structure import (
 MAX_NAME_LENGTH = 100
 MAX_PARALLELISM = 10_000
 MAX_SHELL_CHARS = 4096
+MAX_TASK_PARALLELISM = "topology.max.task.parallelism"
+TOPOLOGY_NAME = "topology.name"  # nimbus sets it at submit, as Storm's
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -258,6 +260,8 @@ def check_topology_setting(key: str, value: Any) -> None:
     key is all the call asks, and its caller hears nothing but the refusal."""
     if isinstance(key, str) and config_mod.is_cluster_key(key):
         raise invalid(f"{key} is a cluster setting; a topology cannot set it")
+    if key == TOPOLOGY_NAME:
+        raise invalid(f"{TOPOLOGY_NAME} is the name the topology was submitted under")
     found = review_topology_conf(json.dumps({key: value}))
     for typo, known in found.suggestions:
         raise invalid(f"unknown setting {typo}: did you mean {known}?")
@@ -282,9 +286,6 @@ def conf_reviews(topology: Any, json_conf: str | None) -> tuple[config_mod.Revie
             conf = json.loads(spec.common.json_conf or "{}")
             reviews.append(_reviewed_conf(conf, f"component {name!r} conf"))
     return tuple(r for r in reviews if r.messages())
-
-
-MAX_TASK_PARALLELISM = "topology.max.task.parallelism"
 
 
 def cap_parallelism(structure: TopologyStructure, conf: dict[str, Any]) -> TopologyStructure:

@@ -186,6 +186,8 @@ def test_config_set_refuses_a_likely_typo_and_a_cluster_setting():
         check_topology_setting("topology.wokers", 2)
     with pytest.raises(T.InvalidTopologyException, match="is a cluster setting"):
         check_topology_setting("nimbus.seeds", ["elsewhere"])
+    with pytest.raises(T.InvalidTopologyException, match="the name the topology was submitted"):
+        check_topology_setting("topology.name", "renamed")
     check_topology_setting("my.own.key", 2)
     check_topology_setting("topology.kryo.register", ["org.example.A"])
 
