@@ -1,8 +1,8 @@
 """streamparse unchanged against squall (#34 item 3): the project `sparse quickstart wordcount`
 generates is submitted, listed, counted and killed with streamparse's own `sparse` commands
-against an open-mode cluster (`security: false`, Storm's plain Thrift), its config.json set
-up as a Storm user sets it up, its jar built by tests/integration/streamparse_jar.py standing
-in for Leiningen.
+against an open-mode cluster (`security: false`, Storm's plain Thrift), and against a secure
+one through `squall proxy` (#34 item 4), its config.json set up as a Storm user sets it up,
+its jar built by tests/integration/streamparse_jar.py standing in for Leiningen.
 
 Exact counts: the quickstart's spout emits dog, cat, zebra, elephant forever, unanchored, to
 two count_bolt tasks grouped by word. Once the topology is deactivated (Storm's `deactivate`,
@@ -23,11 +23,13 @@ import io
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 import zipfile
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport import TFramedTransportFactory
 
 from squall.local import LocalCluster, wait_for
+from squall.processes import terminate
 
 pytest.importorskip("streamparse")
 
@@ -59,39 +62,48 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def project(cluster, tmp_path_factory) -> Path:
-    """`sparse quickstart wordcount`, and its config.json's environment pointed at the
-    cluster as a user would (README's "Coming from streamparse")."""
-    work = tmp_path_factory.mktemp("project")
-    bin_dir = work / "bin"
-    bin_dir.mkdir()
+def lein_bin(tmp_path_factory) -> Path:
+    """A directory holding `lein`: streamparse_jar.py standing in for Leiningen."""
+    bin_dir = tmp_path_factory.mktemp("bin")
     lein = bin_dir / "lein"
     lein.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{LEIN}" "$@"\n')
     lein.chmod(0o755)
-    made = sparse(work, "quickstart", NAME, bin_dir=bin_dir)
+    return bin_dir
+
+
+def quickstart(work: Path, lein_bin: Path, nimbus_port: int, ui_port: int | None) -> Path:
+    """`sparse quickstart wordcount` in `work`, its config.json's environment pointed at
+    nimbus (or `squall proxy`) as a user would (docs/storm-compatibility.md)."""
+    made = sparse(work, "quickstart", NAME, lein_bin=lein_bin)
     assert made.returncode == 0, made.stdout + made.stderr
     directory = work / NAME
     config = json.loads((directory / "config.json").read_text())
     config["envs"]["prod"].update(
         {
-            "nimbus": f"127.0.0.1:{cluster.nimbus_port}",
+            "nimbus": f"127.0.0.1:{nimbus_port}",
             "use_ssh_for_nimbus": False,  # nimbus is reachable: no ssh tunnel
             "use_virtualenv": False,  # streamparse_run is on the workers' PATH (squall's)
-            "ui.port": cluster.ui_port,  # sparse stats reads the UI's REST API
         }
     )
+    if ui_port:
+        config["envs"]["prod"]["ui.port"] = ui_port  # sparse stats reads the UI's REST API
     (directory / "config.json").write_text(json.dumps(config, indent=4))
     return directory
 
 
+@pytest.fixture(scope="module")
+def project(cluster, lein_bin, tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("project")
+    return quickstart(work, lein_bin, cluster.nimbus_port, cluster.ui_port)
+
+
 def sparse(
-    cwd: Path, *args: str, bin_dir: Path | None = None, check: bool = False
+    cwd: Path, *args: str, lein_bin: Path, check: bool = False
 ) -> subprocess.CompletedProcess:
     """The `sparse` command as a user runs it, with the `lein` stand-in first on PATH."""
-    bin_dir = bin_dir or cwd.parent / "bin"
     env = {
         **os.environ,
-        "PATH": os.pathsep.join([str(bin_dir), str(SPARSE.parent), os.environ.get("PATH", "")]),
+        "PATH": os.pathsep.join([str(lein_bin), str(SPARSE.parent), os.environ.get("PATH", "")]),
         "LEIN_ROOT": "1",  # Leiningen's own switch: streamparse refuses root without it
         "PYTHONWARNINGS": "ignore",  # paramiko's and pkg_resources' deprecation warnings
     }
@@ -121,12 +133,12 @@ def stats_tables(project: Path) -> str:
     return done.stdout
 
 
-def storm_client(cluster: LocalCluster) -> Any:
+def storm_client(port: int) -> Any:
     """A client as streamparse makes it: its own Storm IDL, plain framed Thrift."""
     return make_client(
         S.Nimbus,
         "127.0.0.1",
-        cluster.nimbus_port,
+        port,
         proto_factory=TBinaryProtocolFactory(),
         trans_factory=TFramedTransportFactory(),
         timeout=60_000,
@@ -228,17 +240,18 @@ def number(cell: str) -> int:
     return int(cell.replace(",", ""))
 
 
-def test_quickstart_wordcount_submit_list_stats_kill(cluster, project):
-    submitted = sparse(project, "submit", check=True)
+def submit_count_settle(project: Path, lein_bin: Path, port: int, beat: float) -> Figures:
+    """`sparse submit` and `sparse list`; then, once words are counted, the topology
+    deactivated (what `storm deactivate wordcount` sends) and its final figures checked."""
+    submitted = sparse(project, "submit", lein_bin=lein_bin, check=True)
     assert "Submitting wordcount topology to nimbus...done" in submitted.stdout
-    listed = table(sparse(project, "list", check=True).stdout, "Topology-specific values")
-    assert [(t["name"], t["status"], t["num_workers"]) for t in listed] == [(NAME, "ACTIVE", "1")]
-
-    client = storm_client(cluster)
+    listed = sparse(project, "list", lein_bin=lein_bin, check=True).stdout
+    rows = table(listed, "Topology-specific values")
+    assert [(t["name"], t["status"], t["num_workers"]) for t in rows] == [(NAME, "ACTIVE", "1")]
+    client = storm_client(port)
     try:
         wait_for(lambda: sum(counts(client, NAME).executed.values()) >= 400, 180, "counting")
-        client.deactivate(NAME)  # what `storm deactivate wordcount` does
-        beat = cluster.client_conf()["worker.heartbeat.frequency.secs"]
+        client.deactivate(NAME)
         settled = Settled(client, NAME, quiet_secs=3 * beat)
         final = wait_for(settled, 120, "the deactivated topology's final figures")
         tid = next(t.id for t in client.getClusterInfo().topologies if t.name == NAME)
@@ -252,7 +265,23 @@ def test_quickstart_wordcount_submit_list_stats_kill(cluster, project):
     assert len(final.executed) == 2  # count_bolt's par=2
     assert tuple(sorted(final.executed.values())) in partitions(spout)  # whole words per task
     assert not any(errors.values()), errors
+    return final
 
+
+def kill_and_wait(project: Path, lein_bin: Path) -> None:
+    sparse(project, "kill", "--wait", "0", lein_bin=lein_bin, check=True)
+    wait_for(
+        lambda: (
+            "No topologies found." in sparse(project, "list", lein_bin=lein_bin, check=True).stdout
+        ),
+        60,
+        "the killed topology to be removed",
+    )
+
+
+def test_quickstart_wordcount_submit_list_stats_kill(cluster, lein_bin, project):
+    beat = cluster.client_conf()["worker.heartbeat.frequency.secs"]
+    spout = submit_count_settle(project, lein_bin, cluster.nimbus_port, beat).spout_emitted
     printed = stats_tables(project)
     spouts = table(printed, "Spouts (All time)")
     bolts = table(printed, "Bolt (All time)")
@@ -263,13 +292,52 @@ def test_quickstart_wordcount_submit_list_stats_kill(cluster, project):
         (r["boltId"], number(r["executed"]), number(r["acked"]), number(r["failed"])) for r in bolts
     ]
     assert executed_acked_failed == [("count_bolt", spout, spout, 0)]  # pystorm acks each
+    kill_and_wait(project, lein_bin)
 
-    sparse(project, "kill", "--wait", "0", check=True)
-    wait_for(
-        lambda: "No topologies found." in sparse(project, "list", check=True).stdout,
-        60,
-        "the killed topology to be removed",
-    )
+
+# --- a secure cluster, through `squall proxy` (#34 item 4) ------------------------------
+
+PROXY_LINE = re.compile(r"plain Thrift on 127\.0\.0\.1:(\d+) -> nimbus leader \S+ as 'admin'")
+
+
+@pytest.fixture
+def proxied(tmp_path_factory) -> Iterator[tuple[LocalCluster, int]]:
+    """A secure cluster (TLS, the default) and `squall proxy --port 0` as its admin, the
+    identity the cluster's client conf names; the proxy's port, read from its startup line."""
+    with LocalCluster(tmp_path_factory.mktemp("secure"), supervisors=1) as c:
+        out = c.directory / "proxy.out"
+        command = [sys.executable, "-m", "squall.cli", "--config", str(c.client_conf_file())]
+        with out.open("wb") as sink:
+            process = subprocess.Popen(
+                [*command, "proxy", "--port", "0"],
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "COLUMNS": "1000"},
+            )
+        try:
+
+            def listening() -> re.Match | None:
+                if process.poll() is not None:
+                    raise AssertionError(f"squall proxy exited: {out.read_text()}")
+                return PROXY_LINE.search(out.read_text())
+
+            yield c, int(wait_for(listening, 60, "squall proxy's startup line").group(1))
+        finally:
+            terminate(process, 10)
+
+
+def test_quickstart_wordcount_through_squall_proxy_on_a_secure_cluster(proxied, lein_bin, tmp_path):
+    """The same project, pointed at the proxy: sparse acts as the proxy's user (the owner
+    nimbus records). `sparse stats` is left out: it reads the UI over plain HTTP, which on a
+    secure cluster wants the UI's token, and streamparse cannot send one."""
+    cluster, port = proxied
+    project = quickstart(tmp_path, lein_bin, port, None)
+    beat = cluster.client_conf()["worker.heartbeat.frequency.secs"]
+    submit_count_settle(project, lein_bin, port, beat)
+    listed = sparse(project, "list", lein_bin=lein_bin, check=True).stdout
+    assert [t["owner"] for t in table(listed, "Topology-specific values")] == ["admin"]
+    kill_and_wait(project, lein_bin)
 
 
 # --- #34 item 6: refused at submit, before anything is scheduled -----------------------
@@ -309,7 +377,7 @@ def broken_jar() -> bytes:
     ids=["not-a-package", "broken-jar"],
 )
 def test_an_unusable_package_is_refused_at_submit(cluster, package, problem):
-    client = storm_client(cluster)
+    client = storm_client(cluster.nimbus_port)
     try:
         location = client.beginFileUpload()
         client.uploadChunk(location, package)
@@ -324,7 +392,7 @@ def test_an_unusable_package_is_refused_at_submit(cluster, package, problem):
 
 
 def test_kill_of_an_unknown_topology_is_not_alive_before_its_arguments(cluster):
-    client = storm_client(cluster)
+    client = storm_client(cluster.nimbus_port)
     try:
         with pytest.raises(S.NotAliveException):
             client.killTopologyWithOpts("no-such-topology", S.KillOptions(wait_secs=-1))
