@@ -155,3 +155,13 @@ def test_the_proxy_listens_on_loopback_unless_told_otherwise(cluster):
     )
     assert refused.returncode == 2
     assert "not a loopback address" in refused.stderr and "--allow-remote" in refused.stderr
+
+
+def test_streamparse_s_own_client_reads_through_the_proxy(cluster, proxy_port):
+    """streamparse builds its Nimbus client itself (plain, framed, Storm 1.x's IDL)."""
+    from streamparse.util import get_nimbus_client  # a test dependency (pyproject.toml)
+
+    client = get_nimbus_client({}, host="127.0.0.1", port=proxy_port)
+    info = client.getClusterInfo()
+    assert [s.host for s in info.supervisors] == ["127.0.0.1"]
+    assert [(n.host, n.port) for n in info.nimbuses if n.isLeader] == [("127.0.0.1", proxy_port)]
