@@ -73,8 +73,8 @@ class UserRequests:
         except (T.InvalidTopologyException, T.AlreadyAliveException):
             self.inbox.discard(location)  # a refused submit leaves no upload behind
             raise
-        for found in conf_reviews(topology, json_conf):  # keys accepted but not used
-            log_review(found, log)
+        for found in conf_reviews(name, topology, json_conf):  # keys accepted, not used
+            log_review(found, log, once=False)
         return tid
 
     def _check_package(self, package: Path) -> None:

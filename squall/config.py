@@ -278,11 +278,14 @@ def validate(overrides: Mapping[str, Any], defaults: Conf, source: str) -> Conf:
 _said: set[str] = set()
 
 
-def log_review(found: Review, logger: logging.Logger = log, ignored: bool = True) -> None:
-    """Log what `found` has to say, each line once per process (the CLI and daemons load
-    the same file more than once). `ignored` False: only the warnings."""
+def log_review(
+    found: Review, logger: logging.Logger = log, ignored: bool = True, once: bool = True
+) -> None:
+    """Log what `found` has to say. `once`: each line once per process (the CLI and daemons
+    load the same file more than once); a submit says it every time. `ignored` False: only
+    the warnings."""
     for level, line in found.messages():
-        if (ignored or level >= logging.WARNING) and line not in _said:
+        if (ignored or level >= logging.WARNING) and not (once and line in _said):
             _said.add(line)
             logger.log(level, line)
 

@@ -67,8 +67,8 @@ def prepare(
     topology = load_topology_file(path)
     topology_name = name or topology.name or path.stem
     thrift, json_conf = checked(topology, topology_name, {**topology.config, **(overrides or {})})
-    for found in conf_reviews(thrift, json_conf):  # keys accepted but not used: say so
-        log_review(found)
+    for found in conf_reviews(topology_name, thrift, json_conf):  # keys accepted, not used
+        log_review(found, once=False)
     files = tuple(package_files(path.parent))
     package = pack_directory(path.parent, conf["nimbus.upload.max.bytes"])
     return Packed(topology_name, path.parent, files, package), thrift, json_conf

@@ -276,15 +276,16 @@ def review_topology_conf(json_conf: str | None) -> config_mod.Review:
     return _reviewed_conf(conf, "topology conf")
 
 
-def conf_reviews(topology: Any, json_conf: str | None) -> tuple[config_mod.Review, ...]:
-    """What to tell a submitter about its topology conf and each component's conf: the
-    Storm keys ignored, the likely typos, the cluster settings left out. For a topology that
-    `validate_topology` and `validate_topology_conf` passed."""
-    reviews = [review_topology_conf(json_conf)]
+def conf_reviews(name: str, topology: Any, json_conf: str | None) -> tuple[config_mod.Review, ...]:
+    """What to tell the submitter of topology `name` about its conf and each component's:
+    the Storm keys ignored, the likely typos, the cluster settings left out. For a topology
+    that `validate_topology` and `validate_topology_conf` passed."""
+    reviews = [_reviewed_conf(json.loads(json_conf or "{}"), f"topology {name!r} conf")]
     for specs in (topology.spouts, topology.bolts):
-        for name, spec in sorted((specs or {}).items()):
+        for component, spec in sorted((specs or {}).items()):
             conf = json.loads(spec.common.json_conf or "{}")
-            reviews.append(_reviewed_conf(conf, f"component {name!r} conf"))
+            where = f"topology {name!r} component {component!r} conf"
+            reviews.append(_reviewed_conf(conf, where))
     return tuple(r for r in reviews if r.messages())
 
 

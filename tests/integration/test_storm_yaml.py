@@ -78,5 +78,6 @@ def test_a_topology_conf_as_storm_and_streamparse_send_it(cluster):
     assert stored["topology.kryo.register"] == ["org.example.Word"]
     assert parallelism == {"numbers": 1, "sink": 1}
     text = logged(cluster, "nimbus")
-    assert "topology conf: left out: storm.workers.list (cluster settings" in text
-    assert "topology conf: accepted and ignored (Storm key squall does not implement): " in text
+    assert "topology 'counted' conf: left out: storm.workers.list (cluster settings" in text
+    ignored = "topology 'counted' conf: accepted and ignored (Storm key squall does not implement)"
+    assert f"{ignored}: topology.kryo.register" in text

@@ -27,6 +27,7 @@ from squall.storm_keys import KEYS, STORM_TAG
 from squall.validation import (
     cap_parallelism,
     check_topology_setting,
+    conf_reviews,
     review_topology_conf,
     validate_topology,
     validate_topology_conf,
@@ -306,6 +307,24 @@ class Twice(Spout):
 class Capped(Topology):
     config = {"topology.max.task.parallelism": 1}
     numbers = Twice.spec(par=3)
+
+
+def test_a_submit_says_what_it_left_out_and_ignored_each_time(caplog):
+    lines = Lines.spec(config={"storm.zookeeper.root": "/x", "topology.tasks": 4})
+    thrift = type("T", (Topology,), {"lines": lines}).to_thrift()
+    json_conf = json.dumps({"topology.kryo.register": ["A"], "topology.workers": 1})
+    caplog.set_level(logging.INFO, logger="squall.config")
+    for _ in range(2):
+        for found in conf_reviews("wc", thrift, json_conf):
+            log_review(found, once=False)
+    said = [r.getMessage() for r in caplog.records]
+    ignored = "accepted and ignored (Storm key squall does not implement)"
+    assert said == 2 * [
+        f"topology 'wc' conf: {ignored}: topology.kryo.register",
+        "topology 'wc' component 'lines' conf: left out: storm.zookeeper.root (cluster "
+        "settings, which a topology cannot set: the cluster's own values apply)",
+        f"topology 'wc' component 'lines' conf: {ignored}: topology.tasks",
+    ]
 
 
 def test_an_in_process_run_caps_parallelism_as_nimbus_does():
