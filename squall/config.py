@@ -110,7 +110,7 @@ CHOICES = {"topology.spark.handoff": ("auto", "arrow", "parquet")}
 
 
 class ConfigError(ValueError):
-    """A configuration key is unknown or holds a value of the wrong type."""
+    """A configuration value of the wrong type for its key (or a conf that is no mapping)."""
 
 
 @functools.cache
@@ -183,6 +183,12 @@ class Review:
         return said
 
 
+def _shown(value: Any) -> str:
+    """A value's type and repr, cut to fit an error line."""
+    text = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    return f"{_type_name(value)} {text}"
+
+
 def _type_problem(key: str, value: Any, defaults: Conf) -> str | None:
     """Why `value` cannot be `key`'s, or None: squall's type and bounds for the keys it
     implements (and Storm's checks where squall's default does not say the type), Storm's
@@ -192,8 +198,7 @@ def _type_problem(key: str, value: Any, defaults: Conf) -> str | None:
         if value is not None and not _matches(defaults[key], value):
             wanted = _type_name(defaults[key])
             article = "an" if wanted[0] in "aeiou" else "a"
-            got = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-            return f"{key} must be {article} {wanted}, got {_type_name(value)} {got}"
+            return f"{key} must be {article} {wanted}, got {_shown(value)}"
         if key in MINIMUM and _below(value, MINIMUM[key]):
             return f"{key} must be at least {MINIMUM[key]}, got {value}"
         if key in CHOICES and value not in CHOICES[key]:
@@ -204,8 +209,7 @@ def _type_problem(key: str, value: Any, defaults: Conf) -> str | None:
             return None
     found = storm_checks.problem(storm, value)
     if found:
-        got = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-        return f"{key} {found}, got {_type_name(value)} {got}"
+        return f"{key} {found}, got {_shown(value)}"
     if key.startswith(OPEN_PREFIXES) and not isinstance(value, (str, int, float, bool)):
         return f"{key} must be a string, number or boolean"
     return None
@@ -285,9 +289,11 @@ def log_review(
     load the same file more than once); a submit says it every time. `ignored` False: only
     the warnings."""
     for level, line in found.messages():
-        if (ignored or level >= logging.WARNING) and not (once and line in _said):
+        if (not ignored and level < logging.WARNING) or (once and line in _said):
+            continue
+        if once:  # only lines said once are kept: a nimbus's submits would grow it for ever
             _said.add(line)
-            logger.log(level, line)
+        logger.log(level, line)
 
 
 def load_file(path: str | os.PathLike) -> Conf:
