@@ -39,6 +39,7 @@ from .log_debug_calls import LogDebugCalls
 from .operations import op as _op
 from .profiler_calls import ProfilerCalls
 from .redaction import redacted
+from .run_state import recent_error, run_count, run_status
 from .ui_reads import UiReads
 
 log = logging.getLogger("squall.nimbus.handler")
@@ -190,14 +191,28 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             model.supervisors,
             self._nimbuses(),
             self.c.wall(),
-            {tid: t.sched_status for tid, t in topologies.items()},
+            {tid: self._run_status(model, t) for tid, t in topologies.items()},
         )
+
+    def _run_status(self, model: Any, topology: Any) -> str:
+        """The scheduler's status, and whether the tasks run (nimbus/run_state.py): the
+        latest error is read only for a topology with tasks not running. A standby keeps no
+        heartbeats: it says only what the scheduler said."""
+        if not model.leading:
+            return topology.sched_status
+        settings = model.settings
+        count = run_count(topology, self.c.clock(), settings.task_timeout, settings.task_launch)
+        errors = self.c.state.read_errors(topology.id) if count.down or count.starting else {}
+        last = recent_error(errors, count, self.c.wall())
+        return run_status(topology.sched_status, count, last, topology.base.status)
 
     @_op("getTopologyInfo", topology=True)
     def getTopologyInfo(self, id):  # noqa: A002
-        return self._topology_info(self.c.read_model().find(id))
+        model = self.c.read_model()
+        return self._topology_info(model.find(id), model)
 
-    def _topology_info(self, topology: Any) -> Any:
+    def _topology_info(self, topology: Any, model: Any = None) -> Any:
+        sched_status = topology.sched_status if model is None else self._run_status(model, topology)
         return summaries.topology_info(
             topology.id,
             topology.base,
@@ -207,7 +222,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             self.c.state.read_errors(topology.id),
             self.c.wall(),
             spouts=self.c.code.structure(topology.id).spouts(),
-            sched_status=topology.sched_status,
+            sched_status=sched_status,
             sole_inputs=self._sole_inputs(topology.id),
         )
 

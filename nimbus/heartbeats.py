@@ -24,19 +24,26 @@ BeatToken = tuple[str, int, int]  # (node, port, seq) of the worker beat that co
 class TaskBeat:
     token: BeatToken
     changed_at: float  # nimbus monotonic seconds
+    # what the beat said of the task: initialized (a SparkBolt's session up). A worker beats
+    # while its tasks initialize, so a task whose initialize fails looks alive for a timeout
+    # unless this is read (nimbus/run_state.py)
+    ready: bool = True
 
 
 @dataclass(frozen=True)
 class HeartbeatCache:
     beats: Mapping[int, TaskBeat] = field(default_factory=dict)
 
-    def observe(self, seen: Mapping[int, BeatToken], now: float) -> HeartbeatCache:
-        """Fold in the tokens read from ZooKeeper; unchanged tokens keep their old time."""
+    def observe(
+        self, seen: Mapping[int, BeatToken], now: float, unready: frozenset[int] = frozenset()
+    ) -> HeartbeatCache:
+        """Fold in the tokens read from ZooKeeper (and which of those tasks their beat says
+        are not ready yet); unchanged tokens keep their old time."""
         beats = dict(self.beats)
         for task, token in seen.items():
             old = beats.get(task)
             if old is None or old.token != token:
-                beats[task] = TaskBeat(token, now)
+                beats[task] = TaskBeat(token, now, task not in unready)
         return HeartbeatCache(beats)
 
     def forget(self, tasks: Iterable[int]) -> HeartbeatCache:
@@ -76,3 +83,15 @@ def tokens_from_beats(
         for task in beat.tasks
         if placement.get(task) == (node, port)
     }
+
+
+def unready_tasks(beats: Mapping[Slot, Any], placement: Mapping[int, Slot]) -> frozenset[int]:
+    """The tasks whose beat, from the slot each is assigned to, says they are not ready
+    (initialize still running, or failed); a beat without the flag (an older worker) counts
+    as ready."""
+    return frozenset(
+        task
+        for (node, port), beat in beats.items()
+        for task, stats in beat.tasks.items()
+        if placement.get(task) == (node, port) and stats.get("ready") is False
+    )

@@ -11,7 +11,7 @@ from squall.records import Assignment, Slot, WorkerBeat
 from squall.structure import assign_task_ids
 
 from .cluster_scheduler import schedule_all
-from .heartbeats import tokens_from_beats
+from .heartbeats import tokens_from_beats, unready_tasks
 from .instructions import AppendLog, Instruction, WriteAssignment, WriteTasks
 from .model import ClusterSnapshot, NimbusModel, TopologyModel
 from .resource_conf import cluster_of, request_of
@@ -93,7 +93,10 @@ def _round(
         existing = topology.assignment.task_slots if topology.assignment else {}
         cache, dead = topology.heartbeats, set()
         if not scratch[tid]:
-            cache = cache.observe(tokens_from_beats(beats.get(tid, {}), existing), now)
+            seen = beats.get(tid, {})
+            cache = cache.observe(
+                tokens_from_beats(seen, existing), now, unready_tasks(seen, existing)
+            )
             dead = cache.dead_tasks(
                 existing, topology.assigned_at, now, settings.task_timeout, settings.task_launch
             )

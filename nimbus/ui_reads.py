@@ -51,7 +51,9 @@ class UiReads:
     authorizer: str
     acl: Acl
     groups: UnixGroups
-    _topology_info: Callable[[TopologyModel], Any]  # NimbusHandler's, as getTopologyInfo
+    # NimbusHandler's: getTopologyInfo's answer, and the status saying why tasks do not run
+    _topology_info: Callable[[TopologyModel, Any], Any]
+    _run_status: Callable[[Any, TopologyModel], str]
 
     def _may(self, principal: str | None, operation: str, conf: Mapping[str, Any]) -> bool:
         """Whether `principal` may do the topology `operation` on a topology with `conf`
@@ -93,7 +95,7 @@ class UiReads:
             inputs=inputs,
         )
 
-    def _summary_of(self, topology: TopologyModel) -> Any:
+    def _summary_of(self, topology: TopologyModel, model: Any) -> Any:
         tid = topology.id
         assignments = {tid: topology.assignment} if topology.assignment else {}
         cluster = summaries.cluster_summary(
@@ -103,43 +105,52 @@ class UiReads:
             {},
             [],
             self.c.wall(),
-            {tid: topology.sched_status},
+            {tid: self._run_status(model, topology)},
         )
         return cluster.topologies[0]
 
-    def _info(self, topology: TopologyModel, options: Any) -> Any:
-        info = self._topology_info(topology)
+    def _info(self, topology: TopologyModel, options: Any, model: Any) -> Any:
+        info = self._topology_info(topology, model)
         info.errors = chosen_errors(info.errors, options.num_err_choice if options else None)
         return info
 
     @op("getTopologySummaries")
     def getTopologySummaries(self):
-        return [self._summary_of(t) for _, t in sorted(self.c.read_model().topologies.items())]
+        model = self.c.read_model()
+        return [self._summary_of(t, model) for _, t in sorted(model.topologies.items())]
 
     @op("getTopologySummaryByName")
     def getTopologySummaryByName(self, name):
-        return self._summary_of(_by_name(self.c.read_model(), name))
+        model = self.c.read_model()
+        return self._summary_of(_by_name(model, name), model)
 
     @op("getTopologySummary")
     def getTopologySummary(self, id):  # noqa: A002 - Storm's argument name
-        return self._summary_of(_by_id(self.c.read_model(), id))
+        model = self.c.read_model()
+        return self._summary_of(_by_id(model, id), model)
 
     @op("getTopologyInfo", topology=True)
     def getTopologyInfoByName(self, name):
-        return self._info(_by_name(self.c.read_model(), name), None)
+        model = self.c.read_model()
+        return self._info(_by_name(model, name), None, model)
 
     @op("getTopologyInfo", topology=True)
     def getTopologyInfoByNameWithOpts(self, name, options):
-        return self._info(_by_name(self.c.read_model(), name), options)
+        model = self.c.read_model()
+        return self._info(_by_name(model, name), options, model)
 
     @op("getTopologyInfo", topology=True)
     def getTopologyInfoWithOpts(self, id, options):  # noqa: A002
-        return self._info(_by_id(self.c.read_model(), id), options)
+        model = self.c.read_model()
+        return self._info(_by_id(model, id), options, model)
 
     @op("getTopologyPageInfo", topology=True)
     def getTopologyPageInfo(self, id, window, is_include_sys):  # noqa: A002
-        facts = self._facts(self.c.read_model().find(id))
-        return topology_page(facts, bool(is_include_sys), self.c.wall(), window)
+        model = self.c.read_model()
+        topology = model.find(id)
+        page = topology_page(self._facts(topology), bool(is_include_sys), self.c.wall(), window)
+        page.sched_status = self._run_status(model, topology) or None  # tasks not running: why
+        return page
 
     @op("getComponentPageInfo", topology=True)
     def getComponentPageInfo(self, topology_id, component_id, window, is_include_sys):

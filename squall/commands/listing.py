@@ -41,8 +41,8 @@ def listing_lines(info: Any) -> list[str]:
     if supervisors:
         lines += [(SUPERVISOR_FORMAT % SUPERVISOR_COLUMNS).rstrip(), RULE]
         for s in supervisors:
-            row = (s.supervisor_id, s.host, s.num_workers, s.num_used_workers, s.uptime_secs)
-            lines.append((SUPERVISOR_FORMAT % row).rstrip())
+            fields = (s.supervisor_id, s.host, s.num_workers, s.num_used_workers, s.uptime_secs)
+            lines.append((SUPERVISOR_FORMAT % fields).rstrip())
     else:
         lines.append("No supervisors running.")
     return lines

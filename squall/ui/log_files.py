@@ -119,7 +119,8 @@ def search_ask(query: Mapping[str, str]) -> SearchAsk:
 def search(data: bytes, ask: SearchAsk, file: LogFile, link: str) -> dict[str, Any]:
     """Storm's search answer: up to `limit` matches from `offset`, each with the text around
     it and a link to the page that shows it."""
-    matches, at = [], ask.offset
+    matches: list[dict[str, Any]] = []
+    at = ask.offset
     while len(matches) < ask.limit:
         found = data.find(ask.needle, at)
         if found < 0:

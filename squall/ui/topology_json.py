@@ -183,6 +183,8 @@ def topology_page(
         "uptime": pretty_uptime(page.uptime_secs or 0),
         "uptimeSeconds": page.uptime_secs or 0,
         "status": page.status,
+        # the scheduler's word and, when tasks are not running, how many and why
+        "schedulerInfo": page.sched_status or "",
         "tasksTotal": page.num_tasks or 0,
         "workersTotal": page.num_workers or 0,
         "executorsTotal": page.num_executors or 0,

@@ -42,9 +42,10 @@ async function home() {
       [[cluster.supervisors, cluster.slotsTotal, cluster.slotsUsed, cluster.slotsFree,
         cluster.executorsTotal, cluster.tasksTotal, cluster.topologies]], "cluster"),
     el("h2", {}, "Topologies"),
-    table(["name", "id", "status", "uptime", "workers", "executors", "tasks"],
+    table(["name", "id", "status", "uptime", "workers", "executors", "tasks", "scheduler"],
       topologies.topologies.map((t) => [el("a", { href: "#/topology/" + encodeURIComponent(t.id) }, t.name),
-        t.id, t.status, t.uptime, t.workersTotal, t.executorsTotal, t.tasksTotal]), "topologies"),
+        t.id, t.status, t.uptime, t.workersTotal, t.executorsTotal, t.tasksTotal,
+        schedulerInfo(t.schedulerInfo)]), "topologies"),
     el("h2", {}, "Supervisors"),
     table(["id", "host", "uptime", "slots", "used", "free"],
       supervisors.supervisors.map((s) => [s.id, s.host, s.uptime, s.slotsTotal, s.slotsUsed, s.slotsFree]),
@@ -162,6 +163,7 @@ async function topologyPage(id) {
     table(["id", "status", "uptime", "workers", "executors", "emitted", "acked", "failed", "complete latency (ms)"],
       [[t.id, el("span", { id: "topology-status" }, t.status), t.uptime, t.workersTotal, t.executorsTotal,
         all.emitted, all.acked, all.failed, dash(all.completeLatency)]]),
+    el("p", { id: "topology-scheduler" }, schedulerInfo(t.schedulerInfo)),
     el("p", {},
       el("button", { id: "activate", onclick: () => act(t, "activate") }, "Activate"),
       el("button", { id: "deactivate", onclick: () => act(t, "deactivate") }, "Deactivate"),
@@ -194,6 +196,12 @@ async function topologyPage(id) {
           c.errorHost, dash(c.errorPort), c.errorLapsedSecs]), "errors")
       : el("p", { class: "muted", id: "errors" }, "none"),
   ];
+}
+
+// Storm's scheduler info; squall adds, when tasks are not running, how many and why
+function schedulerInfo(text) {
+  if (!text) return "—";
+  return el("span", { class: text.includes("not running") ? "error" : "muted" }, text);
 }
 
 function logLink(href) {

@@ -1,0 +1,60 @@
+"""A topology whose tasks cannot start says so, with the cause, where an operator looks:
+Storm's sched_status in getClusterInfo and getTopologyInfo, `squall list`, and the UI's REST
+(whose schedulerInfo the topology page and the topology list show)."""
+
+import httpx
+import pytest
+
+from squall import thrift_api as T
+from squall.local import LocalCluster, wait_for
+from squall.submit import submit_file
+
+from .conftest import TOPOLOGIES, squall
+
+pytestmark = pytest.mark.integration
+CAUSE = "ModuleNotFoundError: No module named 'squall_geocoder_not_installed'"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalCluster(tmp_path_factory.mktemp("run-status"), supervisors=1, ui=True) as c:
+        yield c
+
+
+def test_a_bolt_missing_its_package_shows_tasks_not_running_and_the_cause(cluster):
+    with cluster.client() as client:
+        name = submit_file(client, TOPOLOGIES / "missing_package.py", cluster.client_conf())
+
+    def status() -> str:
+        with cluster.client() as client:
+            [summary] = [t for t in client.getClusterInfo().topologies if t.name == name]
+            return summary.sched_status or ""
+
+    try:
+        wait_for(lambda: CAUSE in status(), 120, "the cause in the topology's status")
+        assert "tasks starting" in status() or "tasks not running" in status()
+        with cluster.client() as client:
+            info = client.getTopologyInfo(client.getTopologyInfoByName(name).id)
+            assert info.status == "ACTIVE" and CAUSE in info.sched_status
+
+        def listed() -> str:
+            done = squall(cluster, "list")
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        # a restart of the worker may come between two reads: the next read has it again
+        wait_for(lambda: CAUSE in listed(), 60, f"the cause in `squall list`:\n{listed()}")
+        assert f"{name} (" in listed()
+
+        def ui(path: str) -> dict:
+            headers = cluster.ui_headers()
+            return httpx.get(cluster.ui_url + "/api/v1" + path, timeout=30, headers=headers).json()
+
+        tid = info.id
+        page = f"/topology/{tid}"
+        wait_for(lambda: CAUSE in ui(page)["schedulerInfo"], 60, f"the UI page: {ui(page)}")
+        [listed_in_ui] = [t for t in ui("/topology/summary")["topologies"] if t["id"] == tid]
+        assert "tasks" in listed_in_ui["schedulerInfo"]
+    finally:
+        with cluster.client() as client:
+            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
