@@ -132,8 +132,9 @@ def connect_server(
 
 
 def _run_daemon(command: list[str], env: dict[str, str]) -> None:
-    """Run a Spark daemon in the foreground; SIGTERM/SIGINT end it; its exit is ours."""
-    process = subprocess.Popen(command, env=env, start_new_session=True)
+    """Run a Spark daemon in the foreground, in our process group (whoever ends the group
+    ends both); SIGTERM/SIGINT end it; its exit status is ours."""
+    process = subprocess.Popen(command, env=env)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: process.terminate())
     sys.exit(process.wait())
