@@ -131,7 +131,7 @@ def explain(exc: BaseException, timeout: float) -> str:
             return f"it refused this host's certificate ({reason}): is it from the cluster's CA?"
         return f"the TLS handshake failed ({reason})"
     if isinstance(exc, ConnectionRefusedError):
-        return "connection refused (is `squall spark connect-server` running there, on that port?)"
+        return "connection refused"
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return f"no answer within {timeout:g}s"
     if isinstance(exc, OSError) and exc.strerror:

@@ -53,9 +53,10 @@ class Forwarder:
                 tls.settimeout(self.timeout)
                 return st.read_greeting(_read_line(tls))
         except Exception as exc:  # noqa: BLE001 - every way of not getting through, in words
-            raise st.SparkUnreachable(
-                f"cannot reach {self.where()}: {st.explain(exc, self.timeout)}"
-            ) from exc
+            why = st.explain(exc, self.timeout)
+            if isinstance(exc, ConnectionRefusedError):
+                why += " (is `squall spark connect-server` running there, on that port?)"
+            raise st.SparkUnreachable(f"cannot reach {self.where()}: {why}") from exc
 
     def open(self) -> int:
         """Probe, then listen on a free loopback port; returns it."""
