@@ -29,8 +29,12 @@ from kazoo.protocol.states import KazooState
 
 from squall import __version__
 from squall import zk as zk_mod
+from squall.certificate_check import ClientCertificateError, TlsRefusedError
+from squall.certificates import SUPERVISOR
+from squall.client import nimbus_address
 from squall.processes import WORKER_REASSIGNED, WORKER_RESTART_ASKED
 from squall.records import Assignment, SupervisorInfo, encode
+from squall.security import security_on
 from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
 
@@ -121,6 +125,32 @@ class Supervisor(WorkerStarts):
                 "supervisor with this id is running (set supervisor.id to a unique value)"
             ) from exc
 
+    def _await_nimbus_trust(self) -> bool:
+        """Registered slots get work this supervisor can only run if nimbus lets it fetch
+        code: with a certificate nimbus refuses (another CA, expired), it took slots and its
+        topologies stalled without a word. So it registers only once nimbus accepts it (a
+        nimbus that is not up yet is no reason to wait: that is ZooKeeper's business), and
+        says why every supervisor.heartbeat.frequency.secs until then. False: stopped."""
+        if not security_on(self.conf):
+            return True
+        every = self.conf["supervisor.heartbeat.frequency.secs"]
+        while not self.stopping.is_set():
+            try:
+                nimbus_address(self.conf, identity=SUPERVISOR)
+                return True
+            except (ClientCertificateError, TlsRefusedError) as exc:
+                log.error(
+                    "not registering, so taking no slots: nimbus will not accept this "
+                    "supervisor's certificate: %s (checked again in %d s)",
+                    exc,
+                    every,
+                )
+            except Exception as exc:  # noqa: BLE001 - nimbus down or starting: register
+                log.info("nimbus not reachable yet (%s); registering", exc)
+                return True
+            self.stopping.wait(every)
+        return False
+
     def _on_zk_state(self, state: str) -> None:
         """On kazoo's thread: only flags for the sync loop."""
         if state == KazooState.CONNECTED:
@@ -144,6 +174,8 @@ class Supervisor(WorkerStarts):
                 self.spark_server.start()
             layout_dirs = [self.layout.assignments, self.layout.supervisors]
             if not zk_mod.await_paths(self.zk, layout_dirs, self.stopping):  # nimbus makes them
+                return
+            if not self._await_nimbus_trust():
                 return
             self.register()
             self.zk.add_listener(self._on_zk_state)

@@ -182,3 +182,36 @@ def test_a_refusal_the_client_could_not_foresee_is_a_tls_refusal_by_nimbus(
     client_certificate(other_ca, tmp_path / "unforeseen", "alice")
     address = f"127.0.0.1:{cluster.nimbus_port}"
     _refused_by_client(squall_list(conf_file), f"TLS refused by nimbus at {address}")
+
+
+def test_a_supervisor_nimbus_refuses_takes_no_slots_and_says_why(cluster, tmp_path, other_ca):
+    """A supervisor whose certificate another CA signed (its own ca.pem trusts both, so its
+    check passes) registered, took slots and stalled its topologies silently. Now it stays
+    out of service and logs why each interval."""
+    from squall.zkserver import free_port
+
+    security = tmp_path / "supervisor-security"
+    shutil.copytree(cluster.credentials_dir, security)
+    for name in ("supervisor.pem", "supervisor.key"):
+        shutil.copy(other_ca / name, security / name)
+    (security / "ca.pem").write_bytes(
+        (other_ca / "ca.pem").read_bytes() + (cluster.credentials_dir / "ca.pem").read_bytes()
+    )
+    extra = {"security.dir": str(security), "supervisor.slots.ports": [free_port()]}
+    extra["supervisor.heartbeat.frequency.secs"] = 1
+    cluster._spawn("untrusted-supervisor", "supervisor", extra)
+    log = cluster.directory / "untrusted-supervisor.log"
+    said = "nimbus will not accept this supervisor's certificate: TLS refused by nimbus at"
+
+    def times_said() -> int:
+        return log.read_text(errors="replace").count(said)
+
+    wait_for(lambda: times_said() >= 2, 60, f"the supervisor to say why twice:\n{log}")
+    zk = cluster.zk_client("nimbus")
+    try:
+        assert zk.get_children("/squall/supervisors") == []  # no slots taken
+    finally:
+        zk.stop()
+        zk.close()
+    assert cluster.processes["untrusted-supervisor"].poll() is None  # it waits, it does not die
+    cluster.stop_process("untrusted-supervisor")
