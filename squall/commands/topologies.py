@@ -152,42 +152,52 @@ def rebalance(ctx, name, wait_secs, num_workers, executors, no_wait: bool, timeo
     )
     with nimbus_client_for(ctx) as client:
         client.rebalance(name, options)
-        console.print(f"rebalancing topology [bold]{escape(name)}[/bold]", soft_wrap=True)
+        console.print(
+            f"rebalancing topology [bold]{escape(name)}[/bold]: every worker of it restarts, "
+            "as in Storm (spouts that keep their place only in memory start over; see "
+            "docs/reliability.md)",
+            soft_wrap=True,
+        )
         if not no_wait:
             _wait_until_running(client, name, timeout)
 
 
 def _wait_until_running(client: Any, name: str, timeout: int) -> None:
     """Progress until the status is no longer REBALANCING and every task of the new
-    assignment is heartbeating from a worker started for it."""
+    assignment is heartbeating from a worker started for it; the outcome is printed after
+    the bar is gone, not into it."""
     deadline = time.monotonic() + timeout
+    outcome = None
     with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        console=err,
-        transient=True,
+        TextColumn("{task.description}"), BarColumn(), console=err, transient=True
     ) as progress:
-        bar = progress.add_task("waiting for the rebalance", total=None)
-        while time.monotonic() < deadline:
+        bar = progress.add_task("rebalancing: waiting for nimbus", total=None)
+        while outcome is None and time.monotonic() < deadline:
             info = client.getTopologyInfo(name)
             running = sum(1 for e in info.executors if e.stats is not None)
+            total = len(info.executors)
             if info.status == "REBALANCING":
-                progress.update(bar, description=f"waiting: {info.status.lower()}")
+                progress.update(bar, description=f"rebalancing: {info.status.lower()}")
+            elif running == total:
+                outcome = info
             else:
                 progress.update(
-                    bar, description="tasks running", total=len(info.executors), completed=running
+                    bar,
+                    description=f"{running} of {total} tasks restarted",
+                    total=total,
+                    completed=running,
                 )
-                if running == len(info.executors):
-                    workers = len({(e.host, e.port) for e in info.executors})
-                    console.print(
-                        f"[bold]{escape(name)}[/bold] runs {len(info.executors)} tasks on "
-                        f"{workers} workers ({info.status})"
-                    )
-                    return
-            time.sleep(0.5)
-    fail(f"{name} was not fully running after {timeout}s")
-    sys.exit(1)
+            if outcome is None:
+                time.sleep(0.5)
+    if outcome is None:
+        fail(f"{name} was not fully running after {timeout}s")
+        sys.exit(1)
+    workers = len({(e.host, e.port) for e in outcome.executors})
+    console.print(
+        f"[bold]{escape(name)}[/bold] runs {len(outcome.executors)} tasks on "
+        f"{workers} workers ({outcome.status})",
+        soft_wrap=True,
+    )
 
 
 @main.group()

@@ -40,6 +40,8 @@ def test_rebalance_resizes_and_the_cli_waits_until_it_runs(cluster, zk):
     result = squall(cluster, "rebalance", "resize", "-w", "1", "-n", "3", "-e", "sink=4")
     assert result.returncode == 0, result.stderr
     assert "runs 6 tasks on 3 workers (ACTIVE)" in result.stdout
+    assert "every worker of it restarts" in result.stdout  # what a rebalance does, said
+    assert "/None" not in result.stderr  # a bar with no total yet shows no "0/None"
 
     with cluster.client() as client:
         after = assignment(zk, client, "resize")
