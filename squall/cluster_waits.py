@@ -66,14 +66,22 @@ def topology_progress(conf: dict[str, Any], tid: str) -> dict[str, Any] | None:
     }
 
 
-def wait_until_quiet(conf: dict[str, Any], tid: str, timeout: float) -> dict[str, Any]:
+def wait_until_quiet(
+    conf: dict[str, Any],
+    tid: str,
+    timeout: float,
+    on_progress: Callable[[dict[str, Any] | None], None] | None = None,
+) -> dict[str, Any]:
     """Wait until the spouts are idle and every transferred tuple was executed, twice in a
-    row across fresh heartbeats: a topology whose spouts ran dry has finished its work."""
+    row across fresh heartbeats: a topology whose spouts ran dry has finished its work.
+    `on_progress` sees each look (None while a task has not beaten yet)."""
     previous: dict[str, Any] = {}
 
     def quiet() -> dict[str, Any] | None:
         nonlocal previous
         now = topology_progress(conf, tid)
+        if on_progress is not None:
+            on_progress(now)
         if now is None:
             return None
         done = (

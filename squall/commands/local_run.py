@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.progress import Progress, TextColumn
 from rich.table import Table
 
 from squall import thrift_api as T
 from squall.commands.group import console, err, main
+
+PLAIN_EVERY = 5.0  # seconds between progress lines where standard error is not a terminal
 
 
 @main.command()
@@ -52,11 +55,33 @@ def local(
                     f"nimbus does not list {name} right after its submission"
                 )
             err.print(f"submitted {name} as {tid}; running until its input is done", markup=False)
-            progress = wait_until_quiet(conf, tid, timeout)
+            with Progress(TextColumn("{task.description}"), console=err, transient=True) as bar:
+                line = bar.add_task("tasks starting")
+                said_at = 0.0
+
+                def show(now: dict[str, Any] | None) -> None:
+                    nonlocal said_at
+                    bar.update(line, description=progress_line(now))
+                    if not err.is_terminal and time.monotonic() - said_at >= PLAIN_EVERY:
+                        said_at = time.monotonic()  # a log or a pipe: a line now and then
+                        err.print(progress_line(now), markup=False, highlight=False)
+
+                progress = wait_until_quiet(conf, tid, timeout, show)
             with cluster.client() as client:
                 info = client.getTopologyInfo(tid)
                 client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
         _print_run(info, progress, out, time.monotonic() - started)
+
+
+def progress_line(now: dict[str, Any] | None) -> str:
+    """One line of how far a run is, from topology_progress's sums."""
+    if now is None:
+        return "tasks starting"
+    spouts = "input done" if now["spouts_idle"] else "spouts emitting"
+    return (
+        f"{now['executed']} tuples processed, {now['pending']} pending, "
+        f"{now['failed']} failed, {now['errors']} errors; {spouts}"
+    )
 
 
 def _free_or_any(port: int) -> int:

@@ -26,3 +26,5 @@ def test_squall_local_runs_a_topology_and_prints_the_ui_address(tmp_path):
     rows = {row[0].strip(): [c.strip() for c in row[1:]] for row in cells}
     assert rows["numbers"][:2] == ["2", "200"], result.stdout  # 2 tasks, 100 each, then dry
     assert "0 spout tuples failed" in result.stdout
+    # progress while it runs (a line now and then where standard error is not a terminal)
+    assert "tasks starting" in result.stderr or "tuples processed" in result.stderr

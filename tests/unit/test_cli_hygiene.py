@@ -139,3 +139,14 @@ def test_error_text_is_shown_whole_not_as_markup(tmp_path):
     result = run("list", conf=conf)
     assert result.exit_code == 1
     assert "[bold]x[/bold] [red]y" in result.output
+
+
+def test_squall_local_progress_says_how_far_a_run_is():
+    from squall.commands.local_run import progress_line
+
+    assert progress_line(None) == "tasks starting"
+    now = {"executed": 120, "pending": 4, "failed": 0, "errors": 1, "spouts_idle": False}
+    assert progress_line(now) == (
+        "120 tuples processed, 4 pending, 0 failed, 1 errors; spouts emitting"
+    )
+    assert progress_line({**now, "spouts_idle": True}).endswith("input done")
