@@ -1,4 +1,4 @@
-"""Where everything lives in ZooKeeper (DESIGN.md, "ZooKeeper layout").
+"""Where everything lives in ZooKeeper (docs/architecture.md, "ZooKeeper layout").
 
 One place builds every path so the daemons cannot disagree about the tree.
 """
