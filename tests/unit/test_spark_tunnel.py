@@ -176,3 +176,10 @@ def test_greetings_round_trip_and_refusals_say_why():
         st.read_greeting(st.refusal("no\nway"))
     with pytest.raises(st.SparkUnreachable, match="not `squall spark connect-server`"):
         st.read_greeting(b"SSH-2.0-OpenSSH\n")
+
+
+def test_a_server_that_never_answers_the_handshake(conf):
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # listens, never accepts
+        fwd = Forwarder(st.dialer_context(conf, "supervisor"), silent.getsockname()[:2], 1.0)
+        with pytest.raises(st.SparkUnreachable, match="no answer within 1s"):
+            fwd.open()
