@@ -188,6 +188,9 @@ class SparkHolder:
         except ValueError as exc:
             raise KnownCause(f"{st.REMOTE}: {exc}") from None
         identity = str(self.conf.get(st.CLIENT_IDENTITY) or SUPERVISOR)
+        if self.forwarder is not None:  # a session that failed to start left it
+            self.forwarder.close()
+            self.forwarder = None
         forwarder = Forwarder(
             st.dialer_context(self.conf, identity), address, float(self.conf.get(st.TIMEOUT, 10))
         )
