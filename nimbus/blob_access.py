@@ -35,6 +35,7 @@ from .blob_acl import (
 from .blob_sessions import BlobSessions, PendingUpload
 from .blob_store import BlobStore, StoredBlob
 from .code_blobs import CodeBlob, code_blob
+from .user_quotas import BlobQuota
 
 REPLICATION = 1  # one shared SQL store: its own replication is the database's business
 
@@ -77,6 +78,7 @@ class BlobAccess:
             max_idle=self.conf["nimbus.file.copy.expiration.secs"],
         )
         self.blob_powers = Powers(self.acl.admins, self.acl.admin_groups, self.acl.supervisors)
+        self.blob_quota = BlobQuota.from_conf(self.conf)
 
     # --- checks ---
 
@@ -86,6 +88,13 @@ class BlobAccess:
     def _lead(self) -> None:
         if not self.c.leading:
             raise self.c._not_leader()
+
+    def _exempt(self, owner: str | None) -> bool:
+        """nimbus.admins (and members of nimbus.admins.groups) have no per-user quota."""
+        if owner is None:
+            return False
+        groups = self.groups(owner) if self.acl.admin_groups else frozenset()
+        return owner in self.acl.admins or bool(groups & self.acl.admin_groups)
 
     def _valid(self, key: str) -> None:
         problem = key_problem(key)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from thriftpy2.thrift import TApplicationException
 
@@ -43,6 +44,7 @@ from .blob_store import BlobExists, NoBlob
 from .code_blobs import code_blob_keys, code_chunk
 from .operations import op
 from .thrift_call import undeclared_message
+from .user_quotas import bytes_problem, create_problem
 
 CHUNK_BYTES = 300 * 1024
 LIST_PAGE = 100  # keys per listBlobs answer, as Storm's
@@ -62,13 +64,26 @@ class BlobCalls(BlobAccess):
         wanted = BlobMeta(normalized(wanted.acl, self._principal(), ALL), wanted.replication)
         if self.blob_store.get(key) is not None:
             raise T.KeyAlreadyExistsException(msg=f"blob {key!r} exists")
-        self._check_count()
+        self._check_count("beginCreateBlob", self._principal())
         return self._begin_upload(PendingUpload(key, wanted))
 
-    def _check_count(self) -> None:
-        limit = self.conf["nimbus.blob.max.count"]
-        if self.blob_store.count() >= limit:
-            raise T.IllegalStateException(msg=f"nimbus holds {limit} blobs (nimbus.blob.max.count)")
+    def _check_count(self, api: str, owner: str | None) -> None:
+        mine, total = self.blob_store.usage(owner), self.blob_store.count()
+        problem = create_problem(owner, mine, total, self.blob_quota, self._exempt(owner))
+        if problem:
+            raise refused(f"{api}: {problem}")
+
+    def _check_bytes(self, api: str, pending: PendingUpload, size: int) -> None:
+        """Whether the blob's owner may hold it at `size` bytes: the creator for a new blob,
+        for an update the blob's owner (a writer's update counts against the owner)."""
+        owner, replaced = self._principal(), 0
+        if pending.meta is None:
+            blob = self._blob(pending.key, WRITE)
+            owner, replaced = blob.owner, blob.size
+        mine = self.blob_store.usage(owner)
+        problem = bytes_problem(owner, mine, replaced, size, self.blob_quota, self._exempt(owner))
+        if problem:
+            raise refused(f"{api}: {problem}")
 
     @op("beginUpdateBlob")
     def beginUpdateBlob(self, key):
@@ -78,38 +93,51 @@ class BlobCalls(BlobAccess):
 
     @op("uploadBlobChunk")
     def uploadBlobChunk(self, session, chunk):
-        self.blob_sessions.upload(session)
         principal = self._principal()
         self.c.inbox.check_owner(session, principal)
-        limit = self.conf["nimbus.blob.max.bytes"]
-        if self.c.inbox.size(session) + len(chunk or b"") > limit:
+        pending = self.blob_sessions.upload(session)
+        try:
+            self._check_bytes(
+                "uploadBlobChunk", pending, self.c.inbox.size(session) + len(chunk or b"")
+            )
+        except (TApplicationException, T.AuthorizationException, T.KeyNotFoundException):
             self._cancel(session)
-            raise T.IllegalStateException(msg=f"blob exceeds nimbus.blob.max.bytes ({limit} bytes)")
+            raise
         self.c.inbox.append(session, chunk or b"", self.c.clock(), principal)
 
     @op("finishBlobUpload")
     def finishBlobUpload(self, session):
+        """The upload's file is copied into the store a chunk at a time (never read whole),
+        under its owner's lock, after the owner's quotas are checked again."""
         self._lead()
         pending = self.blob_sessions.upload(session)
-        self.c.inbox.finish(session, self.c.clock(), self._principal())
+        principal = self._principal()
+        self.c.inbox.finish(session, self.c.clock(), principal)
         path: Path = self.c.inbox.take(session)
         self.blob_sessions.end_upload(session)
         try:
-            data = path.read_bytes()
-        finally:
-            path.unlink(missing_ok=True)
-        now_ms = int(time.time() * 1000)
-        try:
-            if pending.meta is not None:
-                self._check_count()
-                self.blob_store.create(pending.key, pending.meta, data, now_ms)
-            else:
-                self._blob(pending.key, WRITE)  # the ACL may have changed meanwhile
-                self.blob_store.replace_data(pending.key, data, now_ms)
+            owner = principal
+            if pending.meta is None:  # the ACL may have changed meanwhile
+                owner = self._blob(pending.key, WRITE).owner
+            with self.blob_sessions.owner_lock(owner), path.open("rb") as data:
+                self._store(pending, principal, data, path.stat().st_size)
         except BlobExists as exc:
             raise T.KeyAlreadyExistsException(msg=f"blob {pending.key!r} exists") from exc
         except NoBlob as exc:
             raise T.KeyNotFoundException(msg=f"blob {pending.key!r} was deleted") from exc
+        finally:
+            path.unlink(missing_ok=True)
+
+    def _store(
+        self, pending: PendingUpload, principal: str | None, data: BinaryIO, size: int
+    ) -> None:
+        self._check_bytes("finishBlobUpload", pending, size)
+        now_ms = int(time.time() * 1000)
+        if pending.meta is not None:
+            self._check_count("finishBlobUpload", principal)
+            self.blob_store.create(pending.key, pending.meta, data, now_ms, owner=principal)
+        else:
+            self.blob_store.replace_data(pending.key, data, now_ms)
 
     @op("cancelBlobUpload")
     def cancelBlobUpload(self, session):

@@ -9,6 +9,9 @@ begins and abandons downloads cannot grow nimbus's memory. One identity holds at
 eighth of the cap (OWNER_SHARE): past it, its own least recently used download ends, so a
 user who begins downloads without end churns only their own, not every other user's
 (without security every client has no identity: they share the whole cap).
+
+Finishing uploads of one owner is serialized (owner_lock), so two uploads finishing at once
+cannot both fit under a per-user quota that only one of them fits under.
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ class BlobSessions:
     uploads: dict[str, PendingUpload] = field(default_factory=dict)
     downloads: dict[str, BlobDownload] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    owner_locks: dict[str | None, threading.Lock] = field(default_factory=dict)
+
+    def owner_lock(self, owner: str | None) -> threading.Lock:
+        """One lock per blob owner (identities are few: those with a certificate)."""
+        with self.lock:
+            return self.owner_locks.setdefault(owner, threading.Lock())
 
     def add_upload(self, location: str, pending: PendingUpload, live: set[str]) -> None:
         """Record the upload at `location`; forget those the inbox no longer holds (`live`)."""

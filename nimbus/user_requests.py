@@ -24,9 +24,12 @@ from squall.validation import (
 )
 
 from . import events as ev
+from .authorizer import Acl
 from .code_store import CodeStore
 from .controller_jobs import Barrier, Decide
 from .inbox import Inbox
+from .model import NimbusModel
+from .user_quotas import topology_problem
 
 log = logging.getLogger("squall.nimbus")
 
@@ -44,6 +47,7 @@ class UserRequests:
     clock: Callable[[], float]
     wall: Callable[[], float]
     call: Callable[..., None]  # run a job on the controller thread and wait for it
+    model: NimbusModel  # the published model
 
     @property
     def leading(self) -> bool:
@@ -61,6 +65,7 @@ class UserRequests:
             structure = validate_topology(topology)
             conf = {**validate_topology_conf(json_conf), "topology.name": name}  # as Storm
             structure = cap_parallelism(structure, conf)
+            self._check_topology_quota(conf)
             self._check_package(self.inbox.finished_path(location))
             wall = self.wall()
             tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(wall)}"
@@ -89,6 +94,17 @@ class UserRequests:
             )
         except code_package.PackageError as exc:
             raise T.InvalidTopologyException(msg=f"code package refused: {exc}") from exc
+
+    def _check_topology_quota(self, conf: dict[str, Any]) -> None:
+        """nimbus.topologies.max.per.user, by the submitter (nimbus.admins are exempt). Judged
+        on the published model: two submits racing may both pass, by one topology."""
+        owner = str(conf.get("topology.submitter.user", ""))
+        owners = (t.base.owner for t in self.model.topologies.values())
+        limit = self.conf["nimbus.topologies.max.per.user"]
+        exempt = conf.get("topology.submitter.principal") in Acl.from_conf(self.conf).admins
+        problem = topology_problem(owner, owners, limit, exempt)
+        if problem:
+            raise T.InvalidTopologyException(msg=problem)
 
     def kill(self, name: str, wait_secs: int | None) -> None:
         self.call(Decide(ev.Kill(name, wait_secs, self.wall())))

@@ -1,14 +1,32 @@
-"""Blobs in nimbus's store on SQLite and on a real PostgreSQL server: SQL substr chunks (of
-a BLOB and of a bytea), versions, and the code package read as Storm's topology blobs."""
+"""Blobs in nimbus's store on SQLite and on a real PostgreSQL server: bytes stored and read
+as bounded chunk rows (never one value holding the whole blob), versions, usage per owner,
+a store from before chunking upgraded in place, and the code package read as Storm's
+topology blobs."""
 
+import io
 import json
+import random
 
 import pytest
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    select,
+    text,
+)
 
 from squall.nimbus import blob_store, store
 from squall.nimbus.blob_acl import ALL, USER, Ace, BlobMeta
-from squall.nimbus.blob_store import BlobExists, BlobStore, NoBlob
+from squall.nimbus.blob_store import STORE_CHUNK, BlobExists, BlobStore, NoBlob
 from squall.nimbus.code_blobs import CONF, JAR, code_blob, code_chunk
+from squall.nimbus.user_quotas import Usage
 
 from .pgserver import PostgresServer
 
@@ -78,3 +96,90 @@ def test_a_code_package_reads_as_blobs(nimbus_store):
     assert code_chunk(nimbus_store, conf_blob, 0, 1000) is None  # changed: that version is gone
     assert code_blob(nimbus_store, "t-1", CONF).version != conf_blob.version
     assert code_blob(nimbus_store, "nope", JAR) is None
+
+
+class SpyReader(io.BytesIO):
+    """The upload file: records every read size, so a test sees the store never asks for
+    the whole blob at once (read() or read(-1) would)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.asked: list[int] = []
+
+    def read(self, size: int | None = -1) -> bytes:
+        self.asked.append(-1 if size is None else size)
+        return super().read(size)
+
+
+def _rows(engine, key):
+    with engine.connect() as db:
+        return db.execute(
+            select(blob_store.blob_chunks.c.version, func.length(blob_store.blob_chunks.c.data))
+            .where(blob_store.blob_chunks.c.key == key)
+            .order_by(blob_store.blob_chunks.c.seq)
+        ).all()
+
+
+def test_a_large_blob_is_stored_and_read_in_bounded_chunks(nimbus_store):
+    blobs = BlobStore(nimbus_store.engine)
+    big = random.Random(3).randbytes(3 * STORE_CHUNK + 12345)
+    source = SpyReader(big)
+    version = blobs.create("big", META, source, now_ms=10, owner="alice")
+    assert source.asked and set(source.asked) == {STORE_CHUNK}  # never the whole file
+    rows = _rows(nimbus_store.engine, "big")
+    assert [n for _, n in rows] == [STORE_CHUNK] * 3 + [12345]
+    with nimbus_store.engine.connect() as db:  # the blobs row holds no bytes
+        whole = db.execute(select(func.length(blob_store.blobs.c.data))).scalar()
+    assert whole == 0
+    assert blobs.get("big").size == len(big) and blobs.get("big").owner == "alice"
+    step = 300 * 1024  # a download's chunk crosses row boundaries
+    parts = [blobs.chunk("big", version, o, step) for o in range(0, len(big) + step, step)]
+    assert b"".join(parts) == big and parts[-1] == b""
+    assert (
+        blobs.chunk("big", version, STORE_CHUNK - 5, 10) == big[STORE_CHUNK - 5 : STORE_CHUNK + 5]
+    )
+    newer = blobs.replace_data("big", SpyReader(big[:100]), now_ms=20)
+    assert [(v, n) for v, n in _rows(nimbus_store.engine, "big")] == [(newer, 100)]
+    assert blobs.chunk("big", newer, 0, 1000) == big[:100]
+    blobs.delete("big")
+    assert _rows(nimbus_store.engine, "big") == []
+
+
+def test_usage_is_counted_per_owner(nimbus_store):
+    blobs = BlobStore(nimbus_store.engine)
+    blobs.create("a1", META, b"x" * 10, now_ms=1, owner="alice")
+    blobs.create("a2", META, b"x" * 5, now_ms=1, owner="alice")
+    blobs.create("b1", META, b"x" * 7, now_ms=1, owner="bob")
+    blobs.create("n1", META, b"x" * 3, now_ms=1)
+    assert blobs.usage("alice") == Usage(2, 15)
+    assert blobs.usage("bob") == Usage(1, 7)
+    assert blobs.usage(None) == Usage(1, 3)  # open mode's one user
+    assert blobs.usage("carol") == Usage(0, 0)
+
+
+def test_a_store_from_before_chunking_is_upgraded_and_its_blobs_still_read(nimbus_store):
+    engine = nimbus_store.engine
+    old = MetaData()
+    Table(
+        "blobs",
+        old,
+        Column("key", String(255), primary_key=True),
+        Column("version", BigInteger, nullable=False),
+        Column("meta", Text, nullable=False),
+        Column("size", Integer, nullable=False),
+        Column("data", LargeBinary, nullable=False),
+    )
+    old.create_all(engine)
+    meta = json.dumps(META.to_json())
+    with engine.begin() as db:
+        db.execute(
+            text("INSERT INTO blobs (key, version, meta, size, data) VALUES (:k, 5, :m, :s, :d)"),
+            {"k": "legacy", "m": meta, "s": len(DATA), "d": DATA},
+        )
+    blobs = BlobStore(engine)
+    assert blobs.get("legacy").owner is None and blobs.usage(None) == Usage(1, len(DATA))
+    parts = [blobs.chunk("legacy", 5, o, 100_000) for o in range(0, 300_000, 100_000)]
+    assert b"".join(parts) == DATA
+    BlobStore(engine)  # a second nimbus starting finds it upgraded
+    newer = blobs.replace_data("legacy", b"chunked now", now_ms=9)
+    assert blobs.chunk("legacy", newer, 0, 100) == b"chunked now"

@@ -34,6 +34,23 @@ def test_begin_respects_the_global_cap():
     assert problem and "nimbus.upload.max.open.total" in problem
 
 
+def test_an_admin_is_held_to_its_own_cap_not_the_global_one():
+    quota = UploadQuota.from_conf(
+        {
+            "nimbus.upload.max.open": 2,
+            "nimbus.upload.max.open.bytes": 100,
+            "nimbus.upload.max.open.total": 3,
+            "nimbus.upload.max.bytes": 60,
+            "nimbus.admins": ["admin"],
+        }
+    )
+    full = [OpenUpload("a", 0), OpenUpload("a", 0), OpenUpload("b", 0)]
+    assert begin_problem(full, "admin", quota) is None  # other users filled the total
+    assert "nimbus.upload.max.open.total" in (begin_problem(full, "c", quota) or "")
+    mine = [*full, OpenUpload("admin", 0), OpenUpload("admin", 0)]
+    assert "nimbus.upload.max.open " in (begin_problem(mine, "admin", quota) or "")
+
+
 def test_append_checks_the_upload_and_the_identitys_bytes():
     mine = OpenUpload("alice", 50)
     held = [mine, OpenUpload("alice", 40), OpenUpload("bob", 60)]
