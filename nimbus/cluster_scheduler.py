@@ -163,23 +163,31 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
     state = _Round(cluster)
     for request in ranked:
         state.reserve(request)
+    caps = _SlotCaps(cluster, ranked, state)
     outcomes: dict[str, Outcome] = {}
     for i, request in enumerate(ranked):
         if not request.reschedule or request.id in outcomes:
             continue
+        allowed = caps.left(request)
         if not request.resource_aware:
             placement = schedule(
                 request.tasks,
                 state.candidates(request),
-                request.num_workers,
+                min(request.num_workers, allowed),
                 request.existing,
                 request.alive,
             )
             state.claim(request, placement)
-            outcomes[request.id] = Outcome(placement, _slot_status(request, placement))
+            caps.use(request, placement)
+            status = caps.status(request, placement) or _slot_status(request, placement)
+            outcomes[request.id] = Outcome(placement, status)
             continue
         fit = place(request, state.candidates(request), state.kept[request.id], state.free)
-        if fit.placement is None:
+        if fit.placement is not None and len(set(fit.placement.values())) > allowed:
+            status = caps.refusal(request, len(set(fit.placement.values())))
+            outcomes[request.id] = Outcome(dict(request.existing), status, placed=False)
+            continue
+        if fit.placement is None and allowed > 0:
             key = (request.id in beyond, request.priority)
             victims = [
                 v
@@ -196,8 +204,54 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
             continue
         state.free = dict(fit.free)
         state.claim(request, fit.placement)
+        caps.use(request, fit.placement)
         outcomes[request.id] = Outcome(fit.placement, FULLY_SCHEDULED)
     return outcomes
+
+
+class _SlotCaps:
+    """nimbus.slots.max.per.user within one call: the slots each owner's topologies hold.
+    Topologies kept as they are count with what they reserved; a rescheduled one counts
+    once placed, so an owner's topologies, in rank order, share what the cap leaves."""
+
+    def __init__(self, cluster: Cluster, ranked: Sequence[TopologyRequest], state: _Round):
+        self.cap, self.exempt = cluster.slot_cap, cluster.cap_exempt
+        self.used: dict[str, int] = {}
+        for request in ranked:
+            if not request.reschedule:
+                held = len(state.held.get(request.id, ()))
+                self.used[request.owner] = self.used.get(request.owner, 0) + held
+
+    def _capped(self, request: TopologyRequest) -> bool:
+        return self.cap is not None and request.owner not in self.exempt
+
+    def left(self, request: TopologyRequest) -> int:
+        """How many slots `request` may use (its num_workers when no cap applies)."""
+        if not self._capped(request):
+            return request.num_workers
+        return max(0, self.cap - self.used.get(request.owner, 0))  # type: ignore[operator]
+
+    def use(self, request: TopologyRequest, placement: Mapping[int, Slot]) -> None:
+        self.used[request.owner] = self.used.get(request.owner, 0) + len(set(placement.values()))
+
+    def status(self, request: TopologyRequest, placement: Mapping[int, Slot]) -> str | None:
+        """The status when the cap, not the free slots, kept `request` below its workers."""
+        wanted = min(request.num_workers, len(request.tasks))
+        used = len(set(placement.values()))
+        if not self._capped(request) or used >= wanted or self.left(request) > 0:
+            return None
+        if not placement:
+            return self.refusal(request, wanted)
+        return (
+            f"Running on {used} of {wanted} workers: user {request.owner!r} holds "
+            f"nimbus.slots.max.per.user ({self.cap}) slots"
+        )
+
+    def refusal(self, request: TopologyRequest, wanted: int) -> str:
+        return (
+            f"Not scheduled: user {request.owner!r} holds {self.used.get(request.owner, 0)} "
+            f"of its nimbus.slots.max.per.user ({self.cap}) slots; {wanted} more wanted"
+        )
 
 
 def _evict_for(

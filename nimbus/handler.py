@@ -192,6 +192,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             self._nimbuses(),
             self.c.wall(),
             {tid: self._run_status(model, t) for tid, t in topologies.items()},
+            model.blacklist.reasons(),
         )
 
     def _run_status(self, model: Any, topology: Any) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from squall import log_config
@@ -86,6 +86,8 @@ class InstructionRunner:
             case ins.AppendLog():
                 self.state.check_lead()
                 self.store.append_all(messages)
+                for type_, _, values in messages:
+                    _log_blacklist(type_, values)
             case _:
                 raise TypeError(f"no batch of {batch[0]!r}")
 
@@ -136,7 +138,16 @@ class InstructionRunner:
             case ins.AppendLog():
                 self.state.check_lead()
                 self.store.append(i.type, i.key, dict(i.values))
+                _log_blacklist(i.type, i.values)
             case ins.StartTimer():
                 self.later(i.delay_secs, functools.partial(self.fire, i))
             case _:
                 raise TypeError(f"unknown nimbus instruction {i!r}")
+
+
+def _log_blacklist(type_: str, values: Mapping[str, Any]) -> None:
+    """A supervisor entering or leaving the blacklist (nimbus/blacklist.py) is logged once,
+    as it happens."""
+    if type_ == "blacklist":
+        state = "left out of scheduling" if values["listed"] else "back in service"
+        log.warning("supervisor %s %s: %s", values["supervisor"], state, values["reason"])

@@ -17,6 +17,7 @@ from squall.records import Assignment, Slot, StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
 
 from . import occupancy as occ
+from .blacklist import Blacklist, BlacklistSettings
 from .heartbeats import HeartbeatCache
 
 SCHEDULING_KEYS = (
@@ -43,6 +44,11 @@ class NimbusSettings:
     # The cluster's topology.* scheduling defaults and resource.aware.scheduler.user.pools
     # (nimbus/resource_conf.py reads them; a topology's own conf overrides the topology keys).
     scheduling: Mapping[str, Any] = field(default_factory=dict)
+    blacklist: BlacklistSettings = field(default_factory=BlacklistSettings)  # blacklist.scheduler.*
+    # nimbus.slots.max.per.user: the slots one user's topologies may hold together (None: no
+    # cap); nimbus.admins are exempt (nimbus/cluster_scheduler.py enforces it)
+    slots_per_user: int | None = None
+    cap_exempt: frozenset[str] = frozenset()
 
     @staticmethod
     def from_conf(conf: Mapping[str, Any]) -> NimbusSettings:
@@ -56,7 +62,22 @@ class NimbusSettings:
             max_tasks=conf["nimbus.max.tasks"],
             zk_root=conf["storm.zookeeper.root"],
             scheduling={k: conf[k] for k in SCHEDULING_KEYS if k in conf},
+            blacklist=BlacklistSettings.from_conf(conf),
+            slots_per_user=slot_cap(conf.get(SLOTS_PER_USER)),
+            cap_exempt=frozenset(str(u) for u in conf.get("nimbus.admins") or ()),
         )
+
+
+SLOTS_PER_USER = "nimbus.slots.max.per.user"
+
+
+def slot_cap(value: Any) -> int | None:
+    """nimbus.slots.max.per.user: a whole number of at least 1, or None (no cap)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{SLOTS_PER_USER} must be a whole number of at least 1 or null")
+    return value
 
 
 @dataclass(frozen=True)
@@ -88,6 +109,8 @@ class NimbusModel:
     # forward by with_topology / with_topologies / without; stale (and rebuilt when asked
     # for) after any other change of `topologies`.
     occupancy: occ.Occupancy | None = field(default=None, compare=False, repr=False)
+    # Supervisors and slots out of service after repeated worker failures (nimbus/blacklist.py)
+    blacklist: Blacklist = field(default_factory=Blacklist)
 
     def find(self, name_or_id: str) -> TopologyModel:
         """The topology with this id or name; NotAliveException if there is none."""

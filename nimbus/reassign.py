@@ -10,13 +10,14 @@ from dataclasses import replace
 from squall.records import Assignment, Slot, WorkerBeat
 from squall.structure import assign_task_ids
 
+from . import blacklist as bl
 from .cluster_scheduler import schedule_all
 from .heartbeats import tokens_from_beats, unready_tasks
 from .instructions import AppendLog, Instruction, WriteAssignment, WriteTasks
 from .model import ClusterSnapshot, NimbusModel, TopologyModel
 from .resource_conf import cluster_of, request_of
 from .scheduler import start_times
-from .scheduling_input import Cluster, Outcome
+from .scheduling_input import Cluster, Host, Outcome, TopologyRequest
 
 
 def log_message(type_: str, key: str, values: Mapping, epoch: int) -> AppendLog:
@@ -32,7 +33,18 @@ def place_new(model: NimbusModel, topology: TopologyModel) -> Outcome:
         request_of(t, model.settings, reschedule=tid == topology.id)
         for tid, t in sorted(model.topologies.items())
     ]
-    return schedule_all(requests, cluster_of(model.supervisors, model.settings))[topology.id]
+    return schedule_all(requests, _cluster(model, model.blacklist))[topology.id]
+
+
+def _cluster(
+    model: NimbusModel, blacklist: bl.Blacklist, narrowed: Cluster | None = None
+) -> Cluster:
+    """What the scheduler may use: the live supervisors (or the narrowed view) less the
+    blacklisted ones, with the per-user slot cap."""
+    settings = model.settings
+    cluster = cluster_of(model.supervisors, settings) if narrowed is None else narrowed
+    cluster = replace(cluster, slot_cap=settings.slots_per_user, cap_exempt=settings.cap_exempt)
+    return bl.in_service(cluster, blacklist)
 
 
 def reassign_round(
@@ -80,6 +92,8 @@ def _round(
     narrowed: Cluster | None = None,
 ) -> tuple[NimbusModel, list[Instruction], Mapping[str, Outcome]]:
     settings = model.settings
+    if settings.slots_per_user is not None:
+        narrowed = None  # a user's slots on untouched supervisors count against its cap
     requests = []
     prepared: dict[str, tuple[TopologyModel, set[int], Mapping[int, str]]] = {}
     ids = sorted(model.topologies) if narrowed is None else sorted(scratch)
@@ -104,7 +118,8 @@ def _round(
         prepared[tid] = (topology, dead, written)
         alive = None if scratch[tid] else frozenset(set(existing) - dead)
         requests.append(request_of(topology, settings, True, alive, scratch=scratch[tid]))
-    cluster = cluster_of(model.supervisors, settings) if narrowed is None else narrowed
+    blacklist, changes = _blacklist(model, prepared, requests, now)
+    cluster = _cluster(model, blacklist, narrowed)
     settled = (requests, cluster) if narrowed is None else None
     steady = not any(dead for _, dead, _ in prepared.values())
     if steady and settled is not None and model.settled == settled:
@@ -114,7 +129,7 @@ def _round(
             tid: replace(topology, tasks=dict(written))
             for tid, (topology, _, written) in prepared.items()
         }
-        return model.with_topologies(caches), [], {}
+        return replace(model.with_topologies(caches), blacklist=blacklist), [], {}
     outcomes = schedule_all(requests, cluster)
     snapshot = ClusterSnapshot.of(model)
     out: list[Instruction] = []
@@ -132,8 +147,73 @@ def _round(
     # (instruction_runner.batches), so moving many topologies costs two round trips, not two
     # each.
     out += logs
-    model = model.with_topologies(decided)
+    out += [_announce(change, model.epoch) for change in changes]
+    model = replace(model.with_topologies(decided), blacklist=blacklist)
     return replace(model, settled=None if out else settled), out, outcomes
+
+
+def _blacklist(
+    model: NimbusModel,
+    prepared: Mapping[str, tuple[TopologyModel, set[int], Mapping[int, str]]],
+    requests: list[TopologyRequest],
+    now: float,
+) -> tuple[bl.Blacklist, list[bl.Change]]:
+    """This round's blacklist: the dead workers folded in (nimbus/blacklist.py), then, as
+    Storm does, supervisors released early when a topology would find no healthy slot."""
+    # a supervisor that is gone is not one whose workers fail: its tasks die with it
+    failures = [
+        f
+        for topology, dead, _ in prepared.values()
+        for f in _failures(topology, dead, now)
+        if f.supervisor in model.supervisors
+    ]
+    blacklist, changes = bl.observe(model.blacklist, model.settings.blacklist, failures, now)
+    if not blacklist.listed:
+        return blacklist, changes
+    full = _cluster(model, bl.Blacklist())
+    healthy = bl.in_service(full, blacklist)
+    used = {slot for r in requests for slot in r.existing.values()}
+    free = {"": sum(1 for slot in healthy.slots() if slot not in used)}
+    for sid in blacklist.listed:  # releasing one frees all its blacklisted slots: their
+        if sid in full.hosts:  # tasks were moved off them
+            kept = healthy.hosts.get(sid, Host(())).ports
+            free[sid] = len(set(full.hosts[sid].ports) - set(kept))
+    needed = sum(1 for r in requests if r.reschedule and r.tasks and not _healthy_slot(r, healthy))
+    blacklist, released = bl.release_for_shortage(blacklist, needed, free)
+    return blacklist, changes + released
+
+
+def _healthy_slot(request: TopologyRequest, healthy: Cluster) -> bool:
+    """Whether a live task of `request` runs on a slot in service."""
+    alive = request.alive
+    return any(
+        slot[1] in healthy.hosts.get(slot[0], Host(())).ports
+        for task, slot in request.existing.items()
+        if alive is None or task in alive
+    )
+
+
+def _failures(topology: TopologyModel, dead: set[int], now: float) -> list[bl.Failure]:
+    """One failure per slot whose tasks of `topology` were declared dead this round."""
+    existing = topology.assignment.task_slots if topology.assignment else {}
+    by_slot: dict[Slot, list[int]] = {}
+    for task in sorted(dead):
+        if task in existing:
+            by_slot.setdefault(existing[task], []).append(task)
+    out = []
+    for (sid, port), tasks in sorted(by_slot.items()):
+        started = max(topology.assigned_at.get(t, 0.0) for t in tasks)
+        beat = [topology.heartbeats.beats.get(t) for t in tasks]
+        never = all(b is None or b.changed_at < started for b in beat)
+        what = "never started (no heartbeat)" if never else "stopped heartbeating"
+        reason = f"worker of {topology.id} on port {port} {what}"
+        out.append(bl.Failure(sid, port, topology.id, started, now, reason))
+    return out
+
+
+def _announce(change: bl.Change, epoch: int) -> AppendLog:
+    values = {"supervisor": change.supervisor, "listed": change.listed, "reason": change.reason}
+    return log_message("blacklist", change.supervisor, values, epoch)
 
 
 def _carry_out(

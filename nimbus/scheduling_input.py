@@ -36,6 +36,10 @@ class Cluster:
     hosts: Mapping[str, Host]
     # resource.aware.scheduler.user.pools: user -> (memory MB, CPU percent) guaranteed
     user_pools: Mapping[str, Need] = field(default_factory=dict)
+    # nimbus.slots.max.per.user: the slots one owner's topologies hold together at most
+    # (None: no cap); owners in cap_exempt (nimbus.admins) have none
+    slot_cap: int | None = None
+    cap_exempt: frozenset[str] = frozenset()
 
     def slots(self) -> list[Slot]:
         return [(sid, port) for sid, host in sorted(self.hosts.items()) for port in host.ports]

@@ -23,8 +23,11 @@ def cluster_summary(
     nimbuses: list[Any],
     now: float,
     sched_statuses: Mapping[str, str] | None = None,
+    blacklisted: Mapping[str, str] | None = None,
 ) -> Any:
-    """`sched_statuses`: the leader's scheduler statuses by topology id (a standby has none)."""
+    """`sched_statuses`: the leader's scheduler statuses by topology id (a standby has none);
+    `blacklisted`: supervisor id -> why the leader's blacklist left it out of scheduling."""
+    blacklisted = blacklisted or {}
     now_secs = int(now)
     used: dict[str, set[Slot]] = {}
     for a in assignments.values():
@@ -48,6 +51,8 @@ def cluster_summary(
                 },
                 used_mem=placed.get(sid, (0.0, 0.0))[0],
                 used_cpu=placed.get(sid, (0.0, 0.0))[1],
+                blacklisted=sid in blacklisted,
+                blacklist_reason=blacklisted.get(sid),
             )
             for sid, info in sorted(supervisors.items())
         ],

@@ -145,8 +145,11 @@ struct SupervisorSummary {
   7: optional map<string, double> total_resources;
   8: optional double used_mem;
   9: optional double used_cpu;
+  12: optional bool blacklisted;
   // squall: its own version; `version` is the Storm-compatible "2.8.8+squall.<version>"
   100: optional string squall_version;
+  // squall: why the blacklist scheduler left it out of scheduling (set when blacklisted)
+  101: optional string blacklist_reason;
 }
 
 struct NimbusSummary {

@@ -43,6 +43,10 @@ def listing_lines(info: Any) -> list[str]:
         for s in supervisors:
             fields = (s.supervisor_id, s.host, s.num_workers, s.num_used_workers, s.uptime_secs)
             lines.append((SUPERVISOR_FORMAT % fields).rstrip())
+        for s in supervisors:  # out of scheduling (nimbus/blacklist.py): say why
+            if getattr(s, "blacklisted", None):
+                reason = getattr(s, "blacklist_reason", None) or "blacklisted"
+                lines.append(f"{s.supervisor_id} ({s.host}): {reason}")
     else:
         lines.append("No supervisors running.")
     return lines
@@ -68,6 +72,8 @@ def listing_json(info: Any) -> str:
         "num_used_workers",
         "uptime_secs",
         "version",
+        "blacklisted",
+        "blacklist_reason",
     )
     return json.dumps(
         {

@@ -563,7 +563,7 @@ def test_settings_come_from_the_cluster_conf():
     }
     settings = NimbusSettings.from_conf(conf)
     assert settings.scheduling["topology.priority"] == 29  # the scheduler's cluster defaults
-    assert replace(settings, scheduling={}) == NimbusSettings(7, 8, 9, 3, 0)
+    assert replace(settings, scheduling={}, cap_exempt=frozenset()) == NimbusSettings(7, 8, 9, 3, 0)
 
 
 def test_an_unreadable_storm_record_whose_code_is_stored_is_neither_loaded_nor_removed():
