@@ -123,6 +123,8 @@ class ClusterState(ClusterReads):
                 for task, component in sorted(tasks.items())
             ),
             ("create", (lay.taskbeats(topology_id), b"")),
+            # its workers (its own ZooKeeper login) may create nothing under /errors itself
+            ("create", (lay.errors(topology_id), b"")),
             ("create", (lay.assignment(topology_id), encode(assignment))),
         ]
         self._commit(ops)

@@ -70,6 +70,7 @@ def topology_write_bytes(
         + create_op(lay.tasks(topology_id), 0)
         + creates
         + create_op(lay.taskbeats(topology_id), 0)
+        + create_op(lay.errors(topology_id), 0)
         + create_op(lay.assignment(topology_id), assignment)
     )
     rewrite = deletes + creates + create_op(lay.assignment(topology_id), assignment)

@@ -1,7 +1,8 @@
 """Connecting to ZooKeeper with the cluster conf's servers, timeouts and identity.
 
 Three modes: secure by default, each daemon logs in with its role's digest identity
-(squall.zk_identity) and every node it creates gets its ACL from squall.zk_acl's table; with
+(squall.zk_identity), each worker with its topology's, and every node they create gets its
+ACL from squall.zk_acl's table; with
 storm.zookeeper.auth.* one identity the operator manages, shared by every daemon; with
 `security: false` and no auth keys, Storm's open mode (world:anyone:ALL).
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -23,7 +24,13 @@ from squall.config import zk_hosts
 from squall.records import RecordError, decode
 from squall.zk_acl import acl_for
 from squall.zk_acl_client import RoleAclClient
-from squall.zk_identity import ZkIdentity, load_identity, role_identities
+from squall.zk_identity import (
+    WorkerIdentity,
+    ZkIdentity,
+    load_identity,
+    load_worker_identity,
+    role_identities,
+)
 from squall.zk_layout import ZkLayout
 from squall.zk_multiread import get_many
 
@@ -85,15 +92,20 @@ def role_identity(conf: dict[str, Any], role: str) -> ZkIdentity | None:
     return load_identity(conf, role) if role_identities(conf) else None
 
 
-def worker_auth_conf(conf: dict[str, Any]) -> dict[str, Any]:
-    """What a supervisor puts in its workers' conf so they log in as it does."""
+def worker_auth_conf(conf: dict[str, Any]) -> Callable[[str], dict[str, Any]]:
+    """What a supervisor puts in the conf of a worker of a topology (by its id) so that it
+    logs in as that topology: nothing where the cluster has no per-role identities."""
     identity = role_identity(conf, "supervisor")
-    return identity.worker_conf() if identity else {}
+    return identity.worker_conf if identity else lambda _tid: {}
 
 
-def connect(conf: dict[str, Any], role: str) -> KazooClient:
-    """A started client logged in as `role` ("nimbus" or "supervisor", squall.zk_acl) when
-    the cluster uses per-role identities; otherwise as storm.zookeeper.auth.* says."""
+WORKER = "worker"  # connect's role for a worker: its topology's login, from its conf file
+
+
+def connect(conf: dict[str, Any], role: str, topology_id: str | None = None) -> KazooClient:
+    """A started client logged in as `role` ("nimbus" or "supervisor", squall.zk_acl; WORKER
+    with `topology_id`: as that topology) when the cluster uses per-role identities;
+    otherwise as storm.zookeeper.auth.* says."""
     options: dict[str, Any] = {
         "hosts": zk_hosts(conf),
         "timeout": conf["storm.zookeeper.session.timeout"] / 1000,
@@ -101,16 +113,20 @@ def connect(conf: dict[str, Any], role: str) -> KazooClient:
         "command_retry": KazooRetry(max_tries=5, max_delay=2),
         "logger": logging.getLogger("squall.kazoo"),
     }
-    identity = role_identity(conf, role)
+    identity = _identity(conf, role, topology_id)
     if identity is None:
         auth_data, default_acl = auth_settings(conf)
         client = KazooClient(auth_data=auth_data or None, default_acl=default_acl, **options)
     else:
         root, ids, super_id = conf["storm.zookeeper.root"], identity.ids, super_acl_id(conf)
-        host_id, host = identity.host_id, [("digest", identity.host)] if identity.host else []
+        host_id, workers_id, per_topology = (
+            identity.host_id,
+            identity.workers_id,
+            identity.topology_id,
+        )
         client = RoleAclClient(
-            lambda path: acl_for(path, root, ids, super_id, host_id),
-            auth_data=[("digest", identity.payload), *host],
+            lambda path: acl_for(path, root, ids, super_id, host_id, per_topology, workers_id),
+            auth_data=_logins(identity),
             **options,
         )
     seconds = conf["storm.zookeeper.connection.timeout"] / 1000
@@ -123,6 +139,24 @@ def connect(conf: dict[str, Any], role: str) -> KazooClient:
         log.error("%s", unreachable)
         raise unreachable from None
     return client
+
+
+def _identity(
+    conf: dict[str, Any], role: str, topology_id: str | None
+) -> ZkIdentity | WorkerIdentity | None:
+    if not role_identities(conf):
+        return None
+    if role == WORKER:
+        if topology_id is None:
+            raise ZkAuthError("a worker's ZooKeeper login needs its topology's id")
+        return load_worker_identity(conf, topology_id)
+    return load_identity(conf, role)
+
+
+def _logins(identity: ZkIdentity | WorkerIdentity) -> list[tuple[str, str]]:
+    if isinstance(identity, WorkerIdentity):
+        return [("digest", identity.payload), ("digest", identity.workers)]
+    return [("digest", identity.payload), *([("digest", identity.host)] if identity.host else [])]
 
 
 def await_paths(zk: KazooClient, paths: list[str], stopping: threading.Event) -> bool:

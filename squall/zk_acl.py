@@ -7,14 +7,17 @@ and their workers own" are properties of the table, checked without a server. No
 (world, anonymous) gets anything.
 
 Two roles (squall.zk_identity): "nimbus" (nimbus daemons and tools acting for them) and
-"supervisor" (every supervisor and the workers it starts, sharing one login as Storm's
-supervisors do). ZooKeeper checks CREATE and DELETE on the parent, READ and WRITE on the node
-itself; recursive deletes also need READ on each node deleted (to list its children).
+"supervisor" (every supervisor, sharing one login as Storm's supervisors do). Workers have
+neither: each logs in as its topology (Storm's per-topology ZooKeeper auth), which the table
+grants only that topology's own nodes (the path's segment after the first names it), and as
+the workers' shared login, which reads the leader epoch and keeps consumer offsets. ZooKeeper
+checks CREATE and DELETE on the parent, READ and WRITE on the node itself; recursive deletes
+also need READ on each node deleted (to list its children).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kazoo.security import ACL, Id, Permissions
@@ -38,7 +41,9 @@ class Grant:
 
     nimbus: int
     supervisor: int
-    host: int = 0  # the creating supervisor host's own identity (zk_identity.own_identity)
+    host: int = 0  # the creating supervisor host's own identity (zk_identity.host_id)
+    topology: int = 0  # the topology the path names (its workers' login)
+    workers: int = 0  # the login every worker shares
 
     def of(self, role: str) -> int:
         return self.nimbus if role == NIMBUS else self.supervisor
@@ -54,51 +59,63 @@ SUPERVISOR_OWNED = Grant(nimbus=READ, supervisor=ALL)
 # A node only the supervisor host that created it may change (its registration, its workers'
 # heartbeats): the other supervisors share the role's login, so the role may only read it.
 HOST_OWNED = Grant(nimbus=READ, supervisor=READ, host=ALL)
+# Nimbus writes it; supervisors and the topology's own workers read it.
+TOPOLOGY_READS = Grant(nimbus=ALL, supervisor=READ, topology=READ)
 
 # Patterns are the path below the cluster's root, one "*" per segment, "**" for any deeper
 # rest. First match wins; a path matching nothing (including the root's own parents) is
 # nimbus's.
 TABLE: tuple[tuple[str, Grant], ...] = (
-    ("", NIMBUS_OWNED),  # the root
+    # the root: its ACL differs from the one before per-topology logins, so the first start
+    # of a nimbus that has them gives every older node its table ACL (zk_acl_client.repair_acls)
+    ("", Grant(nimbus=ALL, supervisor=READ, workers=READ)),
     ("storms", NIMBUS_OWNED),
-    ("storms/*", NIMBUS_OWNED),
+    ("storms/*", TOPOLOGY_READS),
     ("tasks", NIMBUS_OWNED),
-    ("tasks/*", NIMBUS_OWNED),
-    ("tasks/*/*", NIMBUS_OWNED),
+    ("tasks/*", TOPOLOGY_READS),
+    ("tasks/*/*", TOPOLOGY_READS),
     ("assignments", NIMBUS_OWNED),
-    ("assignments/*", NIMBUS_OWNED),
+    ("assignments/*", TOPOLOGY_READS),
     ("nimbus", NIMBUS_OWNED),
+    # workers check an assignment's epoch against it (the only global node they read)
+    ("nimbus/epoch", Grant(nimbus=ALL, supervisor=READ, workers=READ)),
     ("nimbus/*", NIMBUS_OWNED),  # epoch, leader (the election)
     ("nimbus/leader/*", NIMBUS_OWNED),
     ("nimbuses", NIMBUS_OWNED),
     ("nimbuses/*", NIMBUS_OWNED),
     ("credentials", NIMBUS_OWNED),
-    # a topology's CURVE keypair: workers read it as their supervisor's role, so every
-    # supervisor host can read every topology's keys (SECURITY.md says so)
-    ("credentials/*", NIMBUS_OWNED),
+    # a topology's CURVE keypair: its own workers read it, no other topology's; every
+    # supervisor host can (SECURITY.md says so)
+    ("credentials/*", TOPOLOGY_READS),
     # a topology's dynamic log levels: nimbus writes them (setLogConfig), workers read them
     ("logconfigs", NIMBUS_OWNED),
-    ("logconfigs/*", NIMBUS_OWNED),
+    ("logconfigs/*", TOPOLOGY_READS),
     # profiling requests: nimbus writes them (setWorkerProfiler); the worker a request names
     # reads it and deletes it once done (DELETE on the topology's directory), as Storm's
     # supervisor does
     ("profilerconfig", NIMBUS_OWNED),
-    ("profilerconfig/*", Grant(nimbus=ALL, supervisor=READ | DELETE)),
-    ("profilerconfig/*/*", NIMBUS_OWNED),
+    ("profilerconfig/*", Grant(nimbus=ALL, supervisor=READ | DELETE, topology=READ | DELETE)),
+    ("profilerconfig/*/*", TOPOLOGY_READS),
     # uploadNewCredentials' map: nimbus writes it, the topology's workers read it (as the
     # CURVE keys, every supervisor host can read it: SECURITY.md)
     ("usercredentials", NIMBUS_OWNED),
-    ("usercredentials/*", NIMBUS_OWNED),
+    ("usercredentials/*", TOPOLOGY_READS),
     ("supervisors", SUPERVISOR_CREATES),
     ("supervisors/*", HOST_OWNED),  # a supervisor's ephemeral registration
     ("taskbeats", NIMBUS_OWNED),
-    ("taskbeats/*", SUPERVISOR_CREATES),  # nimbus creates it with the topology
-    ("taskbeats/*/*", HOST_OWNED),  # a worker's heartbeat
+    # nimbus creates it with the topology; the topology's workers beat in it
+    # (DELETE: a beat left by a worker of before per-topology logins is made anew)
+    ("taskbeats/*", Grant(nimbus=ALL, supervisor=CREATE | READ, topology=CREATE | READ | DELETE)),
+    # a worker's heartbeat: its topology's alone to write, read by nimbus and supervisors
+    ("taskbeats/*/*", Grant(nimbus=READ, supervisor=READ, topology=ALL)),
     ("errors", SUPERVISOR_CREATES),
-    ("errors/*", Grant(nimbus=READ | DELETE, supervisor=ALL)),  # a worker creates it
-    ("errors/*/*", SUPERVISOR_OWNED),
-    ("consumers", SUPERVISOR_CREATES),
-    ("consumers/**", SUPERVISOR_OWNED),  # partition owners, offsets and cuts of sources
+    # nimbus creates it with the topology (a worker may not create under /errors)
+    ("errors/*", Grant(nimbus=ALL, supervisor=ALL, topology=CREATE | READ)),
+    ("errors/*/*", Grant(nimbus=READ, supervisor=ALL, topology=ALL)),
+    # partition owners, offsets and cuts of sources, by consumer group: any worker may keep
+    # them (a group outlives its topology: a resubmitted one goes on from its offsets)
+    ("consumers", Grant(nimbus=ALL, supervisor=CREATE | READ, workers=CREATE | READ)),
+    ("consumers/**", Grant(nimbus=READ, supervisor=ALL, workers=ALL)),
 )
 
 
@@ -131,23 +148,40 @@ def grant_for(path: str, root: str) -> Grant:
     return next((grant for pattern, grant in TABLE if _matches(pattern, rest)), NIMBUS_OWNED)
 
 
+def topology_of(path: str, root: str) -> str | None:
+    """The topology a per-topology node names (/errors/<id>/..., /credentials/<id>)."""
+    rest = relative(path, root)
+    parts = rest.split("/") if rest else []
+    return parts[1] if len(parts) > 1 else None
+
+
 def acl_for(
     path: str,
     root: str,
     ids: Mapping[str, str],
     super_id: Id | None = None,
     host_id: str | None = None,
+    topology_id: Callable[[str], str | None] | None = None,
+    workers_id: str | None = None,
 ) -> list[ACL]:
     """The ACL a node at `path` is created with: each role's digest id (`ids`, role ->
     "user:base64(sha1)") with its permissions from the table, the creating host's own id
-    (`host_id`) where the table names the host, and the superACL with all. A host-owned node
-    made by a client without a host identity is the role's, as before host identities."""
+    (`host_id`) where the table names the host, the digest id of the topology the path names
+    (`topology_id(tid)`; None where the creator cannot name it) and the workers' shared id
+    where the table names them, and the superACL with all. A host-owned node made by a client
+    without a host identity is the role's, as before host identities."""
     grant = grant_for(path, root)
     if grant.host and host_id is None:
         grant = SUPERVISOR_OWNED
     acl = [ACL(grant.of(role), Id("digest", ids[role])) for role in ROLES if grant.of(role)]
     if grant.host and host_id is not None:
         acl.append(ACL(grant.host, Id("digest", host_id)))
+    tid = topology_of(path, root) if grant.topology and topology_id is not None else None
+    topology = topology_id(tid) if topology_id is not None and tid else None
+    if topology is not None:
+        acl.append(ACL(grant.topology, Id("digest", topology)))
+    if grant.workers and workers_id is not None:
+        acl.append(ACL(grant.workers, Id("digest", workers_id)))
     if super_id is not None:
         acl.append(ACL(ALL, super_id))
     return acl

@@ -11,12 +11,21 @@ only nimbus write assignments. The files, in squall.security.credentials_dir(con
 
 Nimbus (and LocalCluster) create what is missing at start, atomically and never overwriting,
 so HA nimbuses sharing a directory agree. A supervisor host gets copies of the supervisor
-secret and the ids file. Workers get the supervisor's identity in the worker conf their
-supervisor writes (mode 0600), never on a command line.
+secret and the ids file.
+
+Workers never get a role's or a host's login. Each topology has its own ("topology-<id>:...",
+Storm's storm.zookeeper.topology.auth.payload), derived from the supervisor secret with an
+HMAC, so nimbus and every supervisor (who hold that secret) know it without storing or sending
+it, and nobody else can make it. A supervisor puts only its worker's topology login in the
+worker conf it writes (mode 0600, its worker's user's), with the workers' shared login, which
+only reads the leader epoch and keeps consumer offsets (squall.zk_acl says what each may do).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import logging
 import os
 import secrets
@@ -34,13 +43,18 @@ from squall.zk_acl import ROLES
 
 log = logging.getLogger("squall.zk")
 IDS_FILE = "zookeeper-ids.yaml"
-PAYLOAD_KEY = "security.zookeeper.payload"  # set only in the worker conf a supervisor writes
+ZK_KEYS_PREFIX = "security.zookeeper."  # every key below is kept from a topology's components
 IDS_KEY = "security.zookeeper.ids"
-# A supervisor host's own login, made by the supervisor in its local dir and shared with its
-# workers: the nodes a host creates (its registration, its workers' heartbeats) are writable
-# by it alone, not by the other supervisors that share the role's login.
+# A supervisor host's own login, made by the supervisor in its local dir and kept from its
+# workers: the nodes a host creates (its registration) are writable by it alone, not by the
+# other supervisors that share the role's login.
 HOST_KEY = "security.zookeeper.host.payload"
 HOST_FILE = "zookeeper-host.secret"
+# What a worker logs in with, set only in the worker conf its supervisor writes
+TOPOLOGY_KEY = "security.zookeeper.topology.payload"
+WORKERS_KEY = "security.zookeeper.workers.payload"
+WORKERS_USER = "workers"
+SHARED_PAYLOAD_KEY = "storm.zookeeper.auth.payload"  # the operator's one shared identity
 
 
 class ZkIdentityError(ConfigError):
@@ -51,23 +65,110 @@ def secret_file(role: str) -> str:
     return f"zookeeper-{role}.secret"
 
 
+def _derived(supervisor_payload: str, user: str) -> str:
+    """The login of `user` derived from the supervisor secret: only its holders can make it."""
+    key = supervisor_payload.partition(":")[2].encode()
+    mac = hmac.new(key, b"squall-zookeeper\0" + user.encode(), hashlib.sha256).digest()
+    return f"{user}:{base64.urlsafe_b64encode(mac).decode().rstrip('=')}"
+
+
+def topology_user(topology_id: str) -> str:
+    return "topology-" + topology_id
+
+
+def topology_login(supervisor_payload: str, topology_id: str) -> str:
+    """A topology's own login: its workers read and write its nodes only (squall.zk_acl)."""
+    return _derived(supervisor_payload, topology_user(topology_id))
+
+
+def workers_login(supervisor_payload: str) -> str:
+    """The login every worker shares: it reads the leader epoch and keeps consumer offsets."""
+    return _derived(supervisor_payload, WORKERS_USER)
+
+
+def without_zk_logins(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """`conf` less every squall ZooKeeper login (security.zookeeper.*): what a supervisor
+    passes on to its workers from its own conf and the topology's."""
+    return {k: v for k, v in conf.items() if not k.startswith(ZK_KEYS_PREFIX)}
+
+
+def component_conf(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """What a topology's components are given: the worker's conf less every ZooKeeper login
+    and the shared identity's password, which only the worker runtime uses."""
+    return {k: v for k, v in without_zk_logins(conf).items() if k != SHARED_PAYLOAD_KEY}
+
+
 @dataclass(frozen=True)
 class ZkIdentity:
-    """One role's login ("user:password") and every role's digest id, for ACLs."""
+    """One role's login ("user:password") and every role's digest id, for ACLs. `derive_from`
+    (the supervisor secret: nimbus and supervisors hold it) makes every topology's login."""
 
     role: str
     payload: str = field(repr=False)
     ids: Mapping[str, str]
     host: str | None = field(default=None, repr=False)  # a supervisor host's own login
+    derive_from: str | None = field(default=None, repr=False)
 
-    def worker_conf(self) -> dict[str, Any]:
-        """What a supervisor adds to the conf file of a worker it starts."""
-        own = {HOST_KEY: self.host} if self.host else {}
-        return {PAYLOAD_KEY: self.payload, IDS_KEY: dict(self.ids), **own}
+    def worker_conf(self, topology_id: str) -> dict[str, Any]:
+        """What a supervisor adds to the conf file of a worker of `topology_id`: that
+        topology's login and the workers' shared one, never its own nor its host's."""
+        source = self._source()
+        return {
+            TOPOLOGY_KEY: topology_login(source, topology_id),
+            WORKERS_KEY: workers_login(source),
+            IDS_KEY: dict(self.ids),
+        }
 
     @property
     def host_id(self) -> str | None:
         return digest_id(self.host) if self.host else None
+
+    def topology_id(self, topology_id: str) -> str | None:
+        return digest_id(topology_login(self._source(), topology_id))
+
+    @property
+    def workers_id(self) -> str:
+        return digest_id(workers_login(self._source()))
+
+    def _source(self) -> str:
+        if self.derive_from is None:
+            raise ZkIdentityError(f"the {self.role} identity cannot make topology logins")
+        return self.derive_from
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    """A worker's logins, from the conf its supervisor wrote: its topology's and the workers'
+    shared one. It names its own topology in ACLs, no other."""
+
+    topology: str  # the topology's id
+    payload: str = field(repr=False)
+    workers: str = field(repr=False)
+    ids: Mapping[str, str]
+
+    def topology_id(self, topology_id: str) -> str | None:
+        return digest_id(self.payload) if topology_id == self.topology else None
+
+    @property
+    def workers_id(self) -> str:
+        return digest_id(self.workers)
+
+    @property
+    def host_id(self) -> None:
+        return None
+
+
+def load_worker_identity(conf: Mapping[str, Any], topology_id: str) -> WorkerIdentity:
+    """A worker's identity from its conf file; a clear error when its supervisor set none."""
+    payload, workers = str(conf.get(TOPOLOGY_KEY) or ""), str(conf.get(WORKERS_KEY) or "")
+    if payload.partition(":")[0] != topology_user(topology_id):
+        raise ZkIdentityError(f"the worker conf has no ZooKeeper login of {topology_id}")
+    if workers.partition(":")[0] != WORKERS_USER:
+        raise ZkIdentityError("the worker conf has no workers' ZooKeeper login")
+    ids = conf.get(IDS_KEY)
+    if not (isinstance(ids, dict) and all(isinstance(ids.get(r), str) for r in ROLES)):
+        raise ZkIdentityError(f"{IDS_KEY}: expected a digest id for each of {', '.join(ROLES)}")
+    return WorkerIdentity(topology_id, payload, workers, {r: ids[r] for r in ROLES})
 
 
 def role_identities(conf: Mapping[str, Any]) -> bool:
@@ -98,14 +199,12 @@ def ensure_zk_identities(conf: Mapping[str, Any]) -> Path | None:
 
 
 def load_identity(conf: Mapping[str, Any], role: str) -> ZkIdentity:
-    """`role`'s identity: from the worker conf keys if its supervisor set them, else from the
-    credentials directory; a clear error naming the file to copy when it is not there."""
+    """`role`'s identity from the credentials directory (nimbus's with the supervisor secret,
+    which makes the topologies' logins); a clear error naming the file to copy when it is not
+    there."""
     if role not in ROLES:
         raise ZkIdentityError(f"unknown ZooKeeper role {role!r}")
     host = str(conf[HOST_KEY]) if conf.get(HOST_KEY) else None
-    if conf.get(PAYLOAD_KEY):
-        identity = _checked(role, str(conf[PAYLOAD_KEY]), conf.get(IDS_KEY), PAYLOAD_KEY)
-        return replace(identity, host=host)
     directory = credentials_dir(dict(conf))
     payload = _read_payload(directory, role)
     try:
@@ -114,7 +213,11 @@ def load_identity(conf: Mapping[str, Any], role: str) -> ZkIdentity:
         raise ZkIdentityError(_missing(directory / IDS_FILE)) from None
     except (OSError, yaml.YAMLError) as exc:
         raise ZkIdentityError(f"cannot read {directory / IDS_FILE}: {exc}") from None
-    return replace(_checked(role, payload, ids, str(directory / IDS_FILE)), host=host)
+    identity = _checked(role, payload, ids, str(directory / IDS_FILE))
+    source = payload if role == "supervisor" else _read_payload(directory, "supervisor")
+    if digest_id(source) != identity.ids["supervisor"]:
+        raise ZkIdentityError(f"{directory / secret_file('supervisor')} does not match {IDS_FILE}")
+    return replace(identity, host=host, derive_from=source)
 
 
 def ensure_host_identity(local_dir: Path, name: str) -> str:

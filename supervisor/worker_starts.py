@@ -7,8 +7,10 @@ Supervisor (daemon.py), which owns the state named below.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from squall.zk_identity import without_zk_logins
 
 from .code_fetcher import CodeFetcher
 from .conf_fetcher import ConfFetcher, confs_to_fetch, serves, waiting_since
@@ -24,7 +26,7 @@ class WorkerStarts(WorkerFailures):
     fetcher: CodeFetcher
     confs: ConfFetcher
     waiting: dict[WorkerKey, float]
-    worker_auth: dict[str, Any]
+    worker_auth: Callable[[str], dict[str, Any]]  # a topology's ZooKeeper login, by its id
 
     def _collect_confs(self, now: float) -> None:
         """A failed conf download is its topology's error; its next try backs off."""
@@ -49,11 +51,13 @@ class WorkerStarts(WorkerFailures):
 
     def _start_worker(self, spec: WorkerSpec, topology_conf: dict[str, Any], now: float) -> None:
         """One worker's start; its failure (a user it cannot run as) is its topology's error,
-        retried with back-off, and never keeps the other topologies' workers from starting."""
+        retried with back-off, and never keeps the other topologies' workers from starting.
+        The worker gets its topology's ZooKeeper login, never the supervisor's or its host's."""
         key = (spec.topology_id, spec.port)
         try:
             code_dir = self.fetcher.code_dir(spec.topology_id)
-            self.launcher.start(spec, code_dir, {**self.conf, **topology_conf, **self.worker_auth})
+            conf = without_zk_logins({**self.conf, **topology_conf})
+            self.launcher.start(spec, code_dir, {**conf, **self.worker_auth(spec.topology_id)})
         except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
             log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
             self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")

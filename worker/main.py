@@ -42,6 +42,7 @@ from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
 from squall.tree_tracking import tree_trackers
+from squall.zk_identity import component_conf
 
 from .bind_address import bind_address, loopback_surprise
 from .credentials_watch import CredentialsWatch
@@ -76,7 +77,7 @@ class Worker(ZooKeeperReactions):
         self.started = time.monotonic()
         self.supervisor_pid = os.getppid()  # it started this worker; watched in `run`
         self.stopping = threading.Event()
-        self.zk = zk_mod.connect(conf, "supervisor")  # a worker acts as its supervisor
+        self.zk = zk_mod.connect(conf, zk_mod.WORKER, tid)  # as its topology, nothing more
         self.layout = zk_mod.layout(conf)
         self.agent = ZooKeeperAgent(self.zk, self.layout, tid, self.slot)
         self.log_levels = LogLevels(self.zk, self.layout.logconfig(tid))
@@ -167,10 +168,11 @@ class Worker(ZooKeeperReactions):
             address,
             sc.server_dir(self.conf) if sc.uses_shared_server(self.conf) else None,
         )
+        user_conf = component_conf(self.conf)  # the worker's ZooKeeper logins are not theirs
         for task in self.my_tasks:
             context = self._context(task, task_components)
             self.executors[task] = load_executor(
-                self.structure, self.code_dir, context, self.conf, io, self.spark
+                self.structure, self.code_dir, context, user_conf, io, self.spark
             )
         groups = group_executors(self.executors, self.structure, self.conf)  # one thread
         if groups:  # which also receives and sends (Transport.share)

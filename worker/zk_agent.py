@@ -16,6 +16,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import (
     ConnectionLoss,
     KazooException,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     OperationTimeoutError,
@@ -175,6 +176,12 @@ class ZooKeeperAgent:
         path = self.layout.taskbeat(self.tid, *self.slot)
         try:
             self.zk.set(path, data)
+        except NoAuthError:
+            # left by a worker that logged in as its supervisor (before per-topology logins):
+            # this topology's login may remove it and make its own
+            self.zk.delete(path)
+            with contextlib.suppress(NodeExistsError, NoNodeError):
+                self.zk.create(path, data)
         except NoNodeError:
             # NoNode on create: the topology was removed; the storm watch stops us.
             with contextlib.suppress(NodeExistsError, NoNodeError):

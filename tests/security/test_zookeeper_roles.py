@@ -18,7 +18,7 @@ from kazoo.exceptions import NoAuthError
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from squall.local import LocalCluster, wait_for
-from squall.zk_identity import IDS_FILE, secret_file
+from squall.zk_identity import IDS_FILE, TOPOLOGY_KEY, load_identity, secret_file
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
 ROOT = "/squall"
@@ -102,8 +102,8 @@ def test_the_supervisor_identity_reads_assignments_but_writes_only_its_own_nodes
         lambda: supervisor.create(f"{ROOT}/tasks/{tid}/999", b"sink"),
         lambda: supervisor.delete(f"{ROOT}/supervisors/supervisor1"),
     )
-    # a host's own nodes (its registration, its workers' heartbeats) are readable by every
-    # supervisor but writable only by the host that made them, logged in as itself too
+    # a host's registration is readable by every supervisor but writable only by the host
+    # that made it, logged in as itself too; its workers' heartbeats only by their topology
     beats = supervisor.get_children(f"{ROOT}/taskbeats/{tid}")
     assert beats and all(b.startswith("supervisor1-") for b in beats)
     beat = f"{ROOT}/taskbeats/{tid}/{beats[0]}"
@@ -116,7 +116,17 @@ def test_the_supervisor_identity_reads_assignments_but_writes_only_its_own_nodes
     assert host_secret.stat().st_mode & 0o777 == 0o600
     host1 = as_role("supervisor")
     host1.add_auth("digest", host_secret.read_text().strip())
-    host1.set(beat, host1.get(beat)[0])
+    host1.set(registration, host1.get(registration)[0])
+    refused(lambda: host1.set(beat, host1.get(beat)[0]))
+    topology = as_role()
+    topology.add_auth("digest", topology_login(cluster, tid))
+    topology.set(beat, topology.get(beat)[0])
+
+
+def topology_login(cluster, tid: str) -> str:
+    """The login a supervisor hands the workers of `tid` (derived from its secret)."""
+    supervisor = load_identity(cluster.client_conf(), "supervisor")
+    return supervisor.worker_conf(tid)[TOPOLOGY_KEY]
 
 
 def test_the_nimbus_identity_may_write_assignments(cluster, tid, as_role):
@@ -142,7 +152,8 @@ def test_every_create_takes_its_own_acl_from_the_table(cluster, tid, as_role):
 
     def expected(path):
         grant = grant_for(path, ROOT)
-        return {r: grant.of(r) for r in ("nimbus", "supervisor") if grant.of(r)}
+        roles = {r: grant.of(r) for r in ("nimbus", "supervisor") if grant.of(r)}
+        return {**roles, **({"workers": grant.workers} if grant.workers else {})}
 
     reader = as_role("nimbus")
     supervisor = zk_mod.connect(cluster.client_conf(), "supervisor")
@@ -152,12 +163,16 @@ def test_every_create_takes_its_own_acl_from_the_table(cluster, tid, as_role):
         supervisor.create(owner, b"1", ephemeral=True, makepath=True)
         for path in (owner, f"{ROOT}/consumers/probe", f"{ROOT}/consumers"):
             assert grants(reader, path) == expected(path), path
-        assert grants(reader, owner) == {"nimbus": 1, "supervisor": 31}
+        assert grants(reader, owner) == {"nimbus": 1, "supervisor": 31, "workers": 31}
         txn = nimbus.transaction()
         txn.create(f"{ROOT}/tasks/probe-1-1", b"")
         txn.create(f"{ROOT}/tasks/probe-1-1/1", b"c")
         assert not [r for r in txn.commit() if isinstance(r, Exception)]
-        assert grants(reader, f"{ROOT}/tasks/probe-1-1/1") == {"nimbus": 31, "supervisor": 1}
+        assert grants(reader, f"{ROOT}/tasks/probe-1-1/1") == {
+            "nimbus": 31,
+            "supervisor": 1,
+            "topology-probe-1-1": 1,  # that topology's workers read it
+        }
         nimbus.delete(f"{ROOT}/tasks/probe-1-1", recursive=True)
         supervisor.delete(f"{ROOT}/consumers/probe/owners", recursive=True)
         nimbus.delete(f"{ROOT}/consumers/probe")  # a group's directory: only nimbus removes it
@@ -208,11 +223,15 @@ def test_credentials_files_and_the_worker_conf_keep_the_secrets_private(cluster,
         assert stat.S_IMODE((directory / secret_file(role)).stat().st_mode) == 0o600
     assert set(yaml.safe_load((directory / IDS_FILE).read_text())) == {"nimbus", "supervisor"}
     password = (directory / secret_file("supervisor")).read_text().strip()
+    host_secret = cluster.directory / "supervisor1" / "supervisor" / "zookeeper-host.secret"
     confs = list(cluster.directory.glob(f"supervisor1/supervisor/stormdist/{tid}/worker-*.json"))
     assert confs
-    for conf in confs:
+    for conf in confs:  # the worker's own topology login only: no role's, no host's
         assert stat.S_IMODE(conf.stat().st_mode) == 0o600
-        assert password in conf.read_text()
+        text = conf.read_text()
+        assert topology_login(cluster, tid) in text
+        assert password.split(":")[1] not in text
+        assert host_secret.read_text().strip().split(":")[1] not in text
     pids = [int(p.read_text()) for p in cluster.directory.glob("supervisor1/**/workers/*.pid")]
     assert pids
     for pid in pids:

@@ -29,13 +29,17 @@ from squall.zk_acl import (
     relative,
 )
 from squall.zk_identity import (
+    HOST_KEY,
     IDS_FILE,
     ZkIdentityError,
+    component_conf,
     create_once,
     ensure_zk_identities,
     load_identity,
+    load_worker_identity,
     role_identities,
     secret_file,
+    without_zk_logins,
 )
 from squall.zk_layout import ZkLayout
 
@@ -50,12 +54,18 @@ def parent(path: str) -> str:
 
 
 HOST = "host"  # the supervisor host that created a node, logged in as itself too
+TOPOLOGY = "topology"  # a worker, logged in as the topology the path names
+WORKERS = "workers"  # a worker, logged in as the workers' shared login
 
 
 def allowed(role: str, op: str, path: str, root: str = ROOT) -> bool:
     where = parent(path) if op in ("create", "delete") else path
     grant = grant_for(where, root)
-    held = grant.of(SUPERVISOR) | grant.host if role == HOST else grant.of(role)
+    held = {
+        HOST: grant.of(SUPERVISOR) | grant.host,
+        TOPOLOGY: grant.topology,
+        WORKERS: grant.workers,
+    }.get(role, grant.of(role))
     return bool(held & NEEDS[op])
 
 
@@ -74,6 +84,7 @@ DONE = [
     (NIMBUS, "create", L.task(TID, 3)),
     (NIMBUS, "delete", L.task(TID, 3)),
     (NIMBUS, "create", L.taskbeats(TID)),
+    (NIMBUS, "create", L.errors(TID)),
     (NIMBUS, "create", L.assignment(TID)),
     (NIMBUS, "set", L.assignment(TID)),
     (NIMBUS, "delete", L.assignment(TID)),
@@ -101,20 +112,50 @@ DONE = [
     (SUPERVISOR, "create", L.supervisor("s1")),
     *((SUPERVISOR, "read", p) for p in (L.assignments, L.assignment(TID), L.nimbus_epoch)),
     (SUPERVISOR, "read", L.taskbeat(TID, "s1", 6700)),
-    # its workers
     *((SUPERVISOR, "read", p) for p in (L.storm(TID), L.tasks(TID), L.task(TID, 3))),
-    (SUPERVISOR, "read", L.logconfig(TID)),
-    (SUPERVISOR, "create", L.taskbeat(TID, "s1", 6700)),
-    (HOST, "set", L.taskbeat(TID, "s1", 6700)),
     (SUPERVISOR, "create", L.errors(TID)),  # report_error's makepath
-    (SUPERVISOR, "create", L.errors(TID) + "/split"),
-    (SUPERVISOR, "set", L.errors(TID) + "/split"),
-    *((SUPERVISOR, "create", p) for p in ("/squall/consumers/g", "/squall/consumers/g/owners")),
-    (SUPERVISOR, "create", L.consumer_owner("g", "files", "p0")),
-    (SUPERVISOR, "delete", L.consumer_owner("g", "files", "p0")),
-    (SUPERVISOR, "create", L.consumer_offset("g", "files", "p0")),
-    (SUPERVISOR, "set", L.consumer_offset("g", "files", "p0")),
-    (SUPERVISOR, "set", L.consumer_cuts("g", "files", "p0")),
+    (SUPERVISOR, "create", L.errors(TID) + "/supervisor"),
+    (SUPERVISOR, "set", L.errors(TID) + "/supervisor"),
+    (SUPERVISOR, "create", L.consumer_owner("g", "files", "p0")),  # as tools may
+    # a worker, as its topology: everything of that topology it reads or writes
+    *((TOPOLOGY, "read", p) for p in (L.storm(TID), L.tasks(TID), L.task(TID, 3))),
+    *((TOPOLOGY, "read", p) for p in (L.assignment(TID), L.credentials(TID))),
+    *((TOPOLOGY, "read", p) for p in (L.logconfig(TID), L.usercredentials(TID))),
+    *((TOPOLOGY, "read", p) for p in (L.profilerconfig(TID), L.profilerconfig(TID) + "/r")),
+    (TOPOLOGY, "delete", L.profilerconfig(TID) + "/r"),
+    (TOPOLOGY, "read", L.taskbeats(TID)),
+    (TOPOLOGY, "read", L.taskbeat(TID, "s1", 6700)),
+    (TOPOLOGY, "create", L.taskbeat(TID, "s1", 6700)),
+    (TOPOLOGY, "set", L.taskbeat(TID, "s1", 6700)),
+    (TOPOLOGY, "delete", L.taskbeat(TID, "s1", 6700)),  # one of before per-topology logins
+    (TOPOLOGY, "create", L.errors(TID) + "/split"),
+    (TOPOLOGY, "set", L.errors(TID) + "/split"),
+    (TOPOLOGY, "read", L.errors(TID) + "/split"),
+    # and as the workers' shared login
+    (WORKERS, "read", L.nimbus_epoch),
+    *((WORKERS, "create", p) for p in ("/squall/consumers/g", "/squall/consumers/g/owners")),
+    (WORKERS, "create", L.consumer_owner("g", "files", "p0")),
+    (WORKERS, "delete", L.consumer_owner("g", "files", "p0")),
+    (WORKERS, "create", L.consumer_offset("g", "files", "p0")),
+    (WORKERS, "set", L.consumer_offset("g", "files", "p0")),
+    (WORKERS, "set", L.consumer_cuts("g", "files", "p0")),
+]
+
+# What a worker's logins never allow: writing what nimbus or a supervisor owns, making a
+# topology's subtree or a registration
+WORKER_FORBIDDEN = [
+    *(("set", p) for p in (L.assignment(TID), L.storm(TID), L.credentials(TID), ROOT)),
+    *(("set", p) for p in (L.usercredentials(TID), L.logconfig(TID), L.nimbus_epoch)),
+    ("create", L.supervisor("fake")),
+    ("create", L.errors("other-1-1")),
+    ("create", L.taskbeats("other-1-1")),
+    ("create", L.credentials("other-1-1")),
+    ("create", L.task(TID, 99)),
+    ("delete", L.errors(TID)),
+    ("delete", L.taskbeats(TID)),
+    ("read", L.supervisor("s1")),
+    ("read", L.assignments),
+    ("read", L.credentials_root),
 ]
 
 # What a supervisor (or a worker, or whoever stole their login) must never do.
@@ -145,17 +186,42 @@ def test_a_supervisor_cannot_write_what_nimbus_owns(op, path):
     assert not allowed(SUPERVISOR, op, path)
 
 
+@pytest.mark.parametrize(("op", "path"), FORBIDDEN + WORKER_FORBIDDEN)
+def test_a_worker_cannot_write_what_nimbus_or_supervisors_own(op, path):
+    assert not allowed(TOPOLOGY, op, path) and not allowed(WORKERS, op, path)
+
+
+def test_a_topology_node_names_that_topology_alone():
+    """The topology's login is named only where the path is that topology's, so another
+    topology's workers (logged in as theirs) get nothing there."""
+    own = make_digest_acl_credential("topology-" + TID, "pw")
+    ids_of = {TID: own}.get
+    for path in (L.credentials(TID), L.usercredentials(TID), L.taskbeat(TID, "s1", 1)):
+        acl = acl_for(path, ROOT, IDS, topology_id=ids_of)
+        assert [a.id.id for a in acl if a.id.id == own] == [own], path
+    for path in (L.credentials("other-1-1"), L.errors("other-1-1") + "/x", L.supervisor("s")):
+        assert own not in {a.id.id for a in acl_for(path, ROOT, IDS, topology_id=ids_of)}
+    for path in (
+        L.credentials_root,
+        L.assignments,
+        L.nimbus_epoch,
+        L.consumer_offset("g", "f", "p"),
+    ):
+        assert own not in {a.id.id for a in acl_for(path, ROOT, IDS, topology_id=ids_of)}
+
+
 def test_nimbus_reads_but_does_not_write_what_supervisors_own():
     for path in (L.supervisor("s1"), L.taskbeat(TID, "s1", 1), L.consumer_offset("g", "f", "p")):
         grant = grant_for(path, ROOT)
         assert grant.nimbus & READ and not grant.nimbus & WRITE
-    # a host's registration and its workers' beats: only that host writes them
-    for path in (L.supervisor("s1"), L.taskbeat(TID, "s1", 1)):
-        grant = grant_for(path, ROOT)
-        assert grant.host == ALL and grant.supervisor == READ
-        assert not allowed(SUPERVISOR, "set", path) and allowed(HOST, "set", path)
+    # a host's registration: only that host writes it; a worker's beat: only its topology
+    grant = grant_for(L.supervisor("s1"), ROOT)
+    assert grant.host == ALL and grant.supervisor == READ and not grant.topology
+    assert not allowed(SUPERVISOR, "set", L.supervisor("s1"))
+    assert allowed(HOST, "set", L.supervisor("s1"))
+    grant = grant_for(L.taskbeat(TID, "s1", 1), ROOT)
+    assert grant.topology == ALL and grant.supervisor == READ and not grant.host
     assert grant_for(L.consumer_offset("g", "f", "p"), ROOT).supervisor == ALL
-    assert not allowed(NIMBUS, "create", L.errors(TID) + "/x")  # only deletes under it
 
 
 def test_a_host_owned_node_names_its_host_or_falls_back_to_the_role():
@@ -284,20 +350,45 @@ def test_a_supervisor_host_without_its_files_gets_an_error_naming_them(tmp_path,
         load_identity(supervisor_host, "worker")
 
 
-def test_a_worker_gets_its_supervisors_identity_from_its_conf(tmp_path):
+def test_a_worker_gets_its_topologys_login_and_no_role_or_host_secret(tmp_path):
     conf = conf_for(tmp_path)
     ensure_zk_identities(conf)
-    supervisor = load_identity(conf, SUPERVISOR)
-    worker_conf = {**conf, "security.dir": str(tmp_path / "nowhere"), **supervisor.worker_conf()}
-    assert load_identity(worker_conf, SUPERVISOR) == supervisor
-    forged = {**worker_conf, "security.zookeeper.payload": "supervisor:guess"}
-    with pytest.raises(ZkIdentityError, match="does not match"):
-        load_identity(forged, SUPERVISOR)
+    supervisor = load_identity({**conf, HOST_KEY: "host-s1:hostpw"}, SUPERVISOR)
+    nimbus = load_identity(conf, NIMBUS)
+    worker_conf = supervisor.worker_conf(TID)
+    text = repr(worker_conf)
+    for secret in (supervisor.payload.split(":")[1], nimbus.payload.split(":")[1], "hostpw"):
+        assert secret not in text
+    worker = load_worker_identity(worker_conf, TID)
+    assert worker.topology_id(TID) == nimbus.topology_id(TID) == supervisor.topology_id(TID)
+    assert worker.topology_id("other-1-1") is None  # it names no other topology
+    assert nimbus.topology_id("other-1-1") not in (None, worker.topology_id(TID))
+    assert worker.workers_id == nimbus.workers_id
+    assert worker.payload not in repr(worker)
+    with pytest.raises(ZkIdentityError, match="no ZooKeeper login of other-1-1"):
+        load_worker_identity(worker_conf, "other-1-1")
+    with pytest.raises(ZkIdentityError, match="no ZooKeeper login"):
+        load_worker_identity(conf, TID)
+
+
+def test_components_get_a_conf_without_any_zookeeper_login():
+    conf = {
+        "topology.workers": 2,
+        "security.zookeeper.topology.payload": "topology-t:x",
+        "security.zookeeper.workers.payload": "workers:x",
+        HOST_KEY: "host-s1:x",
+        "storm.zookeeper.auth.payload": "shared:x",
+    }
+    assert component_conf(conf) == {"topology.workers": 2}
+    assert without_zk_logins(conf) == {
+        "topology.workers": 2,
+        "storm.zookeeper.auth.payload": "shared:x",  # the operator's shared mode still works
+    }
 
 
 def test_the_worker_identity_keys_are_cluster_settings_and_redacted():
-    assert cluster_conf()["security.zookeeper.payload"] is None
-    forged = review({"security.zookeeper.payload": "supervisor:x"}, load_defaults(), "t", True)
-    assert forged.conf == {} and forged.dropped == ("security.zookeeper.payload",)
-    shown = redacted({"security.zookeeper.payload": "supervisor:s3cret"})
-    assert shown["security.zookeeper.payload"] == REDACTED
+    key = "security.zookeeper.topology.payload"
+    assert cluster_conf()[key] is None
+    forged = review({key: "topology-x:x"}, load_defaults(), "t", True)
+    assert forged.conf == {} and forged.dropped == (key,)
+    assert redacted({key: "topology-x:s3cret"})[key] == REDACTED
