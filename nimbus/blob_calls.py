@@ -13,7 +13,10 @@ TApplicationException where Storm declares none, and on deleteBlob, whose
 IllegalStateException Storm 1.x's IDL does not declare: a Storm 1 client would read it as a
 normal return). The SQL store is shared, so any nimbus
 answers reads. Uploads go through the inbox, the same as code uploads, with its owners,
-quotas and expiry.
+quotas and expiry. A blob counts against the per-user quotas of its owner, who created it
+(nimbus/user_quotas.py): an update by another writer counts against the owner. A quota's
+refusal is a TApplicationException naming the key and the usage (Storm declares no quota
+error on these calls).
 """
 
 from __future__ import annotations
