@@ -200,7 +200,9 @@ class SparkBoltExecutor(BoltExecutor):
             started = time.perf_counter()
             ok = self._call("process_batch", self._run_job, fields, job.items)
             if not ok and not self.spark.alive():
-                self.fatal = "SparkSession stopped: its SparkContext is no longer running"
+                self.fatal = (
+                    self.spark.lost or "SparkSession stopped: its SparkContext is no longer running"
+                )
                 self.finish(False)
                 return False
             took = time.perf_counter() - started

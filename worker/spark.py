@@ -115,6 +115,7 @@ class SparkHolder:
         self._session: Any = None
         self._remote = False  # a Spark Connect session: no SparkContext
         self.forwarder: Forwarder | None = None  # to topology.spark.connect.remote
+        self.lost: str | None = None  # why alive() found the Spark gone, when it says why
         self._lock = threading.Lock()
         self.handoff = Handoff(conf, handoff_dir, on_this_host=shared_dir is not None)
 
@@ -136,6 +137,8 @@ class SparkHolder:
                     builder = builder.config(key, value)
                 session = _started(builder)
                 self._remote = bool(remote)
+                if remote:
+                    _bound_retries(session)
                 # The first job pays for class loading and code generation; pay it here,
                 # before the task reports ready, not on the first batch of real tuples: the
                 # way a micro-batch goes (the handoff, an aggregation, the result as Arrow).
@@ -224,12 +227,26 @@ class SparkHolder:
         if session is not None and self.shared is not None and self.shared_dir is not None:
             now = sc.read_state(self.shared_dir)
             return now == self.shared and sc.pid_alive(self.shared.pid)
-        if session is None or self._remote:
+        if session is not None and self._remote:
+            self.lost = self._unreachable_now()
+            return self.lost is None
+        if session is None:
             return True
         try:
             return not session.sparkContext._jsc.sc().isStopped()
         except Exception:  # noqa: BLE001 - py4j raises when the JVM is gone
             return False
+
+    def _unreachable_now(self) -> str | None:
+        """Why the Connect server this session was on cannot be reached now (asked after a
+        job failed), or None."""
+        if self.forwarder is not None:
+            try:
+                self.forwarder.probe()
+            except st.SparkUnreachable as exc:
+                return str(exc)
+            return None
+        return unreachable(self.conf, float(self.conf.get(st.TIMEOUT, 10)))
 
     def stop(self) -> None:
         with self._lock:
@@ -255,6 +272,19 @@ class SparkHolder:
         if self._remote:
             return os.cpu_count() or 1
         return session.sparkContext.defaultParallelism
+
+
+CONNECT_RETRIES = 5  # PySpark's waits 0.05, 0.2, 0.8, 3.2, 12.8 s: about 17 s in all
+
+
+def _bound_retries(session: Any) -> None:
+    """A Connect client retries an unavailable server for 10 minutes by default, far past
+    the stall limit: the task then counted as stalled and the worker was restarted without
+    a word of the cause. About 17 s of retries, then the job fails, and alive() asks
+    whether the server can still be reached, which becomes the task's error."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_RETRIES)])
 
 
 def _started(builder: Any) -> Any:

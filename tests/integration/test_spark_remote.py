@@ -39,7 +39,7 @@ from squall.submit import submit_file
 from squall.worker.spark_forwarder import Forwarder
 from squall.zkserver import free_port
 
-from .conftest import EXAMPLES, squall
+from .conftest import EXAMPLES, TOPOLOGIES, squall
 from .test_spark_modes import (
     _connected_to,
     count_words,
@@ -80,7 +80,8 @@ def end_group(process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def connect_server(cluster, tmp_path_factory):
-    """`squall spark connect-server` on a loopback TLS port; (port, its state directory)."""
+    """`squall spark connect-server` on a loopback TLS port: (port, its state directory, the
+    command's process)."""
     directory = tmp_path_factory.mktemp("connect-server")
     port, log = free_port(), directory / "command.log"
     process = squall_daemon(
@@ -95,7 +96,7 @@ def connect_server(cluster, tmp_path_factory):
             return "squall spark connect-server: " in log.read_text()
 
         wait_for(announced, 480, "squall spark connect-server to be ready")
-        yield port, state_dir
+        yield port, state_dir, process
     finally:
         end_group(process)
         state = sc.read_state(state_dir)
@@ -110,7 +111,7 @@ def worker_jvms(cluster: LocalCluster) -> list[int]:
 def test_wordcount_through_the_authenticated_remote_connect_server(
     cluster, connect_server, tmp_path
 ):
-    port, state_dir = connect_server
+    port, state_dir, _ = connect_server
     token = sc.token_file(state_dir).read_text().strip()
     assert sc.token_file(state_dir).stat().st_mode & 0o777 == 0o600
 
@@ -128,7 +129,7 @@ def test_wordcount_through_the_authenticated_remote_connect_server(
 def test_identities_the_server_does_not_admit_are_refused_with_the_reason(
     cluster, connect_server, tmp_path
 ):
-    port, _ = connect_server
+    port, _, _ = connect_server
     conf = cluster.client_conf()
     admin = Forwarder(st.dialer_context(conf, "admin"), ("127.0.0.1", port), 10)
     with pytest.raises(st.SparkUnreachable) as refused:
@@ -167,7 +168,7 @@ def reported_error(cluster: LocalCluster, overrides: dict, name: str) -> str:
 
 
 def test_a_wrong_identity_is_the_sparkbolts_error(cluster, connect_server):
-    port, _ = connect_server
+    port, _, _ = connect_server
     overrides = {st.REMOTE: f"127.0.0.1:{port}", st.CLIENT_IDENTITY: "admin"}
     assert reported_error(cluster, overrides, "wc-wrong-identity") == (
         f"cannot reach the Spark Connect server at 127.0.0.1:{port} "
@@ -271,3 +272,40 @@ def test_wordcount_on_a_standalone_spark_with_authentication(cluster, tmp_path):
     finally:
         for daemon in reversed(daemons):
             end_group(daemon)
+
+
+def test_the_server_going_away_mid_run_is_the_sparkbolts_error(cluster, connect_server):
+    """Last of the module: it ends the module's connect-server."""
+    port, _, server = connect_server
+    name, conf = "spark-ticking", cluster.client_conf()
+    overrides = {st.REMOTE: f"127.0.0.1:{port}"}
+    with cluster.client() as client:
+        submit_file(client, TOPOLOGIES / "spark_ticking.py", conf, name=name, overrides=overrides)
+        tid = topology_id(client, name)
+        try:
+            wait_for(lambda: _connected_to(port), 240, "the SparkBolt's tunnel to the server")
+            wait_for(lambda: executed(client, tid, "count") > 0, 240, "micro-batches to run")
+            end_group(server)
+            expected = (
+                f"cannot reach the Spark Connect server at 127.0.0.1:{port} "
+                "(topology.spark.connect.remote): connection refused (is `squall spark "
+                "connect-server` running there, on that port?)"
+            )
+
+            def reported() -> bool:
+                firsts = [t.splitlines()[0] for t in error_texts(client, tid, "count")]
+                return expected in firsts
+
+            wait_for(reported, 120, "the lost server as count's error")
+        finally:
+            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
+    wait_for(lambda: not worker_pids(cluster), 60, "the workers to stop")
+
+
+def executed(client, tid: str, component: str) -> int:
+    total = 0
+    for executor in client.getTopologyInfo(tid).executors or []:
+        stats = executor.stats
+        if executor.component_id == component and stats and stats.specific.bolt:
+            total += sum(sum(w.values()) for w in stats.specific.bolt.executed.values())
+    return total

@@ -83,6 +83,7 @@ class FakeSpark:
 
     def __init__(self, alive=True):
         self.is_alive = alive
+        self.lost = None  # SparkHolder says why its Spark is gone when it knows
 
     def session(self):
         return None
