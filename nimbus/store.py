@@ -45,6 +45,7 @@ MESSAGE_TYPES = {
     "kill",
     "rebalance",
     "assignment",
+    "blacklist",  # a supervisor left out of scheduling or back (nimbus/blacklist.py)
 }
 
 metadata = MetaData()
