@@ -197,12 +197,12 @@ def _failures(topology: TopologyModel, dead: set[int], now: float) -> list[bl.Fa
     """One failure per slot whose tasks of `topology` were declared dead this round."""
     existing = topology.assignment.task_slots if topology.assignment else {}
     by_slot: dict[Slot, list[int]] = {}
-    for task in sorted(dead):
-        if task in existing:
+    for task in sorted(dead):  # only what nimbus assigned (or gave a grace) this term
+        if task in existing and task in topology.assigned_at:
             by_slot.setdefault(existing[task], []).append(task)
     out = []
     for (sid, port), tasks in sorted(by_slot.items()):
-        started = max(topology.assigned_at.get(t, 0.0) for t in tasks)
+        started = max(topology.assigned_at[t] for t in tasks)
         beat = [topology.heartbeats.beats.get(t) for t in tasks]
         never = all(b is None or b.changed_at < started for b in beat)
         what = "never started (no heartbeat)" if never else "stopped heartbeating"
