@@ -169,10 +169,11 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
         if not request.reschedule or request.id in outcomes:
             continue
         allowed = caps.left(request)
+        candidates = _preferred(request, state.candidates(request), allowed)
         if not request.resource_aware:
             placement = schedule(
                 request.tasks,
-                state.candidates(request),
+                candidates,
                 min(request.num_workers, allowed),
                 request.existing,
                 request.alive,
@@ -182,7 +183,9 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
             status = caps.status(request, placement) or _slot_status(request, placement)
             outcomes[request.id] = Outcome(placement, status)
             continue
-        fit = place(request, state.candidates(request), state.kept[request.id], state.free)
+        fit = place(request, candidates, state.kept[request.id], state.free)
+        if fit.placement is None and len(candidates) < len(state.candidates(request)):
+            fit = place(request, state.candidates(request), state.kept[request.id], state.free)
         if fit.placement is not None and len(set(fit.placement.values())) > allowed:
             status = caps.refusal(request, len(set(fit.placement.values())))
             outcomes[request.id] = Outcome(dict(request.existing), status, placed=False)
@@ -207,6 +210,16 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
         caps.use(request, fit.placement)
         outcomes[request.id] = Outcome(fit.placement, FULLY_SCHEDULED)
     return outcomes
+
+
+def _preferred(request: TopologyRequest, candidates: list[Slot], allowed: int) -> list[Slot]:
+    """The candidates less those `request` avoids, when the rest still give it every worker
+    it may have; else all of them."""
+    if not request.avoid:
+        return candidates
+    rest = [slot for slot in candidates if not request.avoids(slot)]
+    wanted = min(request.num_workers, len(request.tasks), allowed)
+    return rest if len(rest) >= wanted else candidates
 
 
 class _SlotCaps:

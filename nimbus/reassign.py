@@ -117,7 +117,8 @@ def _round(
         topology = replace(topology, tasks=tasks, heartbeats=cache)
         prepared[tid] = (topology, dead, written)
         alive = None if scratch[tid] else frozenset(set(existing) - dead)
-        requests.append(request_of(topology, settings, True, alive, scratch=scratch[tid]))
+        request = request_of(topology, settings, True, alive, scratch=scratch[tid])
+        requests.append(_avoiding(request, dead, existing, settings.blacklist.whole_supervisor))
     blacklist, changes = _blacklist(model, prepared, requests, now)
     cluster = _cluster(model, blacklist, narrowed)
     settled = (requests, cluster) if narrowed is None else None
@@ -181,6 +182,18 @@ def _blacklist(
     needed = sum(1 for r in requests if r.reschedule and r.tasks and not _healthy_slot(r, healthy))
     blacklist, released = bl.release_for_shortage(blacklist, needed, free)
     return blacklist, changes + released
+
+
+def _avoiding(
+    request: TopologyRequest, dead: set[int], existing: Mapping[int, Slot], whole: bool
+) -> TopologyRequest:
+    """Where tasks just died, the request asks to be placed elsewhere if it can (the
+    supervisor, or the slot where blacklisting goes by slot): a worker that cannot start
+    there is not tried on the same broken disk again while other slots are free."""
+    failed = {existing[t] for t in dead if t in existing}
+    if not failed:
+        return request
+    return replace(request, avoid=frozenset({sid for sid, _ in failed} if whole else failed))
 
 
 def _healthy_slot(request: TopologyRequest, healthy: Cluster) -> bool:

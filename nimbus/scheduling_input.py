@@ -64,6 +64,12 @@ class TopologyRequest:
     priority: int = DEFAULT_PRIORITY  # topology.priority: 0 is the most important
     needs: Mapping[str, Need] = field(default_factory=dict)  # component -> per-task need
     worker_heap_mb: float = DEFAULT_WORKER_HEAP_MB  # topology.worker.max.heap.size.mb
+    # supervisor ids and (supervisor, port) slots its tasks just died on: used only when the
+    # other slots cannot give it its workers (nimbus/reassign.py)
+    avoid: frozenset[str | Slot] = frozenset()
+
+    def avoids(self, slot: Slot) -> bool:
+        return slot in self.avoid or slot[0] in self.avoid
 
     @property
     def resource_aware(self) -> bool:

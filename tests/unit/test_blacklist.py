@@ -174,3 +174,23 @@ def test_the_reason_is_shown_in_the_summaries_the_ui_and_squall_list():
     assert f"s1 (h1): {reasons['s1']}" in listing_lines(info)
     assert not any(line.startswith("s2 (h2)") for line in listing_lines(info))
     assert '"blacklist_reason": "blacklisted: 2 failed' in listing_json(info)
+
+
+def test_below_the_count_a_dead_worker_is_placed_away_from_where_it_died():
+    """tolerance.count 2: the first failure blacklists nothing, but the task is not put back
+    on the supervisor it just failed on while another has room."""
+    model = replace(leader(supervisors=HOSTS)[0], settings=replace(SETTINGS, blacklist=SET))
+    model, _ = submitted(model, conf={"topology.workers": 1})
+    assert set(model.topologies["t-1"].assignment.task_slots.values()) == {("s1", 6700)}
+    model, _ = handle(model, ev.MonitorTick(61.0, 2000.0, HOSTS, {}))
+    assert set(model.topologies["t-1"].assignment.task_slots.values()) == {("s2", 6700)}
+    assert model.blacklist.listed == {} and len(model.blacklist.failures) == 1
+
+
+def test_with_nowhere_else_to_go_the_task_stays_where_it_died():
+    only = {"s1": HOSTS["s1"]}
+    model = replace(leader(supervisors=only)[0], settings=replace(SETTINGS, blacklist=SET))
+    model, _ = submitted(model, conf={"topology.workers": 1})
+    model, out = handle(model, ev.MonitorTick(61.0, 2000.0, only, {}))
+    assert set(model.topologies["t-1"].assignment.task_slots.values()) == {("s1", 6700)}
+    assert [i for i in out if isinstance(i, ins.WriteAssignment)]  # restarted in place
