@@ -35,6 +35,7 @@ from .controller_jobs import Barrier, Decide, Job, Stop, TakeLead
 from .decide import NotLeader, handle
 from .inbox import Inbox
 from .instruction_runner import InstructionRunner, Later, batches
+from .last_known import CachedReads, ZkOutage
 from .model import NimbusModel, NimbusSettings
 from .user_requests import LeaderOf, UserRequests
 
@@ -53,9 +54,11 @@ class Controller(UserRequests):
         leader_of: LeaderOf = lambda: None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        outage: ZkOutage | None = None,
     ) -> None:
         self.conf = conf
         self.state = state
+        self.reads = CachedReads(state, outage)  # the Thrift reads': remembered for an outage
         self.inbox = inbox
         self.code = code
         self.store = code.store
@@ -226,12 +229,16 @@ class Controller(UserRequests):
     # --- Thrift reads: from the published model (a standby re-reads ZooKeeper first) ---
 
     def read_model(self, refresh: bool = False) -> NimbusModel:
+        """The leader's model; a standby's refreshed from ZooKeeper, or while ZooKeeper is
+        unreachable from what it last read there (`refresh`: a leader's decision carried out
+        in part, which must take ZooKeeper's word, never a remembered one)."""
         model = self.model
         if model.leading and not refresh:
             return model
-        bases = self.state.read_bases()
-        assignments = {t: a for t, a in self.state.read_assignments().items() if t in bases}
+        reads = self.state if refresh else self.reads
+        bases = reads.read_bases()
+        assignments = {t: a for t, a in reads.read_assignments().items() if t in bases}
         # a leader's decision carried out in part may have renumbered /tasks: take its word
-        tasks = self.state.read_tasks(bases) if model.leading else None
-        refreshed = ev.Refreshed(bases, assignments, self.state.read_supervisors(), tasks)
+        tasks = reads.read_tasks(bases) if model.leading else None
+        refreshed = ev.Refreshed(bases, assignments, reads.read_supervisors(), tasks)
         return handle(model, refreshed)[0]

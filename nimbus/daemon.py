@@ -23,6 +23,7 @@ from kazoo.protocol.states import KazooState
 from squall import __version__
 from squall import thrift_api as T
 from squall import zk as zk_mod
+from squall.config import zk_hosts
 from squall.credentials import ensure_cluster_credentials
 from squall.tls import server_context
 
@@ -33,6 +34,7 @@ from .controller import Controller
 from .controller_jobs import TakeLead
 from .handler import NimbusHandler
 from .inbox import Inbox
+from .last_known import ZkOutage
 from .server import NimbusServer
 from .store import Store
 from .timers import Timers
@@ -60,12 +62,18 @@ def run_nimbus(conf: dict[str, Any]) -> None:
     state = ClusterState(zk, zk_mod.layout(conf))
     state.ensure_layout()
     election = zk.Election(state.layout.nimbus_leader, identifier=me)
+    outage = ZkOutage(zk_hosts(conf))
+    outage.listen(zk)
 
     def leader_of() -> str | None:
+        """The election's first contender; while ZooKeeper is unreachable the last one seen
+        (this nimbus, when it leads and saw none: it has not stepped down)."""
         try:
-            contenders = election.contenders()
-        except Exception:  # noqa: BLE001 - ZooKeeper unreachable: no known leader
+            contenders = controller.reads.remembered(("leader",), election.contenders, [])
+        except Exception:  # noqa: BLE001 - ZooKeeper refused the read: no known leader
             return None
+        if not contenders and controller.leading and outage.stale() is not None:
+            return me
         return contenders[0] if contenders else None
 
     timers = Timers()
@@ -77,6 +85,7 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         CodeStore(local / "stormdist", store),
         later=timers.after,
         leader_of=leader_of,
+        outage=outage,
     )
     controller.start()
     summary = json.dumps({"host": host, "port": port, "start": time.time(), "version": __version__})
@@ -85,6 +94,7 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         state.register_nimbus(host, port, summary.encode())
 
     register()
+    controller.reads.read_nimbuses()  # kept: getLeader during an outage from the start
     stop = threading.Event()
 
     stepped_down = threading.Event()
@@ -144,6 +154,7 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         timers.stop()
         controller.stop()
         store.close()
+        zk.remove_listener(outage.changed)  # stopping is no outage
         zk.stop()
         zk.close()
     if stepped_down.is_set():

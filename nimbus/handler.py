@@ -24,6 +24,7 @@ from typing import Any
 
 from thriftpy2.thrift import TApplicationException
 
+from squall import __version__
 from squall import thrift_api as T
 from squall.storm_version import storm_compatible
 from squall.structure import structure_to_thrift
@@ -70,6 +71,7 @@ def _os_user() -> str:
 
 
 _OS_USER = _os_user()
+_STARTED = time.time()
 
 
 class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, CredentialCalls, DaemonCalls):
@@ -184,7 +186,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
     def getClusterInfo(self):
         model = self.c.read_model()
         topologies = model.topologies
-        return summaries.cluster_summary(
+        cluster = summaries.cluster_summary(
             {tid: t.base for tid, t in topologies.items()},
             {tid: t.assignment for tid, t in topologies.items() if t.assignment},
             {tid: t.tasks for tid, t in topologies.items()},
@@ -194,6 +196,9 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             {tid: self._run_status(model, t) for tid, t in topologies.items()},
             model.blacklist.reasons(),
         )
+        for topology in cluster.topologies:
+            self._stamped(topology)
+        return self._stamped(cluster)
 
     def _run_status(self, model: Any, topology: Any) -> str:
         """The scheduler's status, and whether the tasks run (nimbus/run_state.py): the
@@ -203,14 +208,14 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             return topology.sched_status
         settings = model.settings
         count = run_count(topology, self.c.clock(), settings.task_timeout, settings.task_launch)
-        errors = self.c.state.read_errors(topology.id) if count.down or count.starting else {}
+        errors = self.c.reads.read_errors(topology.id) if count.down or count.starting else {}
         last = recent_error(errors, count, self.c.wall())
         return run_status(topology.sched_status, count, last, topology.base.status)
 
     @_op("getTopologyInfo", topology=True)
     def getTopologyInfo(self, id):  # noqa: A002
         model = self.c.read_model()
-        return self._topology_info(model.find(id), model)
+        return self._stamped(self._topology_info(model.find(id), model))
 
     def _topology_info(self, topology: Any, model: Any = None) -> Any:
         sched_status = topology.sched_status if model is None else self._run_status(model, topology)
@@ -219,8 +224,8 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             topology.base,
             topology.assignment,
             topology.tasks,
-            self.c.state.read_beats(topology.id),
-            self.c.state.read_errors(topology.id),
+            self.c.reads.read_beats(topology.id),
+            self.c.reads.read_errors(topology.id),
             self.c.wall(),
             spouts=self.c.code.structure(topology.id).spouts(),
             sched_status=sched_status,
@@ -256,11 +261,17 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
 
     @_op("getLeader")
     def getLeader(self):
+        """The leader's summary; while ZooKeeper is unreachable the last leader seen (this
+        nimbus when it leads), marked stale, or a refusal that names ZooKeeper."""
         leader = self.leader_of()
         for summary in self._nimbuses():
             if f"{summary.host}:{summary.port}" == leader:
-                return summary
-        raise TApplicationException(TApplicationException.INTERNAL_ERROR, "no nimbus leads now")
+                return self._stamped(summary)
+        if leader == f"{self.host}:{self.port}":  # not read from /nimbuses before the outage
+            return self._stamped(self._summary(self.host, self.port, _STARTED, True, __version__))
+        stale = self.c.reads.stale()
+        why = "no nimbus leads now" if stale is None else f"no nimbus leader known: {stale.cause}"
+        raise TApplicationException(TApplicationException.INTERNAL_ERROR, why)
 
     @_op("setTopologyConf", topology=True, acts=True)
     def setTopologyConf(self, name, key, jsonValue):
@@ -287,5 +298,5 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         leader = self.leader_of()
         return [
             self._summary(n.host, n.port, n.start, key == leader, n.version)
-            for key, n in sorted(self.c.state.read_nimbuses().items())
+            for key, n in sorted(self.c.reads.read_nimbuses().items())
         ]

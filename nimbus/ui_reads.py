@@ -12,7 +12,7 @@ caller may read.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from squall import thrift_api as T
 
@@ -29,6 +29,8 @@ from .page_info import (
     supervisor_page,
     topology_page,
 )
+
+R = TypeVar("R")
 
 
 def _by_id(model: NimbusModel, tid: str) -> TopologyModel:
@@ -54,6 +56,15 @@ class UiReads:
     # NimbusHandler's: getTopologyInfo's answer, and the status saying why tasks do not run
     _topology_info: Callable[[TopologyModel, Any], Any]
     _run_status: Callable[[Any, TopologyModel], str]
+
+    def _stamped(self, answer: R) -> R:
+        """`answer` marked stale while ZooKeeper is unreachable (nimbus/last_known.py):
+        since when, and why."""
+        stale = self.c.reads.stale()
+        if stale is not None:
+            answer.stale_since = stale.since  # type: ignore[attr-defined]
+            answer.stale_cause = stale.cause  # type: ignore[attr-defined]
+        return answer
 
     def _may(self, principal: str | None, operation: str, conf: Mapping[str, Any]) -> bool:
         """Whether `principal` may do the topology `operation` on a topology with `conf`
@@ -88,8 +99,8 @@ class UiReads:
             base=topology.base,
             tasks=topology.tasks,
             assignment=topology.assignment,
-            beats=self.c.state.read_beats(topology.id),
-            errors=self.c.state.read_errors(topology.id),
+            beats=self.c.reads.read_beats(topology.id),
+            errors=self.c.reads.read_errors(topology.id),
             kinds=kinds,
             conf=self._conf(topology) if with_kinds else {},
             inputs=inputs,
@@ -107,12 +118,12 @@ class UiReads:
             self.c.wall(),
             {tid: self._run_status(model, topology)},
         )
-        return cluster.topologies[0]
+        return self._stamped(cluster.topologies[0])
 
     def _info(self, topology: TopologyModel, options: Any, model: Any) -> Any:
         info = self._topology_info(topology, model)
         info.errors = chosen_errors(info.errors, options.num_err_choice if options else None)
-        return info
+        return self._stamped(info)
 
     @op("getTopologySummaries")
     def getTopologySummaries(self):
@@ -150,12 +161,13 @@ class UiReads:
         topology = model.find(id)
         page = topology_page(self._facts(topology), bool(is_include_sys), self.c.wall(), window)
         page.sched_status = self._run_status(model, topology) or None  # tasks not running: why
-        return page
+        return self._stamped(page)
 
     @op("getComponentPageInfo", topology=True)
     def getComponentPageInfo(self, topology_id, component_id, window, is_include_sys):
         facts = self._facts(self.c.read_model().find(topology_id))
-        return component_page(facts, component_id, bool(is_include_sys), self.c.wall(), window)
+        page = component_page(facts, component_id, bool(is_include_sys), self.c.wall(), window)
+        return self._stamped(page)
 
     @op("getSupervisorPageInfo")
     def getSupervisorPageInfo(self, id, host, is_include_sys):  # noqa: A002

@@ -133,6 +133,10 @@ struct TopologySummary {
   // Storm's field: the scheduler's last word ("Fully Scheduled", or why it cannot fit)
   513: optional string sched_status;
   514: optional string owner;  // Storm's: the submitter (principal, or nimbus's OS user)
+  // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
+  // since when (epoch seconds) and the cause
+  600: optional double stale_since;
+  601: optional string stale_cause;
 }
 
 struct SupervisorSummary {
@@ -160,6 +164,10 @@ struct NimbusSummary {
   5: required string version;
   // squall: its own version; `version` is the Storm-compatible "2.8.8+squall.<version>"
   100: optional string squall_version;
+  // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
+  // since when (epoch seconds) and the cause
+  600: optional double stale_since;
+  601: optional string stale_cause;
 }
 
 struct ClusterSummary {
@@ -167,6 +175,10 @@ struct ClusterSummary {
   // 2: nimbus_uptime_secs, removed in Storm; never reuse
   3: required list<TopologySummary> topologies;
   4: required list<NimbusSummary> nimbuses;
+  // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
+  // since when (epoch seconds) and the cause
+  600: optional double stale_since;
+  601: optional string stale_cause;
 }
 
 struct ErrorInfo {
@@ -228,6 +240,10 @@ struct TopologyInfo {
   7: optional map<string, DebugOptions> component_debug;  // Storm 2's: debug()'s options
   513: optional string sched_status;  // Storm's field, as in TopologySummary
   514: optional string owner;  // Storm's, as in TopologySummary
+  // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
+  // since when (epoch seconds) and the cause
+  600: optional double stale_since;
+  601: optional string stale_cause;
 }
 
 enum TopologyInitialStatus {
@@ -386,6 +402,10 @@ struct TopologyPageInfo {
   534: optional double assigned_shared_off_heap_memory;
   535: optional map<string, double> requested_generic_resources;
   536: optional map<string, double> assigned_generic_resources;
+  // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
+  // since when (epoch seconds) and the cause
+  600: optional double stale_since;
+  601: optional string stale_cause;
 }
 
 struct ExecutorAggregateStats {
@@ -410,6 +430,10 @@ struct ComponentPageInfo {
   14: optional DebugOptions debug_options;
   15: optional string topology_status;
   16: optional map<string, double> resources_map;
+  // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
+  // since when (epoch seconds) and the cause
+  600: optional double stale_since;
+  601: optional string stale_cause;
 }
 
 enum NumErrorsChoice {
