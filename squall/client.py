@@ -19,6 +19,7 @@ from thriftpy2.transport.framed import TFramedTransportFactory
 
 from squall import thrift_api as T
 from squall.certificate_check import TlsRefusedError, describe, tls_failure
+from squall.staleness import ZOOKEEPER_UNREACHABLE
 from squall.tls import ADMIN, CA, client_context, credential_paths
 from squall.zk_identity import replace_file
 
@@ -46,9 +47,11 @@ def nimbus_address(
 ) -> tuple[str, int]:
     """The leader's address, asked of the seeds in turn (Storm's NimbusClient does the same);
     any nimbus answers getLeader, standbys included. A TLS failure with any seed is raised
-    as what it is (TlsRefusedError), not as "no leader"."""
+    as what it is (TlsRefusedError), not as "no leader". While ZooKeeper is unreachable a
+    nimbus names the last leader it knew; one that knows none but answered is returned
+    itself (a standby: its reads answer what it last read, marked stale; it refuses writes)."""
     context = client_context(conf, identity)  # a certificate that cannot work: one clear error
-    problems, refusals = [], []
+    problems, refusals, answered = [], [], []
     for host, port in seed_addresses(conf):
         try:
             with _connect(host, port, timeout_secs, context) as client:
@@ -58,10 +61,15 @@ def nimbus_address(
             raise  # the same answer from every seed: say so, not "no leader"
         except Exception as exc:  # noqa: BLE001 - try the next seed
             log.debug("nimbus at %s:%d: %r", host, port, exc, exc_info=True)
+            if ZOOKEEPER_UNREACHABLE in str(exc):  # a nimbus that answered: it knows no leader
+                answered.append((host, port))
             refusal = None if context is None else _tls_failure(conf, identity, host, port, exc)
             if refusal is not None:
                 refusals.append(refusal)
             problems.append(f"{host}:{port}: {exc or type(exc).__name__}")
+    if answered:
+        log.warning("no nimbus leader known (%s): asking %s:%d", "; ".join(problems), *answered[0])
+        return answered[0]
     if refusals:
         raise TlsRefusedError("; ".join(refusals))
     raise NoLeaderError("no nimbus leader found (" + "; ".join(problems) + ")")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from squall.staleness import stale_mark, stale_note
+
 STORM_FORMAT = "%-20s %-10s %-10s %-12s %-12s %-20s %-20s"  # ListTopologies.MSG_FORMAT
 STORM_COLUMNS = (
     "Topology_name",
@@ -25,15 +27,19 @@ SUPERVISOR_COLUMNS = ("Supervisor_Id", "Host", "Slots", "Used_slots", "Uptime_se
 RULE = "-" * 88  # Storm's separator line
 
 
-def listing_lines(info: Any) -> list[str]:
+def listing_lines(info: Any, now: float | None = None) -> list[str]:
+    """`now`: the wall clock, for the age of a stale answer (first line: since when nimbus
+    answers from what it last read, and why)."""
     topologies, supervisors = info.topologies or [], info.supervisors or []
+    mark = stale_mark(info)
+    lines = [] if mark is None else [stale_note(*mark, now)]
     if topologies:
-        lines = [(STORM_FORMAT % STORM_COLUMNS).rstrip(), RULE]
+        lines += [(STORM_FORMAT % STORM_COLUMNS).rstrip(), RULE]
         for t in topologies:
             row = (t.name, t.status, t.num_tasks, t.num_workers, t.uptime_secs, t.id, t.owner)
             lines.append((STORM_FORMAT % tuple("" if v is None else v for v in row)).rstrip())
     else:
-        lines = ["No topologies running."]
+        lines.append("No topologies running.")
     for t in topologies:
         if t.sched_status and t.sched_status != "Fully Scheduled":
             lines.append(f"{t.name} ({t.id}): {t.sched_status}")
@@ -53,7 +59,8 @@ def listing_lines(info: Any) -> list[str]:
 
 
 def listing_json(info: Any) -> str:
-    """One JSON object: `topologies` and `supervisors`, keyed by the Thrift field names."""
+    """One JSON object: `topologies` and `supervisors`, keyed by the Thrift field names, and
+    `stale_since` and `stale_cause` (null unless nimbus answered from what it last read)."""
     topology_keys = (
         "name",
         "id",
@@ -79,6 +86,7 @@ def listing_json(info: Any) -> str:
         {
             "topologies": [_fields(t, topology_keys) for t in info.topologies or []],
             "supervisors": [_fields(s, supervisor_keys) for s in info.supervisors or []],
+            **_fields(info, ("stale_since", "stale_cause")),
         },
         indent=2,
     )

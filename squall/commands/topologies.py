@@ -91,7 +91,7 @@ def list_topologies(ctx: click.Context, as_json: bool) -> None:
 
     with nimbus_client_for(ctx) as client:
         info = client.getClusterInfo()
-    for line in [listing_json(info)] if as_json else listing_lines(info):
+    for line in [listing_json(info)] if as_json else listing_lines(info, time.time()):
         click.echo(line)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from squall import thrift_api as T
+from squall.staleness import stale_json
 
 from .log_files import LogLinks
 
@@ -85,6 +86,7 @@ def cluster_summary(cluster: Any) -> dict[str, Any]:
         "tasksTotal": sum(t.num_tasks for t in cluster.topologies),
         "schedulerDisplayResource": False,
         **cluster_resources(cluster.supervisors),
+        **stale_json(cluster),  # squall: nimbus answered from what it last read, and why
     }
 
 
@@ -159,6 +161,7 @@ def topology_summary_json(t: Any) -> dict[str, Any]:
         "assignedMemOffHeap": 0.0,
         "assignedTotalMem": 0.0,
         "assignedCpu": 0.0,
+        **stale_json(t),
     }
 
 

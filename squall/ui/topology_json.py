@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from squall.staleness import stale_json
+
 from .cluster_json import pretty_uptime, worker_json
 from .errors import BadRequest
 from .log_files import LogLinks
@@ -214,4 +216,5 @@ def topology_page(
             for n, s in sorted((page.id_to_bolt_agg_stats or {}).items())
         ],
         "configuration": conf,
+        **stale_json(page),  # squall: nimbus answered from what it last read, and why
     }

@@ -30,6 +30,8 @@ function table(headers, rows, id) {
 
 function showStatus(message) { document.getElementById("status").textContent = message || ""; }
 const dash = (v) => (v === null || v === undefined ? "—" : v);
+// nimbus answered from what it last read (ZooKeeper unreachable): say so above the figures
+const staleNote = (x) => (x.stale ? el("p", { class: "error", id: "stale" }, x.staleNote) : "");
 
 async function home() {
   const [cluster, topologies, supervisors, nimbuses] = await Promise.all([
@@ -38,6 +40,7 @@ async function home() {
   document.getElementById("version").textContent = cluster.stormVersion;
   return [
     el("h2", {}, "Cluster summary"),
+    staleNote(cluster),
     table(["supervisors", "slots total", "slots used", "slots free", "executors", "tasks", "topologies"],
       [[cluster.supervisors, cluster.slotsTotal, cluster.slotsUsed, cluster.slotsFree,
         cluster.executorsTotal, cluster.tasksTotal, cluster.topologies]], "cluster"),
@@ -160,6 +163,7 @@ async function topologyPage(id) {
   const all = t.topologyStats.find((s) => s.window === ":all-time") || {};
   return [
     el("h2", {}, `Topology ${t.name}`),
+    staleNote(t),
     table(["id", "status", "uptime", "workers", "executors", "emitted", "acked", "failed", "complete latency (ms)"],
       [[t.id, el("span", { id: "topology-status" }, t.status), t.uptime, t.workersTotal, t.executorsTotal,
         all.emitted, all.acked, all.failed, dash(all.completeLatency)]]),
