@@ -240,9 +240,9 @@ class _SlotCaps:
 
     def left(self, request: TopologyRequest) -> int:
         """How many slots `request` may use (its num_workers when no cap applies)."""
-        if not self._capped(request):
+        if self.cap is None or request.owner in self.exempt:
             return request.num_workers
-        return max(0, self.cap - self.used.get(request.owner, 0))  # type: ignore[operator]
+        return max(0, self.cap - self.used.get(request.owner, 0))
 
     def use(self, request: TopologyRequest, placement: Mapping[int, Slot]) -> None:
         self.used[request.owner] = self.used.get(request.owner, 0) + len(set(placement.values()))
