@@ -1,6 +1,7 @@
 """ZooKeeper stopped under a running cluster: nimbus still answers its reads, at once, from
 what it last read, marked stale and naming ZooKeeper as the cause, over Thrift, in `squall
-list` and in the UI's REST API; ZooKeeper back, the mark goes away (issue 35)."""
+list` and in the UI's REST API; a standby says what it last read too, and names the leader it
+saw; ZooKeeper back, the mark goes away (issue 35)."""
 
 import subprocess
 import sys
@@ -22,14 +23,16 @@ NAME = "outage"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    with LocalCluster(tmp_path_factory.mktemp("zk-outage"), supervisors=1, ui=True) as c:
+    directory = tmp_path_factory.mktemp("zk-outage")
+    with LocalCluster(directory, supervisors=1, nimbuses=2, ui=True) as c:
         yield c
 
 
-def nimbus(cluster):
-    """A client of the one nimbus with a short timeout (no getLeader first)."""
+def nimbus(cluster, port=None):
+    """A client of one nimbus (the leader) with a short timeout, no getLeader first."""
+    port = port or cluster.leader()[1]
     conf = cluster.client_conf()
-    return nimbus_client("127.0.0.1", cluster.nimbus_port, CLIENT_TIMEOUT_SECS, conf=conf)
+    return nimbus_client("127.0.0.1", port, CLIENT_TIMEOUT_SECS, conf=conf)
 
 
 def squall_list(cluster) -> str:
@@ -47,15 +50,19 @@ def ui(cluster, path: str) -> dict:
 def test_reads_answer_from_what_nimbus_last_knew_while_zookeeper_is_down(cluster):
     with cluster.client() as client:
         submit_file(client, TOPOLOGIES / "tiny.py", cluster.client_conf(), name=NAME)
-    with nimbus(cluster) as client:
+    leader_port = cluster.leader()[1]
+    [standby_port] = [p for p in cluster.nimbus_ports if p != leader_port]
+    with nimbus(cluster, leader_port) as client:
         tid = {t.name: t.id for t in client.getClusterInfo().topologies}[NAME]
         before = client.getTopologyInfo(tid)  # its beats and errors read once
     assert before.stale_since is None
+    with nimbus(cluster, standby_port) as standby:
+        assert NAME in {t.name for t in standby.getClusterInfo().topologies}  # read once
     cluster.zookeeper.stop()
     try:
 
         def stale_cluster():
-            with nimbus(cluster) as client:
+            with nimbus(cluster, leader_port) as client:
                 info = client.getClusterInfo()
             return info if info.stale_since is not None else None
 
@@ -63,15 +70,25 @@ def test_reads_answer_from_what_nimbus_last_knew_while_zookeeper_is_down(cluster
         assert "ZooKeeper" in info.stale_cause
         assert NAME in {t.name for t in info.topologies}
         assert all(t.stale_since == info.stale_since for t in info.topologies)
-        with nimbus(cluster) as client:  # each call answered within the client's timeout
+        with nimbus(cluster, leader_port) as client:  # each answered within the client timeout
             topology = client.getTopologyInfo(tid)
             assert topology.name == NAME and "ZooKeeper" in topology.stale_cause
             assert len(topology.executors) == len(before.executors)
             leader = client.getLeader()
-            assert (leader.port, leader.stale_since) == (cluster.nimbus_port, info.stale_since)
+            assert (leader.port, leader.stale_since) == (leader_port, info.stale_since)
             page = client.getTopologyPageInfo(tid, ":all-time", False)
             assert page.name == NAME and page.stale_since == info.stale_since
             assert client.getTopologySummaryByName(NAME).stale_since == info.stale_since
+
+        def standby_stale():
+            with nimbus(cluster, standby_port) as standby:
+                return standby.getClusterInfo().stale_since is not None
+
+        wait_for(standby_stale, 60, "the standby to mark its answers stale")
+        with nimbus(cluster, standby_port) as standby:
+            seen = standby.getClusterInfo()
+            assert NAME in {t.name for t in seen.topologies} and "ZooKeeper" in seen.stale_cause
+            assert standby.getLeader().port == leader_port  # the leader it saw last
 
         listed = squall_list(cluster)  # through the seeds' getLeader, as a user would
         first = listed.splitlines()[0]
@@ -87,11 +104,14 @@ def test_reads_answer_from_what_nimbus_last_knew_while_zookeeper_is_down(cluster
         cluster.zookeeper.start()
 
     def fresh():
-        if cluster.processes["nimbus"].poll() is not None:  # its session expired: exit 3
-            cluster.restart_nimbus()
-        with nimbus(cluster) as client:
-            info = client.getClusterInfo()
-        return info.stale_since is None and NAME in {t.name for t in info.topologies}
+        for i in (1, 2):  # a leader whose session expired steps down (exit 3): start it again
+            if cluster.processes[cluster.nimbus_name(i)].poll() is not None:
+                cluster.restart_nimbus(i)
+        infos = []
+        for port in cluster.nimbus_ports:
+            with nimbus(cluster, port) as client:
+                infos.append(client.getClusterInfo())
+        return all(i.stale_since is None and NAME in {t.name for t in i.topologies} for i in infos)
 
     wait_for(fresh, 120, "nimbus to answer fresh figures again")
     assert not squall_list(cluster).startswith("ZooKeeper")
