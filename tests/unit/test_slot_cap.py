@@ -93,3 +93,11 @@ def test_settings_read_the_cap_and_the_admins():
     conf = {**load_defaults(), "nimbus.slots.max.per.user": 5, "nimbus.admins": ["root"]}
     settings = NimbusSettings.from_conf(conf)
     assert (settings.slots_per_user, settings.cap_exempt) == (5, frozenset({"root"}))
+
+
+def test_the_conf_refuses_a_cap_or_blacklist_count_below_one():
+    from squall.config import ConfigError, load_defaults, validate
+
+    for key in ("nimbus.slots.max.per.user", "blacklist.scheduler.tolerance.count"):
+        with pytest.raises(ConfigError, match=f"{key} must be at least 1"):
+            validate({key: 0}, load_defaults(), "conf")
