@@ -69,7 +69,8 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         """The election's first contender; while ZooKeeper is unreachable the last one seen
         (this nimbus, when it leads and saw none: it has not stepped down)."""
         try:
-            contenders = controller.reads.remembered(("leader",), election.contenders, [])
+            seen: list[str] = []
+            contenders = controller.reads.remembered(("leader",), election.contenders, seen)
         except Exception:  # noqa: BLE001 - ZooKeeper refused the read: no known leader
             return None
         if not contenders and controller.leading and outage.stale() is not None:
