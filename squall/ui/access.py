@@ -3,7 +3,10 @@
 The UI calls nimbus as its own identity ("ui", a nimbus admin), so whoever reaches it acts
 with those rights. Hence: on a loopback ui.host (the default) it is plain HTTP for the
 host's own users, who must present the UI's token (token.py: a host's other users are
-strangers to a cluster that acts as an admin); on any other address it speaks HTTPS and
+strangers to a cluster that acts as an admin) with every API request; the page's own files
+(PAGE) hold nothing secret and are served without it, since a browser's navigation cannot
+carry a header and the token is no cookie (cookies are not port-scoped: any other server on
+127.0.0.1 would receive it); on any other address it speaks HTTPS and
 wants a client certificate from the cluster CA whose CN is in nimbus.admins (anything) or
 ui.users (the reads). Open mode (security: false) on loopback wants neither. Always: the
 Host header must name the UI (no DNS rebinding), and a POST a browser sends from another
@@ -22,6 +25,7 @@ from urllib.parse import urlsplit
 from .token import matches, presented
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+PAGE = frozenset({"/", "/index.html", "/ui.js", "/ui.css"})  # squall/ui/static
 
 
 def is_loopback(host: str) -> bool:
@@ -92,14 +96,18 @@ def decide(
     origin: str | None,
     principal: str | None,
     token: str | None = None,
+    path: str = "",
 ) -> tuple[int, str] | None:
-    """None to serve the request, else (status, why)."""
+    """None to serve the request, else (status, why). The page's files need no token, but
+    a wrong one (a stale printed address) is refused at once."""
     if _host_only(host_header) not in policy.host_names:
         return 400, f"the Host header {host_header!r} does not name this UI"
-    if policy.token is not None and not matches(policy.token, token):
+    page = path in PAGE and method in ("GET", "HEAD") and token is None
+    if policy.token is not None and not page and not matches(policy.token, token):
         return 401, (
             "this UI wants its token: open the address `squall ui` printed (it ends in "
-            "?token=...), or send 'Authorization: Bearer <the token in security.dir/ui.token>'"
+            "?token=...) in this browser, or send "
+            "'Authorization: Bearer <the token in security.dir/ui.token>'"
         )
     if policy.needs_certificate:
         if principal is None:
@@ -124,5 +132,15 @@ def refusal(policy: AccessPolicy, request: Any) -> tuple[int, str] | None:
         request.headers.get("host", ""),
         request.headers.get("origin"),
         state.get("tls_principal"),
-        presented(request.headers, request.cookies, request.query_params),
+        presented(request.headers, request.query_params),
+        request.url.path,
     )
+
+
+def credentialed(policy: AccessPolicy, request: Any) -> bool:
+    """Whether an admitted request proved who sent it (its token; on HTTPS the handshake's
+    certificate; open mode has nothing to prove): its connection is then never closed to
+    make room for others (squall/ui/connections.py)."""
+    if policy.token is None:
+        return True
+    return matches(policy.token, presented(request.headers, request.query_params))

@@ -17,14 +17,13 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
-from urllib.parse import urlencode
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from thriftpy2.thrift import TApplicationException
@@ -41,11 +40,11 @@ from . import (
     topology_metrics_json,
     visualization,
 )
-from .access import AccessPolicy, refusal
+from .access import AccessPolicy, credentialed, refusal
 from .log_files import LogLinks
 from .metrics import render_metrics
 from .nimbus_link import NimbusLink, NimbusUnavailable
-from .token import COOKIE, QUERY, ensure_ui_token
+from .token import ensure_ui_token
 from .topology_json import BadRequest
 
 log = logging.getLogger(__name__)
@@ -164,20 +163,14 @@ def _rebalance_options(body: bytes, wait: int) -> Any:
 
 
 # No other site's page may show this UI in a frame: the browser would send the client
-# certificate (or the same-site cookie) with a click on Kill that the page lured.
-NOT_FRAMED = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
-
-
-def _token_to_cookie(request: Request, token: str) -> Response:
-    """The address `squall ui` printed, once: the same page without the token in the
-    address bar (or the browser's history), and the token kept as a cookie that only this
-    site's own requests send (SameSite=Strict, so no other site's page can use it)."""
-    query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != QUERY])
-    # one leading slash: "//evil.example/" would be another site's address
-    path = "/" + request.url.path.lstrip("/\\")
-    response = RedirectResponse(path + (f"?{query}" if query else ""), 303)
-    response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
-    return response
+# certificate with a click on Kill that the page lured. No address (with its ?token=) leaks
+# to another site as a Referer.
+NOT_FRAMED = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "Referrer-Policy": "no-referrer",
+}
+VOUCH = "squall_vouch"  # scope state: marks the connection proven (squall/ui/server.py)
 
 
 def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette:
@@ -356,9 +349,12 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         problem = refusal(policy, request)
         if problem is not None:
             status, message = problem
-            return error_json(status, message)
-        if policy.token is not None and QUERY in request.query_params:
-            return _token_to_cookie(request, policy.token)
+            refused = error_json(status, message)
+            refused.headers["Connection"] = "close"  # a stranger keeps no connection open
+            return refused
+        vouch = (request.scope.get("state") or {}).get(VOUCH)
+        if vouch is not None and credentialed(policy, request):
+            vouch()
         if request.method == "POST":
             body = b""
             async for chunk in request.stream():

@@ -4,9 +4,12 @@ On loopback the UI is plain HTTP (no certificates in a browser), but every user 
 can reach it and it acts as an admin towards nimbus: so, as Jupyter does, it wants a token
 made at first start and readable only by the cluster's OS user (`security.dir`/ui.token,
 0600). A request carries it as `Authorization: Bearer <token>` (curl, Prometheus's
-`credentials_file`), as the cookie the UI sets, or once as `?token=` in the address that
-`squall ui` and `squall local` print, which the UI turns into that cookie. Open mode
-(`security: false`) and HTTPS with client certificates need none.
+`credentials_file`, and the page's own script) or as `?token=`. The address that `squall ui`
+and `squall local` print ends in `?token=`: the page's script moves it into the localStorage
+of the UI's origin (scheme, host and port) and cleans the address. It is never a cookie:
+cookies are not port-scoped, so a browser would send one to every other server on
+127.0.0.1, and SameSite does not help. Open mode (`security: false`) and HTTPS with client
+certificates need none.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from squall.certificates import _locked, _write_new
 from squall.security import credentials_dir, security_on
 
 TOKEN_FILE = "ui.token"
-COOKIE = "squall_ui_token"
 QUERY = "token"
 
 
@@ -41,14 +43,13 @@ def ensure_ui_token(conf: Mapping[str, Any]) -> str | None:
     return path.read_text().strip()
 
 
-def presented(
-    headers: Mapping[str, str], cookies: Mapping[str, str], query: Mapping[str, str]
-) -> str | None:
-    """The token a request carries, wherever it carries it; None when it carries none."""
+def presented(headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
+    """The token a request carries, wherever it carries it; None when it carries none.
+    (A cookie is not looked at: see the module's docstring.)"""
     scheme, _, value = headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
-    return cookies.get(COOKIE) or query.get(QUERY) or None
+    return query.get(QUERY) or None
 
 
 def matches(expected: str, given: str | None) -> bool:

@@ -52,6 +52,12 @@ def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
     try:
         page.goto(cluster.ui_address)  # with the token, as `squall local` prints it
         page.wait_for_selector("#topologies a", timeout=60_000)
+        # no ambient credential: the token left the address for this origin's localStorage,
+        # and no cookie (one would go to every server on 127.0.0.1) carries it
+        assert page.url == cluster.ui_url + "/"
+        assert page.context.cookies() == []
+        token = cluster.ui_address.split("?token=")[1]
+        assert page.evaluate("localStorage.getItem('squall-ui-token')") == token
         assert page.locator("#cluster td").first.inner_text() == "1"  # one supervisor
         assert "supervisor1" in page.locator("#supervisors").inner_text()
         page.click("#topologies a")

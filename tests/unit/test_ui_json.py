@@ -6,7 +6,7 @@ import pytest
 from squall import thrift_api as T
 from squall.ui import access, cluster_json, topology_json, visualization
 from squall.ui.access import AccessPolicy
-from squall.ui.token import COOKIE, QUERY, matches, presented
+from squall.ui.token import QUERY, matches, presented
 from squall.ui.topology_json import ALL_TIME, BadRequest
 
 
@@ -100,12 +100,24 @@ def test_a_loopback_ui_with_a_token_wants_it_from_every_request():
     assert remote.token is None
 
 
-def test_the_token_travels_in_a_header_a_cookie_or_the_address():
-    assert presented({"authorization": "Bearer abc"}, {}, {}) == "abc"
-    assert presented({"authorization": "Basic abc"}, {}, {}) is None
-    assert presented({}, {COOKIE: "abc"}, {}) == "abc"
-    assert presented({}, {}, {QUERY: "abc"}) == "abc"
-    assert presented({}, {}, {}) is None
+def test_the_page_itself_needs_no_token_but_a_wrong_one_is_refused():
+    """A browser's navigation carries no header: the page's files are served bare, and its
+    script sends the token from localStorage with each API call."""
+    policy = AccessPolicy.from_conf({"ui.host": "127.0.0.1"}, token="s3cret")
+    for path in ("/", "/ui.js", "/ui.css", "/index.html"):
+        assert access.decide(policy, "GET", "127.0.0.1:8080", None, None, None, path) is None
+    assert access.decide(policy, "GET", "127.0.0.1", None, None, "guess", "/")[0] == 401
+    assert access.decide(policy, "POST", "127.0.0.1", None, None, None, "/")[0] == 401
+    for path in ("/api/v1/cluster/summary", "/metrics", "/api/v1/log", "/ui.js/../metrics"):
+        assert access.decide(policy, "GET", "127.0.0.1", None, None, None, path)[0] == 401
+
+
+def test_the_token_travels_in_a_header_or_the_address_never_a_cookie():
+    assert presented({"authorization": "Bearer abc"}, {}) == "abc"
+    assert presented({"authorization": "Basic abc"}, {}) is None
+    assert presented({"cookie": "squall_ui_token=abc"}, {}) is None
+    assert presented({}, {QUERY: "abc"}) == "abc"
+    assert presented({}, {}) is None
     assert matches("abc", "abc") and not matches("abc", "abd") and not matches("abc", None)
 
 

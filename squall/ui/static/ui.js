@@ -15,8 +15,29 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// The UI's token (loopback with security on) lives in this origin's localStorage, which no
+// other server on 127.0.0.1 can read (a cookie would be sent to every port), and goes with
+// each request as a header. The address `squall ui` prints brings it once as ?token=.
+const TOKEN_KEY = "squall-ui-token";
+(function takeToken() {
+  const params = new URLSearchParams(location.search);
+  if (!params.has("token")) return;
+  localStorage.setItem(TOKEN_KEY, params.get("token"));
+  params.delete("token");
+  const query = params.toString();
+  const path = "/" + location.pathname.replace(/^[\/\\]+/, "");  // never "//other.site/"
+  history.replaceState(null, "", path + (query ? "?" + query : "") + location.hash);
+})();
+
+function authorized(options) {
+  const token = localStorage.getItem(TOKEN_KEY);
+  const headers = { ...((options && options.headers) || {}) };
+  if (token) headers.Authorization = "Bearer " + token;
+  return { ...(options || {}), headers };
+}
+
 async function api(path, options) {
-  const response = await fetch("/api/v1" + path, options);
+  const response = await fetch("/api/v1" + path, authorized(options));
   const body = await response.json();
   if (!response.ok) throw new Error(body.errorMessage || body.error || response.status);
   return body;
@@ -208,8 +229,19 @@ function schedulerInfo(text) {
   return el("span", { class: text.includes("not running") ? "error" : "muted" }, text);
 }
 
+// A log is read with the token's header and shown as a blob: a plain link's navigation
+// could not carry it.
+async function openLog(event) {
+  event.preventDefault();
+  const shown = window.open("", "_blank");
+  const response = await fetch(event.currentTarget.getAttribute("href"), authorized());
+  const text = await response.text();
+  const blob = URL.createObjectURL(new Blob([text], { type: "text/plain;charset=utf-8" }));
+  if (shown) shown.location = blob; else location.href = blob;
+}
+
 function logLink(href) {
-  return href ? el("a", { href, class: "log" }, "log") : "—";
+  return href ? el("a", { href, class: "log", onclick: openLog }, "log") : "—";
 }
 
 async function componentPage(id, name) {
