@@ -69,13 +69,16 @@ def topology_file(directory: Path, body: str, config: dict) -> Path:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    conf = {
-        "supervisor.code.max.entries": MAX_ENTRIES,
-        "worker.log.max.bytes": LOG_MAX,
-        "worker.log.backups": LOG_BACKUPS,
-    }
+    conf = {"worker.log.max.bytes": LOG_MAX, "worker.log.backups": LOG_BACKUPS}
+    # the supervisor's own limit below nimbus's: nimbus refuses at submit a package past its
+    # limit, so only a supervisor with a lower one still meets one (defence in depth)
+    strict = {1: {"supervisor.code.max.entries": MAX_ENTRIES}}
     with LocalCluster(
-        tmp_path_factory.mktemp("cluster"), supervisors=1, slots_per_supervisor=6, conf=conf
+        tmp_path_factory.mktemp("cluster"),
+        supervisors=1,
+        slots_per_supervisor=6,
+        conf=conf,
+        supervisor_confs=strict,
     ) as c:
         yield c
 
