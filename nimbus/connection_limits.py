@@ -7,6 +7,12 @@ frame, so both idle and slow clients are the first to go, then clients whose cal
 for a handler thread (it is dropped, never run), and a client whose call is running is never
 cut. The per-address cap keeps one host from pushing every other host's connections
 out; when a host is at its cap, its own longest-waiting connection makes room.
+
+An authenticated connection (its TLS handshake presented a valid client certificate, or in
+open mode it made a valid call) is never closed for a newcomer, who is not authenticated
+yet: 300 strangers' idle connections from the admin's own address pushed the admin's
+connections out at the per-address cap. When only authenticated connections could make
+room, the newcomer is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ class ConnectionView:
     address: str  # the peer's host
     waiting_since: float | None  # monotonic; None while a call of it runs (never evicted)
     queued: bool = False  # its call waits for a handler thread: closed after idle ones
+    authenticated: bool = False  # never closed to make room
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,7 @@ class Admission:
 
 
 def _longest_waiting(candidates: Sequence[ConnectionView]) -> ConnectionView | None:
-    waiting = [c for c in candidates if c.waiting_since is not None]
+    waiting = [c for c in candidates if c.waiting_since is not None and not c.authenticated]
     return min(waiting, key=lambda c: (c.queued, c.waiting_since, c.id), default=None)
 
 
@@ -50,7 +57,7 @@ def admit(
         return Admission(True, None, "room")
     victim = _longest_waiting(pool)
     if victim is None:
-        return Admission(False, None, f"{limit}, all running calls")
+        return Admission(False, None, f"{limit}, all running calls or authenticated")
     return Admission(True, victim.id, f"{limit}; closing the one waiting longest")
 
 

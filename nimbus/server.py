@@ -104,6 +104,7 @@ class _Connection:
     frame: bytes | None = None  # its queued call's request (None once a thread took it)
     running: bool = False  # a pool thread runs its call: never closed to make room
     dropped: bool = False  # closed to make room (or at shutdown): a queued call never runs
+    authenticated: bool = False  # a valid client certificate, or (open mode) a valid call
 
 
 def raise_open_files_limit() -> int:
@@ -139,6 +140,8 @@ class NimbusServer:
         self.cut = 0  # connections closed to make room since the last warning
         self.warned_at = 0.0
         self.refusals = RefusalLog(log)
+        # unknown methods and bad requests: a line per peer and kind a minute, not per call
+        self.call_refusals = RefusalLog(log, what="a Thrift request")
 
     def listen(self) -> int:
         """Bind and listen; returns the port (useful when configured as 0)."""
@@ -212,7 +215,11 @@ class NimbusServer:
         with self.calls:  # no queued call starts between the decision and the drop
             views = [
                 ConnectionView(
-                    c.id, c.address, None if c.running else c.waiting_since, c.frame is not None
+                    c.id,
+                    c.address,
+                    None if c.running else c.waiting_since,
+                    c.frame is not None,
+                    c.authenticated,
                 )
                 for c in self.connections.values()
             ]
@@ -270,6 +277,7 @@ class NimbusServer:
             principal = None
             if self.ssl_context is not None:
                 principal = peer_principal(writer.get_extra_info("peercert"))
+                conn.authenticated = principal is not None  # CERT_REQUIRED verified it
             ctx = RequestContext(principal=principal, address=address)
             await self._serve(conn, reader, writer, ctx)
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, ssl.SSLError):
@@ -411,10 +419,11 @@ class NimbusServer:
             with self.decoders:
                 call = decode_call(self.service, frame, self.limits.max_values)
         except BadRequest as exc:
-            log.info("closing Thrift connection from %s: %s", ctx.address, exc)
+            self.call_refusals.note(conn.address, "a bad request", time.monotonic(), str(exc))
             return exc.reply, True
         if isinstance(call, Refusal):
-            log.info("refused a request from %s: %s", ctx.address, call.reason)
+            self.call_refusals.note(conn.address, call.kind, time.monotonic(), call.reason)
             return call.reply, call.close
+        conn.authenticated = True  # a valid call (with TLS it already was)
         with request_context.bind(ctx):
             return run_call(self.service, self.handler, call), False

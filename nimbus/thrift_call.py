@@ -132,6 +132,7 @@ class Call:
     api: str
     seqid: int
     args: tuple[Any, ...]
+    missing: tuple[str, ...] = ()  # arguments the client left out (None to the handler)
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class Refusal:
     reply: bytes
     close: bool
     reason: str
+    kind: str  # what the server's log throttles on, per peer (reason varies per call)
 
 
 def _encode(api: str, kind: int, seqid: int, payload: Any) -> bytes:
@@ -169,16 +171,16 @@ def decode_call(service: Any, frame: bytes, max_reads: int) -> Call | Refusal:
     if kind != TMessageType.CALL:
         reason = f"message type {kind} sent to a server; only CALL ({TMessageType.CALL}) is served"
         reply = exception_reply(api, seqid, TApplicationException.INVALID_MESSAGE_TYPE, reason)
-        return Refusal(reply, close=True, reason=reason)
+        return Refusal(reply, close=True, reason=reason, kind="a message that is not a call")
     if api not in service.thrift_services:
-        reason = f"unknown method {api!r}"
+        reason = f"unknown method {api[:100]!r}"
         reply = exception_reply(api, seqid, TApplicationException.UNKNOWN_METHOD, reason)
-        return Refusal(reply, close=False, reason=reason)
+        return Refusal(reply, close=False, reason=reason, kind="a call of an unknown method")
     result_cls = getattr(service, api + "_result")
     if getattr(result_cls, "oneway", False):
         reason = f"{api} is oneway; nimbus serves no oneway calls"
         reply = exception_reply(api, seqid, TApplicationException.INVALID_MESSAGE_TYPE, reason)
-        return Refusal(reply, close=True, reason=reason)
+        return Refusal(reply, close=True, reason=reason, kind="a oneway call")
     args = getattr(service, api + "_args")()
     try:
         proto.read_struct(args)
@@ -189,7 +191,9 @@ def decode_call(service: Any, frame: bytes, max_reads: int) -> Call | Refusal:
         reply = exception_reply(api, seqid, TApplicationException.PROTOCOL_ERROR, problem)
         raise BadRequest(problem, reply) from exc
     names = [spec[1] for spec in args.thrift_spec.values()]
-    return Call(api, seqid, tuple(getattr(args, name) for name in names))
+    values = tuple(getattr(args, name) for name in names)
+    missing = tuple(name for name, value in zip(names, values, strict=True) if value is None)
+    return Call(api, seqid, values, missing)
 
 
 def run_call(service: Any, handler: Any, call: Call) -> bytes:
@@ -206,6 +210,8 @@ def run_call(service: Any, handler: Any, call: Call) -> bytes:
     except TApplicationException as exc:
         return _encode(call.api, TMessageType.EXCEPTION, call.seqid, exc)
     except Exception as exc:  # noqa: BLE001 - a failed call never ends the server
+        if call.missing and not isinstance(exc, TException):
+            return _missing_reply(call, exc)
         if not _declared(result, exc):
             message = undeclared_message(call.api, exc)
             if isinstance(exc, TException):
@@ -222,6 +228,18 @@ def run_call(service: Any, handler: Any, call: Call) -> bytes:
         return exception_reply(
             call.api, call.seqid, TApplicationException.INTERNAL_ERROR, f"{call.api}: {exc}"
         )
+
+
+def _missing_reply(call: Call, exc: Exception) -> bytes:
+    """A call whose handler failed on arguments the client left out: the IDL marks none
+    required (Thrift's default requiredness), so thriftpy2 hands the handler None, which
+    some methods accept (a kill's options) and others fail on. That failure is the
+    client's, answered with a PROTOCOL_ERROR naming what is missing, and logged without
+    a traceback (Storm's Java nimbus would answer a NullPointerException's)."""
+    names = ", ".join(call.missing)
+    message = f"{call.api}: missing argument(s) {names}"
+    log.info("%s (%s: %s)", message, type(exc).__name__, exc)
+    return exception_reply(call.api, call.seqid, TApplicationException.PROTOCOL_ERROR, message)
 
 
 def undeclared_message(api: str, exc: Exception) -> str:

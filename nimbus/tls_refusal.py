@@ -120,15 +120,21 @@ class RefusalLog:
     of those left unlogged since; remembers at most `max_keys` pairs (oldest forgotten)."""
 
     def __init__(
-        self, logger: logging.Logger, interval: float = 60.0, max_keys: int = 4096
+        self,
+        logger: logging.Logger,
+        interval: float = 60.0,
+        max_keys: int = 4096,
+        what: str = "a Thrift connection",
     ) -> None:
         self.logger = logger
+        self.what = what
         self.interval = interval
         self.max_keys = max_keys
         self.seen: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
 
-    def note(self, peer: str, reason: str, now: float) -> bool:
-        """Record one refusal; returns whether a line was logged."""
+    def note(self, peer: str, reason: str, now: float, detail: str = "") -> bool:
+        """Record one refusal; returns whether a line was logged. `detail` (this one's
+        particulars) is logged, not part of the key: varying it cannot flood the log."""
         key = (peer, reason)
         last = self.seen.get(key)
         if last is not None and now - last[0] < self.interval:
@@ -140,5 +146,6 @@ class RefusalLog:
         while len(self.seen) > self.max_keys:
             self.seen.popitem(last=False)
         more = f" ({suppressed} more from this peer since the last line)" if suppressed else ""
-        self.logger.warning("refused a Thrift connection from %s: %s%s", peer, reason, more)
+        said = f"{reason} ({detail})" if detail else reason
+        self.logger.warning("refused %s from %s: %s%s", self.what, peer, said, more)
         return True

@@ -54,3 +54,17 @@ def test_a_call_waiting_for_a_thread_is_closed_after_idle_connections():
     ]
     assert admit(connections, "d", 3, 10).evict == 2
     assert admit(connections[::2], "d", 2, 10).evict == 1  # then a queued one, not a running one
+
+
+def test_an_authenticated_connection_is_never_closed_for_a_newcomer():
+    """The admin's idle connection waited longest, but strangers' go first; with only
+    authenticated ones left to close, the newcomer (not authenticated yet) is refused."""
+    admin = ConnectionView(1, "h", 1.0, authenticated=True)
+    strangers = [ConnectionView(i, "h", float(i)) for i in range(2, 5)]
+    decision = admit([admin, *strangers], "h", max_total=100, max_per_address=4)
+    assert decision.admit and decision.evict == 2
+    decision = admit([admin, *strangers], "h", max_total=4, max_per_address=100)
+    assert decision.admit and decision.evict == 2
+    everyone = [ConnectionView(i, "h", float(i), authenticated=True) for i in range(1, 4)]
+    decision = admit(everyone, "h", max_total=3, max_per_address=3)
+    assert not decision.admit and decision.evict is None

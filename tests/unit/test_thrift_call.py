@@ -1,6 +1,7 @@
 """One request per frame: decoding is bounded by the frame, message types are checked before
 any handler runs, and handler outcomes become the replies Thrift declares."""
 
+import logging
 import struct
 
 import pytest
@@ -183,3 +184,20 @@ def test_a_refusal_the_method_does_not_declare_is_an_error_with_its_message():
         _, kind, _, exc = read_reply(run_call(T.Nimbus, Handler(), Call(api, 4, args)))
         assert kind == TMessageType.EXCEPTION
         assert exc.type == TApplicationException.INTERNAL_ERROR and text in exc.message
+
+
+def test_missing_arguments_are_a_protocol_error_without_a_traceback(caplog):
+    """A call that leaves out an argument the handler cannot do without is the client's
+    error: a TApplicationException naming it, logged as one line, not a traceback."""
+    frame = call_frame("isTopologyNameAllowed", T.Nimbus.isTopologyNameAllowed_args())
+    call = decode_call(T.Nimbus, frame, MAX_VALUES)
+    assert call == Call("isTopologyNameAllowed", 7, (None,), ("name",))
+    with caplog.at_level(logging.INFO, "squall.nimbus.thrift_call"):
+        _, kind, _, exc = read_reply(run_call(T.Nimbus, Handler(), call))
+    assert kind == TMessageType.EXCEPTION
+    assert exc.type == TApplicationException.PROTOCOL_ERROR
+    assert exc.message == "isTopologyNameAllowed: missing argument(s) name"
+    assert caplog.records and not any(r.exc_info for r in caplog.records)
+    # a handler that accepts the missing argument still answers normally
+    call = Call("beginFileUpload", 8, (), ())
+    assert read_reply(run_call(T.Nimbus, Handler(), call))[1] == TMessageType.REPLY
