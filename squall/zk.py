@@ -92,11 +92,12 @@ def role_identity(conf: dict[str, Any], role: str) -> ZkIdentity | None:
     return load_identity(conf, role) if role_identities(conf) else None
 
 
-def worker_auth_conf(conf: dict[str, Any]) -> Callable[[str], dict[str, Any]]:
-    """What a supervisor puts in the conf of a worker of a topology (by its id) so that it
-    logs in as that topology: nothing where the cluster has no per-role identities."""
+def worker_auth_conf(conf: dict[str, Any]) -> Callable[[str, str | None], dict[str, Any]]:
+    """What a supervisor puts in the conf of a worker of a topology (its id, its submitter)
+    so that it logs in as that topology: nothing where the cluster has no per-role
+    identities."""
     identity = role_identity(conf, "supervisor")
-    return identity.worker_conf if identity else lambda _tid: {}
+    return identity.worker_conf if identity else lambda _tid, _user: {}
 
 
 WORKER = "worker"  # connect's role for a worker: its topology's login, from its conf file
@@ -119,13 +120,10 @@ def connect(conf: dict[str, Any], role: str, topology_id: str | None = None) -> 
         client = KazooClient(auth_data=auth_data or None, default_acl=default_acl, **options)
     else:
         root, ids, super_id = conf["storm.zookeeper.root"], identity.ids, super_acl_id(conf)
-        host_id, workers_id, per_topology = (
-            identity.host_id,
-            identity.workers_id,
-            identity.topology_id,
-        )
+        host, workers, user = identity.host_id, identity.workers_id, identity.user_id
+        per_topology = identity.topology_id
         client = RoleAclClient(
-            lambda path: acl_for(path, root, ids, super_id, host_id, per_topology, workers_id),
+            lambda path: acl_for(path, root, ids, super_id, host, per_topology, workers, user),
             auth_data=_logins(identity),
             **options,
         )
@@ -155,7 +153,8 @@ def _identity(
 
 def _logins(identity: ZkIdentity | WorkerIdentity) -> list[tuple[str, str]]:
     if isinstance(identity, WorkerIdentity):
-        return [("digest", identity.payload), ("digest", identity.workers)]
+        user = [("digest", identity.user)] if identity.user else []
+        return [("digest", identity.payload), ("digest", identity.workers), *user]
     return [("digest", identity.payload), *([("digest", identity.host)] if identity.host else [])]
 
 

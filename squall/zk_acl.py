@@ -44,6 +44,7 @@ class Grant:
     host: int = 0  # the creating supervisor host's own identity (zk_identity.host_id)
     topology: int = 0  # the topology the path names (its workers' login)
     workers: int = 0  # the login every worker shares
+    user: int = 0  # the submitter whose worker made the node (its topologies' shared login)
 
     def of(self, role: str) -> int:
         return self.nimbus if role == NIMBUS else self.supervisor
@@ -112,10 +113,11 @@ TABLE: tuple[tuple[str, Grant], ...] = (
     # nimbus creates it with the topology (a worker may not create under /errors)
     ("errors/*", Grant(nimbus=ALL, supervisor=ALL, topology=CREATE | READ)),
     ("errors/*/*", Grant(nimbus=READ, supervisor=ALL, topology=ALL)),
-    # partition owners, offsets and cuts of sources, by consumer group: any worker may keep
-    # them (a group outlives its topology: a resubmitted one goes on from its offsets)
+    # partition owners, offsets and cuts of sources, by consumer group: any worker may make a
+    # group; the group is its submitter's, whose topologies keep it (a group outlives its
+    # topology: a resubmitted one goes on from its offsets)
     ("consumers", Grant(nimbus=ALL, supervisor=CREATE | READ, workers=CREATE | READ)),
-    ("consumers/**", Grant(nimbus=READ, supervisor=ALL, workers=ALL)),
+    ("consumers/**", Grant(nimbus=READ, supervisor=ALL, user=ALL)),
 )
 
 
@@ -163,12 +165,14 @@ def acl_for(
     host_id: str | None = None,
     topology_id: Callable[[str], str | None] | None = None,
     workers_id: str | None = None,
+    user_id: str | None = None,
 ) -> list[ACL]:
     """The ACL a node at `path` is created with: each role's digest id (`ids`, role ->
     "user:base64(sha1)") with its permissions from the table, the creating host's own id
     (`host_id`) where the table names the host, the digest id of the topology the path names
     (`topology_id(tid)`; None where the creator cannot name it) and the workers' shared id
-    where the table names them, and the superACL with all. A host-owned node made by a client
+    where the table names them, the creating worker's submitter (`user_id`) where the table
+    names the user, and the superACL with all. A host-owned node made by a client
     without a host identity is the role's, as before host identities."""
     grant = grant_for(path, root)
     if grant.host and host_id is None:
@@ -182,6 +186,8 @@ def acl_for(
         acl.append(ACL(grant.topology, Id("digest", topology)))
     if grant.workers and workers_id is not None:
         acl.append(ACL(grant.workers, Id("digest", workers_id)))
+    if grant.user and user_id is not None:
+        acl.append(ACL(grant.user, Id("digest", user_id)))
     if super_id is not None:
         acl.append(ACL(ALL, super_id))
     return acl

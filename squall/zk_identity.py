@@ -17,8 +17,10 @@ Workers never get a role's or a host's login. Each topology has its own ("topolo
 Storm's storm.zookeeper.topology.auth.payload), derived from the supervisor secret with an
 HMAC, so nimbus and every supervisor (who hold that secret) know it without storing or sending
 it, and nobody else can make it. A supervisor puts only its worker's topology login in the
-worker conf it writes (mode 0600, its worker's user's), with the workers' shared login, which
-only reads the leader epoch and keeps consumer offsets (squall.zk_acl says what each may do).
+worker conf it writes (mode 0600, its worker's user's), with its submitter's login (made the
+same way: it keeps that user's consumer groups, which outlive a topology) and the workers'
+shared login, which only reads the leader epoch and makes consumer groups (squall.zk_acl says
+what each may do).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ HOST_FILE = "zookeeper-host.secret"
 # What a worker logs in with, set only in the worker conf its supervisor writes
 TOPOLOGY_KEY = "security.zookeeper.topology.payload"
 WORKERS_KEY = "security.zookeeper.workers.payload"
+USER_KEY = "security.zookeeper.user.payload"
 WORKERS_USER = "workers"
 SHARED_PAYLOAD_KEY = "storm.zookeeper.auth.payload"  # the operator's one shared identity
 
@@ -79,6 +82,11 @@ def topology_user(topology_id: str) -> str:
 def topology_login(supervisor_payload: str, topology_id: str) -> str:
     """A topology's own login: its workers read and write its nodes only (squall.zk_acl)."""
     return _derived(supervisor_payload, topology_user(topology_id))
+
+
+def user_login(supervisor_payload: str, user: str) -> str:
+    """A submitter's login, shared by its topologies: it keeps their consumer groups."""
+    return _derived(supervisor_payload, "user-" + user)
 
 
 def workers_login(supervisor_payload: str) -> str:
@@ -109,15 +117,21 @@ class ZkIdentity:
     host: str | None = field(default=None, repr=False)  # a supervisor host's own login
     derive_from: str | None = field(default=None, repr=False)
 
-    def worker_conf(self, topology_id: str) -> dict[str, Any]:
-        """What a supervisor adds to the conf file of a worker of `topology_id`: that
-        topology's login and the workers' shared one, never its own nor its host's."""
+    def worker_conf(self, topology_id: str, user: str | None = None) -> dict[str, Any]:
+        """What a supervisor adds to the conf file of a worker of `topology_id` submitted by
+        `user`: that topology's login, its submitter's and the workers' shared one, never
+        its own nor its host's."""
         source = self._source()
         return {
             TOPOLOGY_KEY: topology_login(source, topology_id),
             WORKERS_KEY: workers_login(source),
+            **({USER_KEY: user_login(source, user)} if user else {}),
             IDS_KEY: dict(self.ids),
         }
+
+    @property
+    def user_id(self) -> None:
+        return None  # a daemon keeps no user's consumer groups
 
     @property
     def host_id(self) -> str | None:
@@ -145,9 +159,15 @@ class WorkerIdentity:
     payload: str = field(repr=False)
     workers: str = field(repr=False)
     ids: Mapping[str, str]
+    user: str | None = field(default=None, repr=False)  # its submitter's login
 
     def topology_id(self, topology_id: str) -> str | None:
         return digest_id(self.payload) if topology_id == self.topology else None
+
+    @property
+    def user_id(self) -> str:
+        """Who keeps the consumer groups it makes: its submitter (else its topology)."""
+        return digest_id(self.user or self.payload)
 
     @property
     def workers_id(self) -> str:
@@ -165,10 +185,13 @@ def load_worker_identity(conf: Mapping[str, Any], topology_id: str) -> WorkerIde
         raise ZkIdentityError(f"the worker conf has no ZooKeeper login of {topology_id}")
     if workers.partition(":")[0] != WORKERS_USER:
         raise ZkIdentityError("the worker conf has no workers' ZooKeeper login")
+    user = str(conf.get(USER_KEY) or "") or None
+    if user is not None and not user.startswith("user-"):
+        raise ZkIdentityError(f"{USER_KEY} is not a submitter's login")
     ids = conf.get(IDS_KEY)
     if not (isinstance(ids, dict) and all(isinstance(ids.get(r), str) for r in ROLES)):
         raise ZkIdentityError(f"{IDS_KEY}: expected a digest id for each of {', '.join(ROLES)}")
-    return WorkerIdentity(topology_id, payload, workers, {r: ids[r] for r in ROLES})
+    return WorkerIdentity(topology_id, payload, workers, {r: ids[r] for r in ROLES}, user)
 
 
 def role_identities(conf: Mapping[str, Any]) -> bool:

@@ -14,7 +14,7 @@ from squall.zk_identity import without_zk_logins
 
 from .code_fetcher import CodeFetcher
 from .conf_fetcher import ConfFetcher, confs_to_fetch, serves, waiting_since
-from .launcher import Launcher
+from .launcher import SUBMITTER, Launcher
 from .sync import WorkerKey, WorkerSpec
 from .worker_failures import WorkerFailures
 
@@ -26,7 +26,8 @@ class WorkerStarts(WorkerFailures):
     fetcher: CodeFetcher
     confs: ConfFetcher
     waiting: dict[WorkerKey, float]
-    worker_auth: Callable[[str], dict[str, Any]]  # a topology's ZooKeeper login, by its id
+    # a topology's ZooKeeper logins, by its id and submitter
+    worker_auth: Callable[[str, str | None], dict[str, Any]]
 
     def _collect_confs(self, now: float) -> None:
         """A failed conf download is its topology's error; its next try backs off."""
@@ -57,7 +58,9 @@ class WorkerStarts(WorkerFailures):
         try:
             code_dir = self.fetcher.code_dir(spec.topology_id)
             conf = without_zk_logins({**self.conf, **topology_conf})
-            self.launcher.start(spec, code_dir, {**conf, **self.worker_auth(spec.topology_id)})
+            user = topology_conf.get(SUBMITTER) or None
+            auth = self.worker_auth(spec.topology_id, user)
+            self.launcher.start(spec, code_dir, {**conf, **auth})
         except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
             log.warning("cannot start worker %s:%d: %s", spec.topology_id, spec.port, exc)
             self._failed(key, now, f"cannot start worker {key[0]}:{key[1]}: {exc}")

@@ -24,6 +24,7 @@ from squall.records import Assignment
 from squall.submit import submit_file
 from squall.tls import issue
 from squall.topology_keys import decode_keys, new_keys
+from squall.zk_identity import load_identity
 
 from .test_worker_curve import (
     EMITTED,
@@ -32,6 +33,7 @@ from .test_worker_curve import (
     handshake_event,
     push_socket,
 )
+from .topologies.zk_attacker import OFFSET
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
 ATTACKER = Path(__file__).parent / "topologies" / "zk_attacker.py"
@@ -44,6 +46,8 @@ PROBES = (
     "create victim beat",
     "create victim error",
     "write victim assignment",
+    "read victim consumer offsets",
+    "write victim consumer offsets",
 )
 
 
@@ -83,6 +87,15 @@ def victim(cluster):
         client.uploadNewCredentials(name, T.Credentials(creds={"token": "alices-secret"}))
     done = wait_until_quiet(conf, tid, 120)
     assert done["executed"] == EMITTED and done["errors"] == 0
+    # a consumer group of alice's, made as her topology's worker makes one
+    supervisor = load_identity(conf, "supervisor")
+    worker_conf = {**conf, **supervisor.worker_conf(tid, "alice")}
+    zk = zk_mod.connect(worker_conf, zk_mod.WORKER, tid)
+    try:
+        zk.create(f"/squall/{OFFSET}", b"7", makepath=True)
+    finally:
+        zk.stop()
+        zk.close()
     return tid
 
 
@@ -115,7 +128,7 @@ def test_the_conf_a_component_gets_holds_no_zookeeper_login(attack):
 
 def test_the_attackers_worker_login_is_its_own_topologys_only(attack):
     tid, report = attack
-    assert report["worker logins"] == [f"topology-{tid}", "workers"]
+    assert report["worker logins"] == [f"topology-{tid}", "user-mallory", "workers"]
     for given in ("with the conf", "with the worker's logins"):
         outcomes = report[given]
         assert {p: outcomes[p] for p in PROBES} == dict.fromkeys(PROBES, "refused"), given
@@ -132,6 +145,7 @@ def test_the_victims_nodes_are_untouched(cluster, victim, attack):
         assert "fake" not in zk.get_children(lay.supervisors)
         assert "forged" not in zk.get_children(lay.errors(victim))
         assert not [b for b in zk.get_children(lay.taskbeats(victim)) if b.startswith("fake")]
+        assert zk.get(f"/squall/{OFFSET}")[0] == b"7"
     finally:
         zk.stop()
         zk.close()

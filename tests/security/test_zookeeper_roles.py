@@ -163,7 +163,7 @@ def test_every_create_takes_its_own_acl_from_the_table(cluster, tid, as_role):
         supervisor.create(owner, b"1", ephemeral=True, makepath=True)
         for path in (owner, f"{ROOT}/consumers/probe", f"{ROOT}/consumers"):
             assert grants(reader, path) == expected(path), path
-        assert grants(reader, owner) == {"nimbus": 1, "supervisor": 31, "workers": 31}
+        assert grants(reader, owner) == {"nimbus": 1, "supervisor": 31}  # no user: a daemon's
         txn = nimbus.transaction()
         txn.create(f"{ROOT}/tasks/probe-1-1", b"")
         txn.create(f"{ROOT}/tasks/probe-1-1/1", b"c")

@@ -56,6 +56,7 @@ def parent(path: str) -> str:
 HOST = "host"  # the supervisor host that created a node, logged in as itself too
 TOPOLOGY = "topology"  # a worker, logged in as the topology the path names
 WORKERS = "workers"  # a worker, logged in as the workers' shared login
+USER = "user"  # a worker, logged in as its submitter (whose worker made the node)
 
 
 def allowed(role: str, op: str, path: str, root: str = ROOT) -> bool:
@@ -65,6 +66,7 @@ def allowed(role: str, op: str, path: str, root: str = ROOT) -> bool:
         HOST: grant.of(SUPERVISOR) | grant.host,
         TOPOLOGY: grant.topology,
         WORKERS: grant.workers,
+        USER: grant.user,
     }.get(role, grant.of(role))
     return bool(held & NEEDS[op])
 
@@ -131,14 +133,17 @@ DONE = [
     (TOPOLOGY, "create", L.errors(TID) + "/split"),
     (TOPOLOGY, "set", L.errors(TID) + "/split"),
     (TOPOLOGY, "read", L.errors(TID) + "/split"),
-    # and as the workers' shared login
+    # as the workers' shared login
     (WORKERS, "read", L.nimbus_epoch),
-    *((WORKERS, "create", p) for p in ("/squall/consumers/g", "/squall/consumers/g/owners")),
-    (WORKERS, "create", L.consumer_owner("g", "files", "p0")),
-    (WORKERS, "delete", L.consumer_owner("g", "files", "p0")),
-    (WORKERS, "create", L.consumer_offset("g", "files", "p0")),
-    (WORKERS, "set", L.consumer_offset("g", "files", "p0")),
-    (WORKERS, "set", L.consumer_cuts("g", "files", "p0")),
+    (WORKERS, "create", "/squall/consumers/g"),
+    # as its submitter, in a consumer group its topologies made
+    (USER, "create", "/squall/consumers/g/owners"),
+    (USER, "create", L.consumer_owner("g", "files", "p0")),
+    (USER, "delete", L.consumer_owner("g", "files", "p0")),
+    (USER, "create", L.consumer_offset("g", "files", "p0")),
+    (USER, "set", L.consumer_offset("g", "files", "p0")),
+    (USER, "read", L.consumer_offset("g", "files", "p0")),
+    (USER, "set", L.consumer_cuts("g", "files", "p0")),
 ]
 
 # What a worker's logins never allow: writing what nimbus or a supervisor owns, making a
@@ -188,7 +193,14 @@ def test_a_supervisor_cannot_write_what_nimbus_owns(op, path):
 
 @pytest.mark.parametrize(("op", "path"), FORBIDDEN + WORKER_FORBIDDEN)
 def test_a_worker_cannot_write_what_nimbus_or_supervisors_own(op, path):
-    assert not allowed(TOPOLOGY, op, path) and not allowed(WORKERS, op, path)
+    assert not any(allowed(login, op, path) for login in (TOPOLOGY, WORKERS, USER))
+
+
+def test_a_consumer_group_is_its_makers_submitters():
+    mine = make_digest_acl_credential("user-alice", "pw")
+    acl = acl_for(L.consumer_offset("g", "f", "p"), ROOT, IDS, workers_id="w", user_id=mine)
+    assert ACL(ALL, Id("digest", mine)) in acl and "w" not in {a.id.id for a in acl}
+    assert not allowed(WORKERS, "read", L.consumer_offset("g", "f", "p"))
 
 
 def test_a_topology_node_names_that_topology_alone():
@@ -364,6 +376,13 @@ def test_a_worker_gets_its_topologys_login_and_no_role_or_host_secret(tmp_path):
     assert worker.topology_id("other-1-1") is None  # it names no other topology
     assert nimbus.topology_id("other-1-1") not in (None, worker.topology_id(TID))
     assert worker.workers_id == nimbus.workers_id
+    assert worker.user_id == worker.topology_id(TID)  # no submitter: its topology keeps groups
+    alices = load_worker_identity(supervisor.worker_conf(TID, "alice"), TID)
+    assert (
+        alices.user_id
+        == load_worker_identity(supervisor.worker_conf("t-2-2", "alice"), "t-2-2").user_id
+    )
+    assert alices.user_id != load_worker_identity(supervisor.worker_conf(TID, "bob"), TID).user_id
     assert worker.payload not in repr(worker)
     with pytest.raises(ZkIdentityError, match="no ZooKeeper login of other-1-1"):
         load_worker_identity(worker_conf, "other-1-1")

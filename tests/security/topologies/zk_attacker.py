@@ -16,6 +16,8 @@ from kazoo.exceptions import NoAuthError
 
 from squall import Bolt, Grouping, Spout, Topology
 
+OFFSET = "consumers/alices-group/offsets/files/p0"  # below the root; the test makes it
+
 
 def outcome(attempt):
     try:
@@ -47,6 +49,9 @@ def probes(zk, root, victim, beat, own):
         ),
         "create victim error": outcome(lambda: zk.create(f"{root}/errors/{victim}/forged", b"[]")),
         "write victim assignment": outcome(lambda: zk.set(f"{root}/assignments/{victim}", b"{}")),
+        # alice's consumer group (its offsets): her topologies', not another user's
+        "read victim consumer offsets": outcome(lambda: zk.get(f"{root}/{OFFSET}")),
+        "write victim consumer offsets": outcome(lambda: zk.set(f"{root}/{OFFSET}", b"0")),
         # the control: its own topology's keys (so a refusal above is the ACL's, not a typo)
         "read own credentials": outcome(lambda: zk.get(f"{root}/credentials/{own}")),
     }
