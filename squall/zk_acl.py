@@ -9,10 +9,11 @@ and their workers own" are properties of the table, checked without a server. No
 Two roles (squall.zk_identity): "nimbus" (nimbus daemons and tools acting for them) and
 "supervisor" (every supervisor, sharing one login as Storm's supervisors do). Workers have
 neither: each logs in as its topology (Storm's per-topology ZooKeeper auth), which the table
-grants only that topology's own nodes (the path's segment after the first names it), and as
-the workers' shared login, which reads the leader epoch and keeps consumer offsets. ZooKeeper
-checks CREATE and DELETE on the parent, READ and WRITE on the node itself; recursive deletes
-also need READ on each node deleted (to list its children).
+grants only that topology's own nodes (the path's segment after the first names it), as its
+submitter, who keeps the consumer groups its topologies make, and as the workers' shared
+login, which reads the leader epoch and makes consumer groups. ZooKeeper checks CREATE and
+DELETE on the parent, READ and WRITE on the node itself; recursive deletes also need READ on
+each node deleted (to list its children).
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def user_login(supervisor_payload: str, user: str) -> str:
 
 
 def workers_login(supervisor_payload: str) -> str:
-    """The login every worker shares: it reads the leader epoch and keeps consumer offsets."""
+    """The login every worker shares: it reads the leader epoch and makes consumer groups."""
     return _derived(supervisor_payload, WORKERS_USER)
 
 
