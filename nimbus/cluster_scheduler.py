@@ -9,20 +9,26 @@ are more important (Storm: 0 is the highest).
 
 Two passes.
 1. Reserve: in rank order, every topology claims the slots of its existing placement on live
-   supervisors, and a resource-aware one the memory and CPU of its live tasks there (a task
-   that no longer fits its host is dropped and placed again in pass 2). Nothing a topology
-   runs is ever taken by another one's new tasks, except by eviction below.
+   supervisors, and a resource-aware one the memory and CPU of every task it has there, its
+   dead tasks too (they restart on their own slot while it is alive and fits; a task that no
+   longer fits its host is not charged, and the topology can then no longer keep its old
+   assignment as it is). Nothing a topology runs is ever taken by another one's new tasks,
+   except by eviction below.
 2. Place: in rank order, each topology being rescheduled picks from its own slots and the
    unclaimed ones: by slot count (nimbus/scheduler.py) when it declares no resources, else
    by nimbus/resource_fit.py. Slots it does not use go back to the pool for the next.
 
 Cannot fit. A resource-aware topology whose tasks do not all fit is not placed at all: it
-keeps what it had (nothing, if new) and its status says why. Eviction rule: in a round that
-reschedules them, it may evict topologies ranked strictly below it on (beyond guarantee,
-priority) (so never a peer of the same class and priority), lowest-ranked first, only as
-many as it needs, and only if it then fits; otherwise nobody is evicted. An evicted topology
-loses every slot this round, its status names the topology it made room for, and it is
-placed again, like a new one, as soon as capacity allows.
+keeps what it had when all of that is still charged (nothing, if new, or if part of it no
+longer fits: a kept assignment is never one the hosts cannot hold), and its status says why.
+Eviction rule: in a round that reschedules them, it may evict topologies ranked strictly
+below it on (beyond guarantee, priority) (so never a peer of the same class and priority),
+lowest-ranked first, only if it then fits, and only those whose room its placement uses (a
+victim whose slots and resources it did not take keeps them: no eviction frees nothing
+usable). The freed room goes to it in the same round; an evicted topology is then placed
+again, like a new one, in its own rank of the same round, so no topology ranked below it
+takes the room it left; if that fails its status names the topology it made room for.
+Every outcome obeys nimbus/schedule_invariants.py.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from collections.abc import Mapping, Sequence
 
 from squall.records import Slot
 
-from .resource_fit import Fit, place
+from .resource_fit import EPSILON, Fit, place
 from .scheduler import schedule
 from .scheduling_input import Cluster, Need, Outcome, TopologyRequest
 
@@ -78,7 +84,9 @@ class _Round:
         self.free: dict[str, tuple[float, float]] = {
             sid: (host.memory_mb, host.cpu) for sid, host in cluster.hosts.items()
         }
-        self.kept: dict[str, dict[int, Slot]] = {}
+        self.kept: dict[str, dict[int, Slot]] = {}  # live tasks charged where they run
+        self.pending: dict[str, dict[int, Slot]] = {}  # dead tasks charged on their slot
+        self.whole: dict[str, bool] = {}  # every task on a live slot is held and charged
 
     def _hold(self, slot: Slot, tid: str) -> None:
         self.owner[slot] = tid
@@ -90,45 +98,116 @@ class _Round:
         self.unheld.add(slot)
 
     def reserve(self, request: TopologyRequest) -> None:
+        """Claim `request`'s live slots and charge their hosts for every task it keeps
+        there: its live tasks, then its dead ones (they restart, on their own slot while it
+        is alive and fits: `pending`). Nothing it keeps goes uncharged, so what it keeps when
+        it cannot be placed again never over-commits a host; where a task no longer fits
+        (a smaller supervisor, a slot a higher-ranked topology also names) the topology can
+        no longer keep its old assignment as it is (`whole` False)."""
         owner, live = self.owner, self.live  # no set difference with owner.keys(): that
         # copies every held slot of the cluster, once per topology
         mine = {s for s in set(request.existing.values()) if s in live and s not in owner}
         owner.update(dict.fromkeys(mine, request.id))  # _hold for every slot, in C
         self.held.setdefault(request.id, set()).update(mine)
         self.unheld -= mine
+        self.pending[request.id] = {}
+        self.whole[request.id] = True
         if not request.resource_aware:  # scheduler.schedule finds its live tasks itself
             self.kept[request.id] = {}
             return
         alive = request.alive
         kept: dict[int, Slot] = {}
+        pending: dict[int, Slot] = {}
         heap: dict[Slot, float] = {}
-        for task in sorted(request.existing):
+        dead_last = sorted(
+            request.existing, key=lambda t: (alive is not None and t not in alive, t)
+        )
+        for task in dead_last:
             slot = request.existing[task]
-            if task not in request.tasks or self.owner.get(slot) != request.id:
+            if task not in request.tasks or slot not in live:
                 continue
-            if alive is not None and task not in alive:
+            if self.owner.get(slot) != request.id:
+                self.whole[request.id] = False
                 continue
             mem, cpu = request.need(task)
             host_mem, host_cpu = self.free[slot[0]]
             worker = heap.get(slot, 0.0) + mem
-            fits = mem <= host_mem and cpu <= host_cpu and worker <= request.worker_heap_mb
+            fits = (
+                mem <= host_mem + EPSILON
+                and cpu <= host_cpu + EPSILON
+                and worker <= request.worker_heap_mb + EPSILON
+            )
             if request.reschedule and not fits:
+                self.whole[request.id] = False
                 continue
             self.free[slot[0]] = (host_mem - mem, host_cpu - cpu)
             heap[slot] = worker
-            kept[task] = slot
+            if alive is not None and task not in alive:
+                pending[task] = slot
+            else:
+                kept[task] = slot
         self.kept[request.id] = kept
+        self.pending[request.id] = pending
+
+    def _give_back(self, request: TopologyRequest, tasks: Mapping[int, Slot]) -> None:
+        for task, slot in tasks.items():
+            mem, cpu = request.need(task)
+            host_mem, host_cpu = self.free[slot[0]]
+            self.free[slot[0]] = (host_mem + mem, host_cpu + cpu)
 
     def release(self, request: TopologyRequest) -> None:
-        """Give back everything `request` holds (it is evicted)."""
+        """Give back everything `request` holds (it is evicted, or keeps nothing)."""
         for slot in list(self.held.get(request.id, ())):
             self._drop(slot)
         if request.resource_aware:
-            for task, slot in self.kept.pop(request.id, {}).items():
-                mem, cpu = request.need(task)
-                host_mem, host_cpu = self.free[slot[0]]
-                self.free[slot[0]] = (host_mem + mem, host_cpu + cpu)
+            self._give_back(request, self.kept.pop(request.id, {}))
+            self._give_back(request, self.pending.pop(request.id, {}))
         self.kept[request.id] = {}
+        self.pending[request.id] = {}
+        self.whole[request.id] = False  # nothing of its old assignment is held any more
+
+    def restorable(self, request: TopologyRequest) -> bool:
+        """Whether `request`, released, could reserve all it had again beside what the
+        others hold now (then its eviction freed nothing its evictor uses)."""
+        slots = {s for s in request.existing.values() if s in self.live}
+        if any(s in self.owner for s in slots):
+            return False
+        if not request.resource_aware:
+            return True
+        need: dict[str, list[float]] = {}
+        heap: dict[Slot, float] = {}
+        for task, slot in request.existing.items():
+            if task in request.tasks and slot in self.live:
+                mem, cpu = request.need(task)
+                host = need.setdefault(slot[0], [0.0, 0.0])
+                host[0] += mem
+                host[1] += cpu
+                heap[slot] = heap.get(slot, 0.0) + mem
+        if any(mem > request.worker_heap_mb + EPSILON for mem in heap.values()):
+            return False
+        return all(
+            mem <= self.free[sid][0] + EPSILON and cpu <= self.free[sid][1] + EPSILON
+            for sid, (mem, cpu) in need.items()
+        )
+
+    def fit(self, request: TopologyRequest, candidates: list[Slot]) -> Fit:
+        """`request` placed on `candidates`: its kept live tasks stay, its dead ones restart
+        on their own slot where that is a candidate (else their charge is given back first
+        and they go where they fit)."""
+        kept = self.kept.get(request.id, {})
+        allowed = set(candidates)
+        restart, moving = {}, {}
+        for task, slot in self.pending.get(request.id, {}).items():
+            (restart if slot in allowed else moving)[task] = slot
+        free = dict(self.free)
+        for task, slot in moving.items():
+            mem, cpu = request.need(task)
+            host_mem, host_cpu = free[slot[0]]
+            free[slot[0]] = (host_mem + mem, host_cpu + cpu)
+        own = set(kept.values()) - allowed  # live tasks stay on a slot it would avoid
+        if own:
+            candidates = sorted(allowed | own, key=self.index.__getitem__)
+        return place(request, candidates, {**kept, **restart}, free)
 
     def holding(self) -> set[str]:
         return {tid for tid, slots in self.held.items() if slots}
@@ -153,6 +232,8 @@ class _Round:
         twin.held = {tid: set(slots) for tid, slots in self.held.items()}
         twin.unheld = set(self.unheld)
         twin.kept = {tid: dict(k) for tid, k in self.kept.items()}
+        twin.pending = {tid: dict(k) for tid, k in self.pending.items()}
+        twin.whole = dict(self.whole)
         return twin
 
 
@@ -165,6 +246,7 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
         state.reserve(request)
     caps = _SlotCaps(cluster, ranked, state)
     outcomes: dict[str, Outcome] = {}
+    evicted_by: dict[str, TopologyRequest] = {}
     for i, request in enumerate(ranked):
         if not request.reschedule or request.id in outcomes:
             continue
@@ -181,15 +263,19 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
             state.claim(request, placement)
             caps.use(request, placement)
             status = caps.status(request, placement) or _slot_status(request, placement)
-            outcomes[request.id] = Outcome(placement, status)
+            if request.id in evicted_by and not placement:
+                outcomes[request.id] = Outcome({}, _evicted(evicted_by[request.id]), placed=False)
+            else:
+                outcomes[request.id] = Outcome(placement, status)
             continue
-        fit = place(request, candidates, state.kept[request.id], state.free)
+        fit = state.fit(request, candidates)
         if fit.placement is None and len(candidates) < len(state.candidates(request)):
-            fit = place(request, state.candidates(request), state.kept[request.id], state.free)
+            fit = state.fit(request, state.candidates(request))
         if fit.placement is not None and len(set(fit.placement.values())) > allowed:
             status = caps.refusal(request, len(set(fit.placement.values())))
-            outcomes[request.id] = Outcome(dict(request.existing), status, placed=False)
+            outcomes[request.id] = _unplaced(request, state, status)
             continue
+        evicted: list[TopologyRequest] = []
         if fit.placement is None and allowed > 0:
             key = (request.id in beyond, request.priority)
             victims = [
@@ -198,18 +284,41 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
                 if v.reschedule and v.id not in outcomes and (v.id in beyond, v.priority) > key
             ]
             fit, state, evicted = _evict_for(request, victims, state, fit)
-            for victim in evicted:
-                message = f"Evicted to make room for {request.id} (topology.priority "
-                message += f"{request.priority}); waiting for free resources"
-                outcomes[victim.id] = Outcome({}, message, placed=False)
         if fit.placement is None:
-            outcomes[request.id] = Outcome(dict(request.existing), fit.reason, placed=False)
+            reason = _evicted(evicted_by[request.id]) if request.id in evicted_by else fit.reason
+            outcomes[request.id] = _unplaced(request, state, reason)
             continue
         state.free = dict(fit.free)
         state.claim(request, fit.placement)
         caps.use(request, fit.placement)
         outcomes[request.id] = Outcome(fit.placement, FULLY_SCHEDULED)
+        # Only the victims whose room it now uses stay evicted: the others reserve all they
+        # had again (their eviction would have freed nothing usable). The evicted ones are
+        # placed again, like new ones, in their own rank this round, so the room they leave
+        # goes to no topology ranked below them.
+        for victim in reversed(evicted):  # the highest-ranked first
+            if state.restorable(victim):
+                state.reserve(victim)
+            else:
+                evicted_by[victim.id] = request
     return outcomes
+
+
+def _evicted(evictor: TopologyRequest) -> str:
+    return (
+        f"Evicted to make room for {evictor.id} (topology.priority {evictor.priority}); "
+        "waiting for free resources"
+    )
+
+
+def _unplaced(request: TopologyRequest, state: _Round, reason: str) -> Outcome:
+    """`request` could not be placed: it keeps its old assignment where all of it is still
+    held and charged (a dead task's memory too), else it keeps nothing and gives back what
+    it held, so that no host runs more than it has."""
+    if state.whole.get(request.id, True):
+        return Outcome(dict(request.existing), reason, placed=False)
+    state.release(request)
+    return Outcome({}, reason, placed=False)
 
 
 def _preferred(request: TopologyRequest, candidates: list[Slot], allowed: int) -> list[Slot]:
@@ -280,15 +389,14 @@ def _evict_for(
     everyone = state.copy()  # first, one try with every victim gone: does eviction help at all?
     for victim in victims:
         everyone.release(victim)
-    candidates = everyone.candidates(request)
-    if place(request, candidates, everyone.kept[request.id], everyone.free).placement is None:
+    if everyone.fit(request, everyone.candidates(request)).placement is None:
         return failed, state, []
     trial = state.copy()
     evicted: list[TopologyRequest] = []
     for victim in reversed(victims):
         trial.release(victim)
         evicted.append(victim)
-        fit = place(request, trial.candidates(request), trial.kept[request.id], trial.free)
+        fit = trial.fit(request, trial.candidates(request))
         if fit.placement is not None:
             return fit, trial, evicted
     return failed, state, []

@@ -4,6 +4,7 @@ the model, beats and clocks come in."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -16,8 +17,11 @@ from .heartbeats import tokens_from_beats, unready_tasks
 from .instructions import AppendLog, Instruction, WriteAssignment, WriteTasks
 from .model import ClusterSnapshot, NimbusModel, TopologyModel
 from .resource_conf import cluster_of, request_of
+from .schedule_invariants import round_violations
 from .scheduler import start_times
 from .scheduling_input import Cluster, Host, Outcome, TopologyRequest
+
+log = logging.getLogger(__name__)
 
 
 def log_message(type_: str, key: str, values: Mapping, epoch: int) -> AppendLog:
@@ -33,7 +37,13 @@ def place_new(model: NimbusModel, topology: TopologyModel) -> Outcome:
         request_of(t, model.settings, reschedule=tid == topology.id)
         for tid, t in sorted(model.topologies.items())
     ]
-    return schedule_all(requests, _cluster(model, model.blacklist))[topology.id]
+    cluster = _cluster(model, model.blacklist)
+    outcomes = schedule_all(requests, cluster)
+    broken = round_violations(requests, cluster, outcomes)
+    if broken:  # place nothing now; the next round tries again
+        log.error("placement of %s refused, it breaks: %s", topology.id, "; ".join(broken))
+        return Outcome({}, "Not scheduled: the scheduler's outcome was refused", placed=False)
+    return outcomes[topology.id]
 
 
 def _cluster(
@@ -132,6 +142,12 @@ def _round(
         }
         return replace(model.with_topologies(caches), blacklist=blacklist), [], {}
     outcomes = schedule_all(requests, cluster)
+    broken = round_violations(requests, cluster, outcomes)
+    if broken:  # a scheduler bug: write nothing rather than over-commit a supervisor; a
+        # narrowed round counts as unplaced, so the round over every topology is tried
+        log.error("scheduling round refused, its outcome breaks: %s", "; ".join(broken))
+        refused = {tid: replace(o, placed=False) for tid, o in outcomes.items()}
+        return replace(model, settled=None), [], refused
     snapshot = ClusterSnapshot.of(model)
     out: list[Instruction] = []
     logs: list[Instruction] = []

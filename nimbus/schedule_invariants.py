@@ -1,0 +1,125 @@
+"""What no scheduling outcome may ever do, checked in one place (issue 37 item 1): no
+supervisor past its memory or CPU capacity, no worker past its topology's
+topology.worker.max.heap.size.mb, no slot running two topologies, no topology placed in part.
+
+The property tests run `violations` over whole states; nimbus runs `round_violations` on
+every round (nimbus/reassign.py) and refuses the round's writes when it finds one, so a
+scheduler bug shows as a logged error and a round not taken, never as an over-committed
+supervisor. Only live slots (the cluster's) count: tasks on a lost supervisor use nothing.
+Pure; one pass over the assignments, and the state before the round is looked at only when
+the state after it breaks a rule (then only breaches the round made or worsened count, so a
+cluster that was over-committed before, say by a supervisor reporting less memory, does not
+block the rounds that repair it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from squall.records import Slot
+
+from .scheduling_input import Cluster, Outcome, TopologyRequest
+
+EPSILON = 1e-6  # sums of fractional MB and CPU percent
+
+Breaches = dict[tuple, float | frozenset[str]]
+
+
+def placements(
+    requests: Sequence[TopologyRequest], outcomes: Mapping[str, Outcome]
+) -> dict[str, Mapping[int, Slot]]:
+    """Every topology's assignment after a round: its outcome's, else what it had."""
+    return {r.id: outcomes[r.id].placement if r.id in outcomes else r.existing for r in requests}
+
+
+def _breaches(
+    requests: Sequence[TopologyRequest], cluster: Cluster, placed: Mapping[str, Mapping[int, Slot]]
+) -> Breaches:
+    live = set(cluster.slots())
+    out: Breaches = {}
+    holder: dict[Slot, str] = {}
+    used: dict[str, list[float]] = {}
+    for request in requests:
+        placement = placed.get(request.id, {})
+        for slot in set(placement.values()) & live:
+            other = holder.setdefault(slot, request.id)
+            if other != request.id:
+                key = ("shared", slot)
+                out[key] = frozenset(out.get(key, frozenset({other}))) | {request.id}
+        if not request.resource_aware:
+            continue
+        heap: dict[Slot, float] = {}
+        for task, slot in placement.items():
+            if slot not in live or task not in request.tasks:  # old ids of a renumbering
+                continue
+            mem, cpu = request.need(task)
+            host = used.setdefault(slot[0], [0.0, 0.0])
+            host[0] += mem
+            host[1] += cpu
+            heap[slot] = heap.get(slot, 0.0) + mem
+        for slot, mem in heap.items():
+            if mem > request.worker_heap_mb + EPSILON:
+                out[("heap", request.id, slot)] = mem
+    for sid, (mem, cpu) in used.items():
+        host = cluster.hosts[sid]
+        if mem > host.memory_mb + EPSILON:
+            out[("memory", sid)] = mem
+        if cpu > host.cpu + EPSILON:
+            out[("cpu", sid)] = cpu
+    return out
+
+
+def _describe(key: tuple, value: float | frozenset[str], cluster: Cluster) -> str:
+    kind = key[0]
+    if kind == "shared":
+        return f"slot {key[1]} is assigned to {', '.join(sorted(value))}"  # type: ignore[arg-type]
+    if kind == "heap":
+        return f"a worker of {key[1]} on {key[2]} holds {value:g} MB, past its heap size"
+    capacity = cluster.hosts[key[1]]
+    limit = capacity.memory_mb if kind == "memory" else capacity.cpu
+    unit = "MB" if kind == "memory" else "% CPU"
+    return f"supervisor {key[1]} is given {value:g} {unit} of its {limit:g}"
+
+
+def violations(
+    requests: Sequence[TopologyRequest], cluster: Cluster, placed: Mapping[str, Mapping[int, Slot]]
+) -> list[str]:
+    """Every breach of `placed` (topology id -> task -> slot) on `cluster`, as sentences."""
+    found = _breaches(requests, cluster, placed)
+    return [_describe(key, value, cluster) for key, value in sorted(found.items(), key=str)]
+
+
+def _partial(request: TopologyRequest, outcome: Outcome, live: set[Slot]) -> str | None:
+    if not outcome.placed or not outcome.placement:
+        return None
+    missing = len(request.tasks.keys() - outcome.placement.keys())
+    off = sum(1 for slot in set(outcome.placement.values()) if slot not in live)
+    if missing or off:
+        return (
+            f"{request.id} is placed in part: {missing} of its tasks unplaced, "
+            f"{off} of its slots not in service"
+        )
+    return None
+
+
+def round_violations(
+    requests: Sequence[TopologyRequest], cluster: Cluster, outcomes: Mapping[str, Outcome]
+) -> list[str]:
+    """The breaches one scheduler call makes or worsens, as sentences (empty: none)."""
+    live = set(cluster.slots())
+    by_id = {r.id: r for r in requests}
+    partial = [_partial(by_id[tid], o, live) for tid, o in sorted(outcomes.items())]
+    out = [p for p in partial if p is not None]
+    after = _breaches(requests, cluster, placements(requests, outcomes))
+    if not after:
+        return out
+    before = _breaches(requests, cluster, {r.id: r.existing for r in requests})
+    for key, value in sorted(after.items(), key=str):
+        old = before.get(key)
+        if isinstance(value, frozenset):
+            worse = old is None or not value <= old  # type: ignore[operator]
+        else:
+            worse = old is None or value > old + EPSILON  # type: ignore[operator]
+        if worse:
+            out.append(_describe(key, value, cluster))
+    return out
