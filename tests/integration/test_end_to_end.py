@@ -102,6 +102,8 @@ def test_exact_wordcount_counts_exactly(cluster, tmp_path):
 def test_sinks_write_under_the_topology_name_by_default(cluster, tmp_path):
     """Without topology.output.dir a sink writes to storm.local.dir/output/<topology name>
     on its supervisor's host: an operator finds a topology's files by the name they gave."""
+    with cluster.client() as client:  # an earlier test's kill of the name may still run
+        wait_for(lambda: client.isTopologyNameAllowed("exact-wordcount"), 60, "the name free")
     name, _ = run_until_done(cluster, "exact_wordcount.py", None, **{"topology.output.dir": ""})
     try:
         assert name == "exact-wordcount"
