@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 OVERLAID = ("/etc", "/var/lib", "/opt")
+NETNS_PREFIX = "squall-test-"  # a host's network namespace: this and its name
 UNIT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # systemd's
 
 
@@ -61,11 +62,15 @@ class Host:
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
 
     @property
+    def netns(self) -> str:
+        return NETNS_PREFIX + self.name
+
+    @property
     def mount_file(self) -> Path:
         return self.directory.parent / "mounts" / self.name
 
     def enter(self) -> list[str]:
-        return ["nsenter", f"--net=/run/netns/{self.name}", f"--mount={self.mount_file}"]
+        return ["nsenter", f"--net=/run/netns/{self.netns}", f"--mount={self.mount_file}"]
 
     def sh(self, script: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
         """`script` by `sh -e` as root on this host, in `cwd` (a folder both the machine
@@ -114,8 +119,10 @@ def make_hosts(directory: Path, addresses: dict[str, str], opened: list[str]) ->
         hosts.append(host)
         host.directory.mkdir()
         host.mount_file.touch()
-        run(["ip", "netns", "add", name])
-        run(["ip", "-n", name, "link", "set", "lo", "up"])
+        if host.netns in netns_names():  # left by a run that was killed: end it first
+            destroy_hosts(directory, [name])
+        run(["ip", "netns", "add", host.netns])
+        run(["ip", "-n", host.netns, "link", "set", "lo", "up"])
         run(["unshare", f"--mount={host.mount_file}", "--propagation", "private", "true"])
         for root in (*OVERLAID, *opened):
             upper, work = host.upper(root), host.upper(root).parent / "work"
@@ -126,11 +133,11 @@ def make_hosts(directory: Path, addresses: dict[str, str], opened: list[str]) ->
             run([*host.enter(), "mount", "-t", "overlay", "overlay", "-o", options, root])
         run([*host.enter(), "mount", "-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp"])
     first, second = hosts
-    run(["ip", "link", "add", "sq-veth1", "netns", first.name, "type", "veth"]
-        + ["peer", "name", "sq-veth2", "netns", second.name])  # fmt: skip
+    run(["ip", "link", "add", "sq-veth1", "netns", first.netns, "type", "veth"]
+        + ["peer", "name", "sq-veth2", "netns", second.netns])  # fmt: skip
     for host, link in ((first, "sq-veth1"), (second, "sq-veth2")):
-        run(["ip", "-n", host.name, "addr", "add", f"{host.address}/24", "dev", link])
-        run(["ip", "-n", host.name, "link", "set", link, "up"])
+        run(["ip", "-n", host.netns, "addr", "add", f"{host.address}/24", "dev", link])
+        run(["ip", "-n", host.netns, "link", "set", link, "up"])
     return hosts
 
 
@@ -138,16 +145,22 @@ def destroy_hosts(directory: Path, names: list[str]) -> None:
     """End every process left in the hosts' network namespaces (all started by the test)
     by PID, then remove the namespaces and the mount bind files. Safe on a half-made set."""
     for name in names:
-        for pid in netns_pids(name):
+        netns = NETNS_PREFIX + name
+        for pid in netns_pids(netns):
             _signal(pid, signal.SIGKILL)
-        wait_for(lambda n=name: not netns_pids(n), 30, f"the processes in {name} to end")
+        wait_for(lambda n=netns: not netns_pids(n), 30, f"the processes in {netns} to end")
         mount_file = directory / "mounts" / name
         if mount_file.exists():
             subprocess.run(["umount", str(mount_file)], capture_output=True)
-        subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+        subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
     mounts = directory / "mounts"
     if mounts.exists():
         subprocess.run(["umount", str(mounts)], capture_output=True)
+
+
+def netns_names() -> set[str]:
+    result = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return {line.split()[0] for line in result.stdout.splitlines() if line.strip()}
 
 
 def netns_pids(name: str) -> list[int]:
