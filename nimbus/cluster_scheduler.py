@@ -119,9 +119,9 @@ class _Round:
         kept: dict[int, Slot] = {}
         pending: dict[int, Slot] = {}
         heap: dict[Slot, float] = {}
-        dead_last = sorted(
-            request.existing, key=lambda t: (alive is not None and t not in alive, t)
-        )
+        dead_last = sorted(request.existing)  # live tasks first: they keep their room
+        if alive is not None:
+            dead_last.sort(key=alive.__contains__, reverse=True)  # stable: ids stay sorted
         for task in dead_last:
             slot = request.existing[task]
             if task not in request.tasks or slot not in live:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, beyond_guarantee, schedule_all
 from squall.nimbus.resource_fit import EPSILON
+from squall.nimbus.schedule_invariants import placements, round_violations, violations
 from squall.nimbus.scheduler import assign_scratch, schedule
 from squall.nimbus.scheduling_input import Cluster, Host, TopologyRequest
 
@@ -127,6 +128,8 @@ def worlds(draw):
 
 
 def check_valid(cluster, requests, outcomes):
+    assert round_violations(requests, cluster, outcomes) == []
+    assert violations(requests, cluster, placements(requests, outcomes)) == []
     by_id = {r.id: r for r in requests}
     owner = {}
     used = {h: [0.0, 0.0] for h in cluster.hosts}
@@ -136,8 +139,8 @@ def check_valid(cluster, requests, outcomes):
             assert set(outcome.placement) == set(r.tasks)  # all or nothing
         elif outcome.placed:  # by slot count: every task, or none when no slot is free
             assert set(outcome.placement) in (set(r.tasks), set())
-        else:
-            assert outcome.placement == r.existing  # keeps what it had, never a part
+        else:  # keeps what it had, never a part (nothing, if what it had no longer fits)
+            assert outcome.placement in (r.existing, {})
         heap = Counter()
         for task, slot in outcome.placement.items():
             assert owner.setdefault(slot, tid) == tid  # a slot runs one topology
@@ -182,6 +185,7 @@ def test_guarantees_honoured(world):
     alone = schedule_all(within, cluster)
     if all(o.placed for o in alone.values()):
         everyone = schedule_all(requests, cluster)
+        check_valid(cluster, requests, everyone)
         assert all(everyone[r.id].placed for r in within)
 
 

@@ -5,6 +5,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from squall.nimbus.schedule_invariants import round_violations
 from squall.nimbus.scheduler import (
     assign_scratch,
     interleave_slots,
@@ -12,6 +13,7 @@ from squall.nimbus.scheduler import (
     schedule,
     start_times,
 )
+from squall.nimbus.scheduling_input import Cluster, Host, Outcome, TopologyRequest
 
 SEED_SLOTS = [(n, p) for n in ("node1", "node2") for p in (6001, 6002, 6003)]
 
@@ -97,8 +99,19 @@ def slots_of(cluster):
     return [(node, port) for node, ports in cluster.items() for port in ports]
 
 
+def assert_invariants(placement, tasks, slots):
+    """nimbus/schedule_invariants.py, as nimbus checks every round: all tasks on live slots."""
+    ports = {}
+    for node, port in slots:
+        ports.setdefault(node, []).append(port)
+    cluster = Cluster({node: Host(tuple(p)) for node, p in ports.items()})
+    request = TopologyRequest("t", dict.fromkeys(tasks, "c"), max(1, len(slots)))
+    assert round_violations([request], cluster, {"t": Outcome(placement, "")}) == []
+
+
 def assert_balanced(placement, tasks, slots, num_workers):
     assert set(placement) == set(tasks)
+    assert_invariants(placement, tasks, slots)
     loads = Counter(placement.values())
     k = min(num_workers, len(slots), len(tasks))
     assert len(loads) == k
