@@ -215,8 +215,8 @@ def test_the_two_host_walkthrough_runs_as_written(hosts):
     # "The list should show two supervisors with four free slots each."
     two_hosts.wait_for(two_supervisors_free, 120, "two supervisors with 4 free slots each")
 
-    # "...once its log says `Spark Connect server ready`": wait for it on both hosts
-    [ready] = re.findall(r"once its log says `([^`]+)`", markdown)
+    # "ready once its log (...) says `Spark Connect server ready`": wait for it on both hosts
+    [ready] = re.findall(r"once its log \([^)]*\) says `([^`]+)`", markdown)
     for host in hosts.values():
         journal = host.journal("squall-supervisor")
         two_hosts.wait_for(
