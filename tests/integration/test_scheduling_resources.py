@@ -70,7 +70,12 @@ def test_three_topologies_by_capacity_one_cannot_fit_then_an_eviction(cluster, z
         assert sched.startswith("Not enough resources to schedule"), sched
         assert "600 MB" in sched
         assert client.getTopologySummary(c).sched_status == sched  # Storm 2's UI call too
-        assert statuses(client)["a"] == statuses(client)["b"] == "Fully Scheduled"
+        # "N of M tasks starting" is added until their workers beat (nimbus/run_state.py)
+        wait_for(
+            lambda: statuses(client)["a"] == statuses(client)["b"] == "Fully Scheduled",
+            60,
+            "a and b to run, fully scheduled",
+        )
 
         listed = squall(cluster, "list")
         assert listed.returncode == 0, listed.stderr
@@ -96,4 +101,4 @@ def test_three_topologies_by_capacity_one_cannot_fit_then_an_eviction(cluster, z
             30,
             "b's status to say it was evicted",
         )
-        assert statuses(client)["d"] == "Fully Scheduled"
+        wait_for(lambda: statuses(client)["d"] == "Fully Scheduled", 60, "d to run")
