@@ -53,8 +53,9 @@ from typing import Any
 from squall.tls import peer_principal
 
 from . import request_context
-from .connection_limits import ConnectionView, ServerLimits, admit
+from .connection_limits import ConnectionView, ServerLimits, admit, room_for_authenticated
 from .daemon_pool import DaemonPool
+from .reclaim import Reclaimer, fix_mmap_threshold
 from .request_context import RequestContext
 from .thrift_call import BadRequest, Refusal, decode_call, frame_length, run_call
 from .tls_refusal import (
@@ -142,10 +143,12 @@ class NimbusServer:
         self.refusals = RefusalLog(log)
         # unknown methods and bad requests: a line per peer and kind a minute, not per call
         self.call_refusals = RefusalLog(log, what="a Thrift request")
+        self.reclaimer = Reclaimer()  # strangers' ended connections: memory back (reclaim.py)
 
     def listen(self) -> int:
         """Bind and listen; returns the port (useful when configured as 0)."""
         files = raise_open_files_limit()
+        fix_mmap_threshold()
         if files < self.limits.max_connections + 64:
             log.warning(
                 "open files limit %d is low for %d connections", files, self.limits.max_connections
@@ -211,18 +214,36 @@ class NimbusServer:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
+    def _views(self) -> list[ConnectionView]:
+        return [
+            ConnectionView(
+                c.id,
+                c.address,
+                None if c.running else c.waiting_since,
+                c.frame is not None,
+                c.authenticated,
+            )
+            for c in self.connections.values()
+        ]
+
+    def _authenticated(self, conn: _Connection) -> None:
+        """`conn` authenticated: from now on no stranger closes it; admitted over a cap full
+        of authenticated connections, it closes the one of them waiting longest."""
+        if conn.authenticated or conn.dropped or conn.id not in self.connections:
+            return
+        conn.authenticated = True
+        with self.calls:
+            views = self._views()
+            me = next(v for v in views if v.id == conn.id)
+            victim = room_for_authenticated(
+                views, me, self.limits.max_connections, self.limits.max_per_address
+            )
+            if victim is not None:
+                self._drop(self.connections.pop(victim))
+
     def _admit(self, conn: _Connection) -> bool:
         with self.calls:  # no queued call starts between the decision and the drop
-            views = [
-                ConnectionView(
-                    c.id,
-                    c.address,
-                    None if c.running else c.waiting_since,
-                    c.frame is not None,
-                    c.authenticated,
-                )
-                for c in self.connections.values()
-            ]
+            views = self._views()
             decision = admit(
                 views, conn.address, self.limits.max_connections, self.limits.max_per_address
             )
@@ -277,7 +298,8 @@ class NimbusServer:
             principal = None
             if self.ssl_context is not None:
                 principal = peer_principal(writer.get_extra_info("peercert"))
-                conn.authenticated = principal is not None  # CERT_REQUIRED verified it
+                if principal is not None:  # CERT_REQUIRED verified it
+                    self._authenticated(conn)
             ctx = RequestContext(principal=principal, address=address)
             await self._serve(conn, reader, writer, ctx)
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, ssl.SSLError):
@@ -294,6 +316,8 @@ class NimbusServer:
             self.connections.pop(conn.id, None)
             self.tasks.discard(task)
             (writer.transport or conn.transport).abort()
+            if not conn.authenticated:
+                self.reclaimer.note_ended()
 
     async def _handshake(self, writer: asyncio.StreamWriter, host: str) -> bool:
         """An admitted connection's TLS handshake, within its deadline; False (nothing read)
@@ -424,6 +448,7 @@ class NimbusServer:
         if isinstance(call, Refusal):
             self.call_refusals.note(conn.address, call.kind, time.monotonic(), call.reason)
             return call.reply, call.close
-        conn.authenticated = True  # a valid call (with TLS it already was)
+        if not conn.authenticated:  # open mode: a valid call (TLS: its certificate)
+            self.loop.call_soon_threadsafe(self._authenticated, conn)
         with request_context.bind(ctx):
             return run_call(self.service, self.handler, call), False

@@ -1,6 +1,6 @@
 """Which connection makes room: idle and slow clients go first, running calls never."""
 
-from squall.nimbus.connection_limits import ConnectionView, admit
+from squall.nimbus.connection_limits import ConnectionView, admit, room_for_authenticated, slack
 
 
 def conns(*specs):
@@ -24,6 +24,9 @@ def test_running_calls_are_never_closed_to_make_room():
     assert admit(current, "d", max_total=3, max_per_address=3).evict == 2
     busy = conns(("a", None), ("b", None))
     decision = admit(busy, "d", max_total=2, max_per_address=2)
+    assert decision.admit and decision.evict is None  # over the cap, within its slack
+    busy = conns(*[("a", None)] * (2 + slack(2)))
+    decision = admit(busy, "d", max_total=2, max_per_address=100)
     assert not decision.admit and decision.evict is None
 
 
@@ -35,8 +38,8 @@ def test_a_host_at_its_cap_makes_room_from_its_own_connections():
 
 
 def test_a_host_at_its_cap_with_every_call_running_is_refused():
-    current = conns(("x", 1.0), ("h", None))
-    assert not admit(current, "h", max_total=10, max_per_address=1).admit
+    current = conns(("x", 1.0), *[("h", None)] * (4 + slack(4)))
+    assert not admit(current, "h", max_total=4, max_per_address=1).admit
 
 
 def test_ties_go_to_the_older_connection():
@@ -67,4 +70,14 @@ def test_an_authenticated_connection_is_never_closed_for_a_newcomer():
     assert decision.admit and decision.evict == 2
     everyone = [ConnectionView(i, "h", float(i), authenticated=True) for i in range(1, 4)]
     decision = admit(everyone, "h", max_total=3, max_per_address=3)
-    assert not decision.admit and decision.evict is None
+    assert decision.admit and decision.evict is None  # over the cap until it authenticates
+
+
+def test_once_authenticated_a_newcomer_over_the_cap_closes_the_longest_waiting_one():
+    """A certificate holder's idle sessions cannot lock other holders out either."""
+    held = [ConnectionView(i, "h", float(i), authenticated=True) for i in range(1, 4)]
+    running = ConnectionView(4, "h", None, authenticated=True)
+    me = ConnectionView(5, "h", 9.0, authenticated=True)
+    assert room_for_authenticated([*held, running, me], me, 4, 100) == 1
+    assert room_for_authenticated([running, me], me, 1, 100) is None  # only a running call
+    assert room_for_authenticated([*held, me], me, 10, 100) is None  # within the caps
