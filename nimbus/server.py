@@ -19,6 +19,11 @@ locking others out.
   own TLS server hands a connection over only once it is authenticated: uncounted, pending
   handshakes were bounded only by the handshake deadline and the open-files limit, as they
   still are on Python 3.10, which lacks StreamWriter.start_tls.)
+- An authenticated connection (a valid client certificate; in open mode, a valid call) is
+  never closed for a newcomer; past a cap of only authenticated ones a newcomer is admitted
+  over it and, once authenticated, closes the one waiting longest (connection_limits.py).
+- Strangers' connections give their memory back: see nimbus/reclaim.py.
+- Refused requests (unknown methods, bad frames) are logged once a minute per peer and kind.
 - Before its handshake, a connection's first byte is peeked (MSG_PEEK, so TLS still gets the
   whole hello), within the handshake deadline and as part of the handshake (a connection
   dropped meanwhile is cancelled): a plain Thrift call is answered with a
