@@ -224,8 +224,10 @@ def test_random_rounds_never_break_an_invariant_nor_evict_for_nothing_and_settle
             quiet = schedule_all([replace(r, alive=None) for r in requests], cluster)
             aware = [r.id for r in requests if r.resource_aware]
             assert [out[t].placement for t in aware] == [quiet[t].placement for t in aware]
-    # with nothing happening, the rounds settle: the second quiet round changes nothing
-    for _ in range(2):
+    # with nothing happening, the rounds settle: the third quiet round changes nothing (the
+    # per-user slot cap between slot-count topologies can take two: a topology ranked first
+    # by id takes the cap's share one round, the other gives its slots back the next)
+    for _ in range(3):
         requests = [replace(r, existing=out[r.id].placement, alive=None) for r in requests]
         previous, out = out, schedule_all(requests, cluster)
         check_round(cluster, requests, out)
