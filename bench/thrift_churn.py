@@ -1,7 +1,8 @@
 """Nimbus's memory under connection churn (issue 36 item 6): connect-and-close cycles raised
 nimbus's RSS by 315 MB, and it stayed. Starts a local secure cluster (one nimbus, no
 supervisors), measures nimbus's RSS from /proc, runs --cycles cycles of each --kind from
---threads threads, waits for nimbus's connection count to settle, and measures again:
+--threads threads, waits for nimbus's connection count to settle, and measures again, and
+once more after QUIET_SECS (nimbus reclaims churn that stopped once things are quiet):
 
 - tcp: connect and close, nothing sent (a port scan, a health check)
 - hello: connect, send half a TLS ClientHello, close (a stranger leaving mid-handshake)
@@ -26,6 +27,7 @@ from pathlib import Path
 from squall.local import LocalCluster
 from squall.tls import client_context
 
+QUIET_SECS = 15
 HELLO_HALF = bytes.fromhex("160301020001") + b"\x00" * 64  # a TLS record promising more
 
 
@@ -97,10 +99,13 @@ def main() -> None:
             secs = churn(port, kind, args.cycles, args.threads, tls)
             settle(pid, fds)
             after = memory_mb(pid)
-            grew = round(after["VmRSS"] - before["VmRSS"], 1)
+            time.sleep(QUIET_SECS)
+            quiet = memory_mb(pid)["VmRSS"]
+            grew = round(quiet - before["VmRSS"], 1)
             print(
                 f"{kind}: {args.cycles} cycles in {secs:.1f} s; RSS {before['VmRSS']} -> "
-                f"{after['VmRSS']} MB ({grew:+} MB), peak {after['VmHWM']} MB, "
+                f"{after['VmRSS']} MB, {quiet} MB {QUIET_SECS} s later ({grew:+} MB), "
+                f"peak {after['VmHWM']} MB, "
                 f"{open_fds(pid)} fds",
                 flush=True,
             )

@@ -13,9 +13,10 @@ raised nimbus's RSS by 427 MB, and it stayed. Two causes, both outside squall's 
 
 So nimbus fixes the mmap threshold at 128 KiB (such buffers are mmapped and unmapped when
 freed), and after every RECLAIM_EVERY connections that end unauthenticated it runs the
-collector. A collection costs milliseconds; strangers pay for it in connections, at most
-once per RECLAIM_EVERY of them. (malloc_trim(0) as well gave back a little more but took
-seconds on a heap that had just decoded large requests, holding up every call.)
+collector, then malloc_trim on a thread of its own, at most once per TRIM_EVERY_SECS (on
+the event loop it took seconds on a heap that had just decoded large requests, holding up
+every call; ctypes lets other threads run meanwhile). A collection costs milliseconds;
+strangers pay for it in connections, at most once per RECLAIM_EVERY of them.
 """
 
 from __future__ import annotations
@@ -23,17 +24,20 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import threading
+import time
 from typing import Any
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 MMAP_THRESHOLD = 128 * 1024
 RECLAIM_EVERY = 256
+TRIM_EVERY_SECS = 10.0
 
 
 def _libc() -> Any:
     with contextlib.suppress(OSError):
         libc = ctypes.CDLL("libc.so.6")
-        if hasattr(libc, "mallopt"):
+        if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim"):
             return libc
     return None  # not glibc: nothing to tune
 
@@ -46,8 +50,24 @@ def fix_mmap_threshold() -> bool:
     return bool(LIBC is not None and LIBC.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
+_trimming = threading.Lock()
+_trimmed_at = [float("-inf")]
+
+
+def _trim() -> None:
+    try:
+        LIBC.malloc_trim(0)
+    finally:
+        _trimming.release()
+
+
 def reclaim() -> None:
     gc.collect()
+    now = time.monotonic()
+    if LIBC is None or now - _trimmed_at[0] < TRIM_EVERY_SECS or not _trimming.acquire(False):
+        return
+    _trimmed_at[0] = now
+    threading.Thread(target=_trim, name="nimbus-malloc-trim", daemon=True).start()
 
 
 class Reclaimer:

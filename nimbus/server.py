@@ -60,7 +60,7 @@ from squall.tls import peer_principal
 from . import request_context
 from .connection_limits import ConnectionView, ServerLimits, admit, room_for_authenticated
 from .daemon_pool import DaemonPool
-from .reclaim import Reclaimer, fix_mmap_threshold
+from .reclaim import TRIM_EVERY_SECS, Reclaimer, fix_mmap_threshold, reclaim
 from .request_context import RequestContext
 from .thrift_call import BadRequest, Refusal, decode_call, frame_length, run_call
 from .tls_refusal import (
@@ -149,6 +149,7 @@ class NimbusServer:
         # unknown methods and bad requests: a line per peer and kind a minute, not per call
         self.call_refusals = RefusalLog(log, what="a Thrift request")
         self.reclaimer = Reclaimer()  # strangers' ended connections: memory back (reclaim.py)
+        self.reclaim_timer: asyncio.TimerHandle | None = None
 
     def listen(self) -> int:
         """Bind and listen; returns the port (useful when configured as 0)."""
@@ -262,6 +263,16 @@ class NimbusServer:
                 self.warned_at, self.cut = now, 0
         return decision.admit
 
+    def _reclaim_later(self) -> None:
+        """Churn that stops short of RECLAIM_EVERY ends is reclaimed once things are quiet."""
+        if self.reclaim_timer is None:
+            self.reclaim_timer = self.loop.call_later(TRIM_EVERY_SECS, self._reclaim_now)
+
+    def _reclaim_now(self) -> None:
+        self.reclaim_timer = None
+        self.reclaimer.ended = 0
+        reclaim()
+
     def _drop(self, conn: _Connection) -> None:
         """Close `conn` (under `calls` where a queued call may start). One in its TLS
         handshake is cancelled: its transport is still the raw one, whose abort asyncio
@@ -321,8 +332,8 @@ class NimbusServer:
             self.connections.pop(conn.id, None)
             self.tasks.discard(task)
             (writer.transport or conn.transport).abort()
-            if not conn.authenticated:
-                self.reclaimer.note_ended()
+            if not conn.authenticated and not self.reclaimer.note_ended():
+                self._reclaim_later()
 
     async def _handshake(self, writer: asyncio.StreamWriter, host: str) -> bool:
         """An admitted connection's TLS handshake, within its deadline; False (nothing read)
