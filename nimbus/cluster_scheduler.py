@@ -1,5 +1,5 @@
 """Every topology scheduled from one cluster snapshot (Storm's IScheduler.schedule(topologies,
-cluster)): pure, deterministic, and minimal-move per topology. DESIGN.md, "Scheduling".
+cluster)): pure, deterministic, and minimal-move per topology. docs/architecture.md, "Scheduling".
 
 Order. Topologies are ranked by (beyond its owner's guarantee, topology.priority, id): a
 user's topologies, in (priority, id) order, are *within* the guarantee while their memory and

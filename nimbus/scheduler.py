@@ -1,4 +1,5 @@
-"""Task placement: pure functions from a snapshot to an assignment (DESIGN.md, "Scheduling").
+"""Task placement: pure functions from a snapshot to an assignment (docs/architecture.md,
+"Scheduling").
 
 The scheduler sees plain data, never ZooKeeper: task ids, free slots, the current placement and
 which tasks are alive. Scratch scheduling is incremental scheduling with nothing worth keeping,
