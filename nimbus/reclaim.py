@@ -61,10 +61,13 @@ def _trim() -> None:
         _trimming.release()
 
 
-def reclaim() -> None:
+def reclaim(quiet: bool = False) -> None:
+    """Collect, and trim unless one did within TRIM_EVERY_SECS (`quiet`: churn has stopped,
+    so this is the last chance to give back its memory: trim regardless)."""
     gc.collect()
     now = time.monotonic()
-    if LIBC is None or now - _trimmed_at[0] < TRIM_EVERY_SECS or not _trimming.acquire(False):
+    recent = now - _trimmed_at[0] < TRIM_EVERY_SECS and not quiet
+    if LIBC is None or recent or not _trimming.acquire(False):
         return
     _trimmed_at[0] = now
     threading.Thread(target=_trim, name="nimbus-malloc-trim", daemon=True).start()

@@ -271,7 +271,7 @@ class NimbusServer:
     def _reclaim_now(self) -> None:
         self.reclaim_timer = None
         self.reclaimer.ended = 0
-        reclaim()
+        reclaim(quiet=True)
 
     def _drop(self, conn: _Connection) -> None:
         """Close `conn` (under `calls` where a queued call may start). One in its TLS
