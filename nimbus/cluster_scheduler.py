@@ -196,7 +196,8 @@ class _Round:
         and they go where they fit)."""
         kept = self.kept.get(request.id, {})
         allowed = set(candidates)
-        restart, moving = {}, {}
+        restart: dict[int, Slot] = {}
+        moving: dict[int, Slot] = {}
         for task, slot in self.pending.get(request.id, {}).items():
             (restart if slot in allowed else moving)[task] = slot
         free = dict(self.free)

@@ -64,7 +64,9 @@ def _breaches(
             other = holder.setdefault(slot, request.id)
             if other != request.id:
                 key = ("shared", slot)
-                out[key] = frozenset(out.get(key, frozenset({other}))) | {request.id}
+                sharing = out.get(key)
+                held = sharing if isinstance(sharing, frozenset) else frozenset({other})
+                out[key] = held | {request.id}
         if not request.resource_aware:
             continue
         # tasks grouped by (slot, component) in C: a pass in Python per group, not per task
@@ -76,9 +78,9 @@ def _breaches(
             if slot not in live or component is None:  # None: old ids of a renumbering
                 continue
             mem, cpu = request.needs.get(component, DEFAULT_TASK_NEED)
-            host = used.setdefault(slot[0], [0.0, 0.0])
-            host[0] += mem * count
-            host[1] += cpu * count
+            charged = used.setdefault(slot[0], [0.0, 0.0])
+            charged[0] += mem * count
+            charged[1] += cpu * count
             heap[slot] = heap.get(slot, 0.0) + mem * count
         for slot, mem in heap.items():
             if mem > request.worker_heap_mb + EPSILON:
