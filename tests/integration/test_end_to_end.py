@@ -7,7 +7,7 @@ from squall import thrift_api as T
 from squall.local import topology_id, topology_progress, wait_for, wait_until_quiet
 from squall.submit import submit_file
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, TOPOLOGIES
 
 
 def wordcount_module():
@@ -101,14 +101,21 @@ def test_exact_wordcount_counts_exactly(cluster, tmp_path):
 
 def test_sinks_write_under_the_topology_name_by_default(cluster, tmp_path):
     """Without topology.output.dir a sink writes to storm.local.dir/output/<topology name>
-    on its supervisor's host: an operator finds a topology's files by the name they gave."""
-    with cluster.client() as client:  # an earlier test's kill of the name may still run
-        wait_for(lambda: client.isTopologyNameAllowed("exact-wordcount"), 60, "the name free")
-    name, _ = run_until_done(cluster, "exact_wordcount.py", None, **{"topology.output.dir": ""})
+    on its supervisor's host: an operator finds a topology's files by the name they gave.
+    A plain-Python topology (no Spark) that ends in a FileSink."""
+    with cluster.client() as client:
+        name = submit_file(
+            client,
+            TOPOLOGIES / "sink_numbers.py",
+            cluster.client_conf(),
+            overrides={"topology.output.dir": ""},
+        )
+        tid = topology_id(client, name)
     try:
-        assert name == "exact-wordcount"
-        files = list(cluster.directory.glob("*/output/exact-wordcount/sink-*.arrows"))
+        wait_until_quiet(cluster.client_conf(), tid, 120)
+        files = list(cluster.directory.glob(f"*/output/{name}/sink-*.jsonl"))
         assert files, sorted(str(p) for p in cluster.directory.glob("*/output/**/*"))
+        assert sum(len(p.read_text().splitlines()) for p in files) == 100
         assert not list(cluster.directory.glob("*/output/sink-*"))
     finally:
         with cluster.client() as client:

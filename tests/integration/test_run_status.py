@@ -2,6 +2,8 @@
 Storm's sched_status in getClusterInfo and getTopologyInfo, `squall list`, and the UI's REST
 (whose schedulerInfo the topology page and the topology list show)."""
 
+from pathlib import Path
+
 import httpx
 import pytest
 
@@ -55,6 +57,43 @@ def test_a_bolt_missing_its_package_shows_tasks_not_running_and_the_cause(cluste
         wait_for(lambda: CAUSE in ui(page)["schedulerInfo"], 60, f"the UI page: {ui(page)}")
         [listed_in_ui] = [t for t in ui("/topology/summary")["topologies"] if t["id"] == tid]
         assert "tasks" in listed_in_ui["schedulerInfo"]
+    finally:
+        with cluster.client() as client:
+            client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
+def test_the_topology_page_in_a_browser_shows_why_its_tasks_do_not_run(cluster):
+    """The cause on the page an operator opens, as headless Chromium renders it."""
+    from playwright.sync_api import sync_playwright
+
+    with cluster.client() as client:
+        name = submit_file(
+            client, TOPOLOGIES / "missing_package.py", cluster.client_conf(), name="page"
+        )
+        tid = client.getTopologyInfoByName(name).id
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(cluster.ui_address)  # stores the token, then the clean address
+                page.wait_for_selector("#topologies a", timeout=60_000)
+
+                page.goto(f"{cluster.ui_url}/#/topology/{tid}")
+
+                def shown() -> str:
+                    page.reload()  # a fresh read of the page's data each look
+                    page.wait_for_selector("#topology-scheduler", timeout=30_000)
+                    return page.locator("#topology-scheduler").inner_text()
+
+                wait_for(lambda: CAUSE in shown(), 120, "the cause on the topology page")
+                assert "tasks" in shown()
+            finally:
+                browser.close()
     finally:
         with cluster.client() as client:
             client.killTopologyWithOpts(name, T.KillOptions(wait_secs=0))

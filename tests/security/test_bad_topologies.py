@@ -153,6 +153,12 @@ def test_cluster_settings_are_left_out_of_a_topology_conf_over_thrift(cluster, v
     finally:
         foreign.killTopologyWithOpts("repointed", API.KillOptions(wait_secs=0))
     wait_for(lambda: storms(cluster) == [victim], 60, "the repointed topology gone")
+
+    def listed() -> list[str]:  # nimbus's model follows ZooKeeper's removal a moment later
+        with cluster.client() as client:
+            return [s.name for s in client.getClusterInfo().topologies]
+
+    wait_for(lambda: listed() == ["victim"], 60, "nimbus to list only the victim")
     assert_nothing_left(cluster, victim)
 
 
