@@ -3,7 +3,8 @@ docs/operations.md's steps.
 
 A host is a network namespace (its own interfaces: a veth pair joins the two, nothing else)
 plus a mount namespace whose /etc, /var/lib and /opt are overlays of the machine's (writes
-land in the test's folder, never in the real ones) and whose /tmp is a tmpfs. So the doc's
+land in the test's folder, never in the real ones) and whose /tmp is a tmpfs (unless the
+checkout lives under /tmp). So the doc's
 commands run word for word, with its own paths and addresses: `useradd`, /etc/squall,
 /var/lib/squall and 10.0.0.1 exist only inside. The namespaces are kept by bind files
 (`ip netns` for the network, `unshare --mount=FILE` for the mounts) and entered with
@@ -18,6 +19,7 @@ import re
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -105,6 +107,14 @@ def closed_ancestors(path: Path) -> list[str]:
     return [str(p) for p in path.resolve().parents if not p.stat().st_mode & 0o001]
 
 
+def _under_tmp() -> bool:
+    """Whether this checkout or its Python lives under /tmp (a CI clone may): the hosts then
+    share the machine's /tmp instead of a tmpfs of their own."""
+    tmp = Path("/tmp").resolve()
+    used = (Path(__file__).resolve().parents[2], Path(sys.prefix).resolve())
+    return any(tmp == p or tmp in p.parents for p in used)
+
+
 def make_hosts(directory: Path, addresses: dict[str, str], opened: list[str]) -> list[Host]:
     """The hosts, their namespaces and the veth pair between them; `opened`: folders that
     are overlaid as 0711 in them (closed_ancestors). The caller tears them down with
@@ -131,7 +141,8 @@ def make_hosts(directory: Path, addresses: dict[str, str], opened: list[str]) ->
             upper.chmod(0o711 if root in opened else Path(root).stat().st_mode & 0o7777)
             options = f"lowerdir={root},upperdir={upper},workdir={work}"
             run([*host.enter(), "mount", "-t", "overlay", "overlay", "-o", options, root])
-        run([*host.enter(), "mount", "-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp"])
+        if not _under_tmp():  # a tmpfs there would hide the checkout and its venv
+            run([*host.enter(), "mount", "-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp"])
     first, second = hosts
     run(["ip", "link", "add", "sq-veth1", "netns", first.netns, "type", "veth"]
         + ["peer", "name", "sq-veth2", "netns", second.netns])  # fmt: skip
