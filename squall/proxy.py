@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 import ssl
@@ -34,6 +33,7 @@ from squall import thrift_api as T
 from squall.client import nimbus_address
 from squall.nimbus.tls_refusal import plain_reply, read_plain_call
 from squall.tls import client_context
+from squall.ui.access import is_loopback  # one rule for "loopback only", the UI's too
 
 log = logging.getLogger("squall.proxy")
 LEADER_CALLS = ("getLeader", "getClusterInfo")
@@ -54,15 +54,6 @@ class ProxyTarget:
     port: int
     nimbus: tuple[str, int]
     identity: str | None  # None: open mode, plain Thrift upstream too
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, allow_remote: bool) -> None:
