@@ -200,15 +200,17 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             self._stamped(topology)
         return self._stamped(cluster)
 
-    def _run_status(self, model: Any, topology: Any) -> str:
+    def _run_status(self, model: Any, topology: Any, errors: Any = None) -> str:
         """The scheduler's status, and whether the tasks run (nimbus/run_state.py): the
-        latest error is read only for a topology with tasks not running. A standby keeps no
-        heartbeats: it says only what the scheduler said."""
+        latest error is read only for a topology with tasks not running, unless the caller
+        read its `errors` already. A standby keeps no heartbeats: it says only what the
+        scheduler said."""
         if not model.leading:
             return topology.sched_status
         settings = model.settings
         count = run_count(topology, self.c.clock(), settings.task_timeout, settings.task_launch)
-        errors = self.c.reads.read_errors(topology.id) if count.down or count.starting else {}
+        if errors is None:
+            errors = self.c.reads.read_errors(topology.id) if count.down or count.starting else {}
         last = recent_error(errors, count, self.c.wall())
         return run_status(topology.sched_status, count, last, topology.base.status)
 
@@ -217,18 +219,18 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         model = self.c.read_model()
         return self._stamped(self._topology_info(model.find(id), model))
 
-    def _topology_info(self, topology: Any, model: Any = None) -> Any:
-        sched_status = topology.sched_status if model is None else self._run_status(model, topology)
+    def _topology_info(self, topology: Any, model: Any) -> Any:
+        errors = self.c.reads.read_errors(topology.id)  # once, for the status and the info
         return summaries.topology_info(
             topology.id,
             topology.base,
             topology.assignment,
             topology.tasks,
             self.c.reads.read_beats(topology.id),
-            self.c.reads.read_errors(topology.id),
+            errors,
             self.c.wall(),
             spouts=self.c.code.structure(topology.id).spouts(),
-            sched_status=sched_status,
+            sched_status=self._run_status(model, topology, errors),
             sole_inputs=self._sole_inputs(topology.id),
         )
 

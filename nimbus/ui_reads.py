@@ -55,7 +55,7 @@ class UiReads:
     groups: UnixGroups
     # NimbusHandler's: getTopologyInfo's answer, and the status saying why tasks do not run
     _topology_info: Callable[[TopologyModel, Any], Any]
-    _run_status: Callable[[Any, TopologyModel], str]
+    _run_status: Callable[..., str]  # (model, topology, errors=None)
 
     def _stamped(self, answer: R) -> R:
         """`answer` marked stale while ZooKeeper is unreachable (nimbus/last_known.py):
@@ -159,8 +159,10 @@ class UiReads:
     def getTopologyPageInfo(self, id, window, is_include_sys):  # noqa: A002
         model = self.c.read_model()
         topology = model.find(id)
-        page = topology_page(self._facts(topology), bool(is_include_sys), self.c.wall(), window)
-        page.sched_status = self._run_status(model, topology) or None  # tasks not running: why
+        facts = self._facts(topology)
+        page = topology_page(facts, bool(is_include_sys), self.c.wall(), window)
+        # tasks not running: why (from the errors the page read)
+        page.sched_status = self._run_status(model, topology, facts.errors) or None
         return self._stamped(page)
 
     @op("getComponentPageInfo", topology=True)
