@@ -1,11 +1,10 @@
 """Every topology scheduled from one cluster snapshot (Storm's IScheduler.schedule(topologies,
 cluster)): pure, deterministic, and minimal-move per topology. docs/architecture.md, "Scheduling".
 
-Order. Topologies are ranked by (beyond its owner's guarantee, topology.priority, id): a
-user's topologies, in (priority, id) order, are *within* the guarantee while their memory and
-CPU together stay inside the user's resource.aware.scheduler.user.pools entry (a topology that
-declares no resources needs none, so it is always within). Lower topology.priority numbers
-are more important (Storm: 0 is the highest).
+Order. Topologies are ranked as Storm's resource.aware.scheduler.priority.strategy ranks
+them (nimbus/scheduling_priority.py): users inside their resource.aware.scheduler.user.pools
+guarantee first, then users by how far beyond it they are; a user's own topologies by
+topology.priority (lower numbers first: Storm's 0 is the highest), then older first.
 
 Two passes.
 1. Reserve: in rank order, every topology claims the slots of its existing placement on live
@@ -21,9 +20,8 @@ Two passes.
 Cannot fit. A resource-aware topology whose tasks do not all fit is not placed at all: it
 keeps what it had when all of that is still charged (nothing, if new, or if part of it no
 longer fits: a kept assignment is never one the hosts cannot hold), and its status says why.
-Eviction rule: in a round that reschedules them, it may evict topologies ranked strictly
-below it on (beyond guarantee, priority) (so never a peer of the same class and priority),
-lowest-ranked first, only if it then fits, and only those whose room its placement uses (a
+Eviction rule (Storm's): in a round that reschedules them, it may evict any topology ranked
+after it, lowest-ranked first, only if it then fits, and only those whose room its placement uses (a
 victim whose slots and resources it did not take keeps them: no eviction frees nothing
 usable). The freed room goes to it in the same round; an evicted topology is then placed
 again, like a new one, in its own rank of the same round, so no topology ranked below it
@@ -37,16 +35,22 @@ from collections.abc import Mapping, Sequence
 
 from squall.records import Slot
 
-from .resource_fit import EPSILON, Fit, place
+from .resource_fit import EPSILON, Fit, charges, cpu_added, place
 from .scheduler import schedule
 from .scheduling_input import Cluster, Need, Outcome, TopologyRequest
+from .scheduling_priority import ordered
 
 FULLY_SCHEDULED = "Fully Scheduled"
 
 
-def rank(requests: Sequence[TopologyRequest], pools: Mapping[str, Need]) -> list[TopologyRequest]:
-    beyond = beyond_guarantee(requests, pools)
-    return sorted(requests, key=lambda r: (r.id in beyond, r.priority, r.id))
+def rank(requests: Sequence[TopologyRequest], cluster: Cluster) -> list[TopologyRequest]:
+    """Scheduling order (nimbus/scheduling_priority.py): Storm's priority strategy over the
+    cluster's total memory and CPU."""
+    capacity = (
+        sum(h.memory_mb for h in cluster.hosts.values()),
+        sum(h.cpu for h in cluster.hosts.values()),
+    )
+    return ordered(requests, cluster.user_pools, capacity, cluster.priority_strategy)
 
 
 def beyond_guarantee(requests: Sequence[TopologyRequest], pools: Mapping[str, Need]) -> set[str]:
@@ -75,6 +79,7 @@ class _Round:
     workers: bench/RESULTS.md, slice F)."""
 
     def __init__(self, cluster: Cluster) -> None:
+        self.floor = cluster.min_worker_cpu  # storm.worker.min.cpu.pcore.percent
         self.slots = cluster.slots()
         self.index = {slot: i for i, slot in enumerate(self.slots)}
         self.live = set(self.slots)
@@ -119,6 +124,7 @@ class _Round:
         kept: dict[int, Slot] = {}
         pending: dict[int, Slot] = {}
         heap: dict[Slot, float] = {}
+        worker_cpu: dict[Slot, float] = {}
         dead_last = sorted(request.existing)  # live tasks first: they keep their room
         if alive is not None:
             dead_last.sort(key=alive.__contains__, reverse=True)  # stable: ids stay sorted
@@ -132,16 +138,18 @@ class _Round:
             mem, cpu = request.need(task)
             host_mem, host_cpu = self.free[slot[0]]
             worker = heap.get(slot, 0.0) + mem
+            added = cpu_added(worker_cpu.get(slot), cpu, self.floor)
             fits = (
                 mem <= host_mem + EPSILON
-                and cpu <= host_cpu + EPSILON
+                and added <= host_cpu + EPSILON
                 and worker <= request.worker_heap_mb + EPSILON
             )
             if request.reschedule and not fits:
                 self.whole[request.id] = False
                 continue
-            self.free[slot[0]] = (host_mem - mem, host_cpu - cpu)
+            self.free[slot[0]] = (host_mem - mem, host_cpu - added)
             heap[slot] = worker
+            worker_cpu[slot] = worker_cpu.get(slot, 0.0) + cpu
             if alive is not None and task not in alive:
                 pending[task] = slot
             else:
@@ -150,18 +158,17 @@ class _Round:
         self.pending[request.id] = pending
 
     def _give_back(self, request: TopologyRequest, tasks: Mapping[int, Slot]) -> None:
-        for task, slot in tasks.items():
-            mem, cpu = request.need(task)
-            host_mem, host_cpu = self.free[slot[0]]
-            self.free[slot[0]] = (host_mem + mem, host_cpu + cpu)
+        for sid, (mem, cpu) in charges(request, tasks, self.floor).items():
+            host_mem, host_cpu = self.free[sid]
+            self.free[sid] = (host_mem + mem, host_cpu + cpu)
 
     def release(self, request: TopologyRequest) -> None:
         """Give back everything `request` holds (it is evicted, or keeps nothing)."""
         for slot in list(self.held.get(request.id, ())):
             self._drop(slot)
         if request.resource_aware:
-            self._give_back(request, self.kept.pop(request.id, {}))
-            self._give_back(request, self.pending.pop(request.id, {}))
+            charged = {**self.kept.pop(request.id, {}), **self.pending.pop(request.id, {})}
+            self._give_back(request, charged)
         self.kept[request.id] = {}
         self.pending[request.id] = {}
         self.whole[request.id] = False  # nothing of its old assignment is held any more
@@ -174,15 +181,11 @@ class _Round:
             return False
         if not request.resource_aware:
             return True
-        need: dict[str, list[float]] = {}
         heap: dict[Slot, float] = {}
-        for task, slot in request.existing.items():
-            if task in request.tasks and slot in self.live:
-                mem, cpu = request.need(task)
-                host = need.setdefault(slot[0], [0.0, 0.0])
-                host[0] += mem
-                host[1] += cpu
-                heap[slot] = heap.get(slot, 0.0) + mem
+        back = {t: s for t, s in request.existing.items() if t in request.tasks and s in self.live}
+        for task, slot in back.items():
+            heap[slot] = heap.get(slot, 0.0) + request.need(task)[0]
+        need = charges(request, back, self.floor)
         if any(mem > request.worker_heap_mb + EPSILON for mem in heap.values()):
             return False
         return all(
@@ -201,14 +204,17 @@ class _Round:
         for task, slot in self.pending.get(request.id, {}).items():
             (restart if slot in allowed else moving)[task] = slot
         free = dict(self.free)
-        for task, slot in moving.items():
-            mem, cpu = request.need(task)
-            host_mem, host_cpu = free[slot[0]]
-            free[slot[0]] = (host_mem + mem, host_cpu + cpu)
+        if moving:  # give back their charge: what all charged took less what stays takes
+            before = charges(request, {**kept, **self.pending[request.id]}, self.floor)
+            after = charges(request, {**kept, **restart}, self.floor)
+            for sid, (mem, cpu) in before.items():
+                left_mem, left_cpu = after.get(sid, (0.0, 0.0))
+                host_mem, host_cpu = free[sid]
+                free[sid] = (host_mem + mem - left_mem, host_cpu + cpu - left_cpu)
         own = set(kept.values()) - allowed  # live tasks stay on a slot it would avoid
         if own:
             candidates = sorted(allowed | own, key=self.index.__getitem__)
-        return place(request, candidates, {**kept, **restart}, free)
+        return place(request, candidates, {**kept, **restart}, free, self.floor)
 
     def holding(self) -> set[str]:
         return {tid for tid, slots in self.held.items() if slots}
@@ -229,6 +235,7 @@ class _Round:
     def copy(self) -> _Round:
         twin = object.__new__(_Round)
         twin.slots, twin.live, twin.index = self.slots, self.live, self.index
+        twin.floor = self.floor
         twin.owner, twin.free = dict(self.owner), dict(self.free)
         twin.held = {tid: set(slots) for tid, slots in self.held.items()}
         twin.unheld = set(self.unheld)
@@ -240,8 +247,7 @@ class _Round:
 
 def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[str, Outcome]:
     """An Outcome for every topology with `reschedule` set (and for every one evicted)."""
-    ranked = rank(requests, cluster.user_pools)
-    beyond = beyond_guarantee(requests, cluster.user_pools)
+    ranked = rank(requests, cluster)
     state = _Round(cluster)
     for request in ranked:
         state.reserve(request)
@@ -257,7 +263,7 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
             placement = schedule(
                 request.tasks,
                 candidates,
-                min(request.num_workers, allowed),
+                min(request.max_workers, allowed),
                 request.existing,
                 request.alive,
             )
@@ -277,13 +283,8 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
             outcomes[request.id] = _unplaced(request, state, status)
             continue
         evicted: list[TopologyRequest] = []
-        if fit.placement is None and allowed > 0:
-            key = (request.id in beyond, request.priority)
-            victims = [
-                v
-                for v in ranked[i + 1 :]
-                if v.reschedule and v.id not in outcomes and (v.id in beyond, v.priority) > key
-            ]
+        if fit.placement is None and allowed > 0:  # Storm: any topology ranked after it
+            victims = [v for v in ranked[i + 1 :] if v.reschedule and v.id not in outcomes]
             fit, state, evicted = _evict_for(request, victims, state, fit)
         if fit.placement is None:
             reason = _evicted(evicted_by[request.id]) if request.id in evicted_by else fit.reason
@@ -328,7 +329,7 @@ def _preferred(request: TopologyRequest, candidates: list[Slot], allowed: int) -
     if not request.avoid:
         return candidates
     rest = [slot for slot in candidates if not request.avoids(slot)]
-    wanted = min(request.num_workers, len(request.tasks), allowed)
+    wanted = min(request.max_workers, len(request.tasks), allowed)
     return rest if len(rest) >= wanted else candidates
 
 
@@ -351,7 +352,7 @@ class _SlotCaps:
     def left(self, request: TopologyRequest) -> int:
         """How many slots `request` may use (its num_workers when no cap applies)."""
         if self.cap is None or request.owner in self.exempt:
-            return request.num_workers
+            return request.max_workers
         return max(0, self.cap - self.used.get(request.owner, 0))
 
     def use(self, request: TopologyRequest, placement: Mapping[int, Slot]) -> None:

@@ -19,6 +19,7 @@ from squall.structure import assign_task_ids
 from . import occupancy as occ
 from .blacklist import Blacklist, BlacklistSettings
 from .heartbeats import HeartbeatCache
+from .scheduling_priority import strategy_of
 
 SCHEDULING_KEYS = (
     "topology.component.resources.onheap.memory.mb",
@@ -26,6 +27,9 @@ SCHEDULING_KEYS = (
     "topology.worker.max.heap.size.mb",
     "topology.priority",
     "resource.aware.scheduler.user.pools",
+    "resource.aware.scheduler.priority.strategy",
+    "storm.worker.min.cpu.pcore.percent",
+    "topology.ras.workers.cap",
 )
 
 
@@ -52,6 +56,7 @@ class NimbusSettings:
 
     @staticmethod
     def from_conf(conf: Mapping[str, Any]) -> NimbusSettings:
+        strategy_of(conf.get("resource.aware.scheduler.priority.strategy"))  # refused at start
         return NimbusSettings(
             task_timeout=conf["nimbus.task.timeout.secs"],
             task_launch=conf["nimbus.task.launch.secs"],

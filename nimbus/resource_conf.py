@@ -24,12 +24,16 @@ from .scheduling_input import (
     Host,
     TopologyRequest,
 )
+from .scheduling_priority import strategy_of
 
 MEMORY = "topology.component.resources.onheap.memory.mb"
 CPU = "topology.component.cpu.pcore.percent"
 HEAP = "topology.worker.max.heap.size.mb"
 PRIORITY = "topology.priority"
 POOLS = "resource.aware.scheduler.user.pools"
+WORKERS_CAP = "topology.ras.workers.cap"  # squall's: True caps a RAS topology at topology.workers
+MIN_WORKER_CPU = "storm.worker.min.cpu.pcore.percent"
+PRIORITY_STRATEGY = "resource.aware.scheduler.priority.strategy"
 
 
 def _amount(value: Any, key: str, where: str) -> float | None:
@@ -79,6 +83,16 @@ def priority(conf: Mapping[str, Any], settings: NimbusSettings) -> int:
     return value if whole else DEFAULT_PRIORITY
 
 
+def workers_capped(conf: Mapping[str, Any], settings: NimbusSettings) -> bool:
+    return conf.get(WORKERS_CAP, settings.scheduling.get(WORKERS_CAP)) is True
+
+
+def min_worker_cpu(settings: NimbusSettings) -> float:
+    """storm.worker.min.cpu.pcore.percent (nimbus's conf; Storm's default 0)."""
+    value: Any = settings.scheduling.get(MIN_WORKER_CPU)
+    return float(value) if _number(value) and 0 <= value < 1e12 else 0.0
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -104,7 +118,12 @@ def cluster_of(supervisors: Mapping[str, SupervisorInfo], settings: NimbusSettin
         sid: Host(tuple(info.ports), info.memory_capacity_mb, info.cpu_capacity)
         for sid, info in supervisors.items()
     }
-    return Cluster(hosts, user_pools(settings))
+    return Cluster(
+        hosts,
+        user_pools(settings),
+        min_worker_cpu=min_worker_cpu(settings),
+        priority_strategy=strategy_of(settings.scheduling.get(PRIORITY_STRATEGY)),
+    )
 
 
 def request_of(
@@ -127,4 +146,6 @@ def request_of(
         priority=priority(topology.conf, settings),
         needs=topology.base.component_resources,
         worker_heap_mb=worker_heap(topology.conf, settings),
+        submitted=float(topology.base.launch_time_secs),
+        capped=workers_capped(topology.conf, settings),
     )

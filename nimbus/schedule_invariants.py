@@ -1,6 +1,8 @@
 """What no scheduling outcome may ever do, checked in one place (issue 37 item 1): no
 supervisor past its memory or CPU capacity, no worker past its topology's
 topology.worker.max.heap.size.mb, no slot running two topologies, no topology placed in part.
+A resource-aware worker's CPU counts at least storm.worker.min.cpu.pcore.percent (Storm's
+Cluster.calculateWorkerResources), as nimbus/resource_fit.py charges it.
 
 The property tests run `violations` over whole states; nimbus runs `round_violations` on
 every round (nimbus/reassign.py) and refuses the round's writes when it finds one, so a
@@ -72,6 +74,7 @@ def _breaches(
         # tasks grouped by (slot, component) in C: a pass in Python per group, not per task
         components = map(request.tasks.get, placement.keys())
         heap: dict[Slot, float] = {}
+        worker_cpu: dict[Slot, float] = {}
         for (slot, component), count in Counter(
             zip(placement.values(), components, strict=True)
         ).items():
@@ -80,8 +83,10 @@ def _breaches(
             mem, cpu = request.needs.get(component, DEFAULT_TASK_NEED)
             charged = used.setdefault(slot[0], [0.0, 0.0])
             charged[0] += mem * count
-            charged[1] += cpu * count
             heap[slot] = heap.get(slot, 0.0) + mem * count
+            worker_cpu[slot] = worker_cpu.get(slot, 0.0) + cpu * count
+        for slot, cpu in worker_cpu.items():  # a worker takes at least the floor's CPU
+            used[slot[0]][1] += max(cpu, cluster.min_worker_cpu)
         for slot, mem in heap.items():
             if mem > request.worker_heap_mb + EPSILON:
                 out[("heap", request.id, slot)] = mem

@@ -19,6 +19,7 @@ Need = tuple[float, float]  # (on-heap memory MB, CPU percent of one core), per 
 DEFAULT_TASK_NEED: Need = (128.0, 10.0)
 DEFAULT_WORKER_HEAP_MB = 768.0
 DEFAULT_PRIORITY = 29
+UNBOUNDED = 1 << 62  # "no limit" where a worker count is compared
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,11 @@ class Cluster:
     # (None: no cap); owners in cap_exempt (nimbus.admins) have none
     slot_cap: int | None = None
     cap_exempt: frozenset[str] = frozenset()
+    # storm.worker.min.cpu.pcore.percent: a resource-aware worker is charged at least this
+    # much CPU however little its tasks declare (Storm's Cluster.calculateWorkerResources)
+    min_worker_cpu: float = 0.0
+    # resource.aware.scheduler.priority.strategy, as nimbus/scheduling_priority.py names it
+    priority_strategy: str = "default"
 
     def slots(self) -> list[Slot]:
         return [(sid, port) for sid, host in sorted(self.hosts.items()) for port in host.ports]
@@ -67,6 +73,18 @@ class TopologyRequest:
     # supervisor ids and (supervisor, port) slots its tasks just died on: used only when the
     # other slots cannot give it its workers (nimbus/reassign.py)
     avoid: frozenset[str | Slot] = frozenset()
+    # when it was submitted (StormBase.launch_time_secs): older ranks first among equals
+    submitted: float = 0.0
+    # a resource-aware topology uses as many workers as its resources need (Storm's rule:
+    # topology.workers is ignored); True (topology.ras.workers.cap) caps it at num_workers
+    capped: bool = False
+
+    @property
+    def max_workers(self) -> int:
+        """The workers it may use at most: num_workers, or any number (Storm's RAS)."""
+        if self.needs and not self.capped:
+            return UNBOUNDED
+        return self.num_workers
 
     def avoids(self, slot: Slot) -> bool:
         return slot in self.avoid or slot[0] in self.avoid

@@ -150,7 +150,7 @@ def check_valid(cluster, requests, outcomes):
                 used[slot[0]][1] += cpu
                 heap[slot] += mem
         assert all(m <= r.worker_heap_mb + EPSILON for m in heap.values())
-        assert len(set(outcome.placement.values())) <= r.num_workers
+        assert len(set(outcome.placement.values())) <= r.max_workers
     for h, (mem, cpu) in used.items():
         assert mem <= cluster.hosts[h].memory_mb + EPSILON
         assert cpu <= cluster.hosts[h].cpu + EPSILON

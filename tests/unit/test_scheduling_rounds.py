@@ -138,6 +138,8 @@ def topology(draw, tid):
         priority=draw(st.integers(0, 3)),
         needs=needs,
         worker_heap_mb=float(draw(st.sampled_from([400, 800]))),
+        submitted=float(draw(st.integers(0, 3))),
+        capped=draw(st.booleans()),  # topology.ras.workers.cap
     )
 
 
@@ -158,14 +160,17 @@ def scenarios(draw):
         kind = draw(st.sampled_from(kinds))
         arg = draw(topology(f"s{i}")) if kind == "submit" else host(draw)
         events.append((kind, draw(st.integers(0, 99)), draw(st.randoms()), arg))
-    return Cluster(hosts, pools, slot_cap=cap), tops, events
+    floor = float(draw(st.sampled_from([0, 0, 20])))  # storm.worker.min.cpu.pcore.percent
+    strategy = draw(st.sampled_from(["default", "fifo"]))
+    cluster = Cluster(hosts, pools, slot_cap=cap, min_worker_cpu=floor, priority_strategy=strategy)
+    return cluster, tops, events
 
 
 def check_round(cluster, requests, out):
     assert round_violations(requests, cluster, out) == []
     placed = placements(requests, out)
     assert violations(requests, cluster, placed) == []
-    order = [r.id for r in rank(requests, cluster.user_pools)]
+    order = [r.id for r in rank(requests, cluster)]
     by_id = {r.id: r for r in requests}
     for tid, outcome in out.items():
         if not outcome.status.startswith("Evicted to make room for "):
