@@ -24,7 +24,10 @@ from typing import Any
 from squall.processes import kill_pid_file, python_module, terminate
 from squall.zk_identity import write_private
 
-from .memory import limit_mb
+from . import cgroup_fs
+from .cgroup_fs import Group
+from .cgroups import worker_group, worker_limits
+from .memory import cgroup_memory_error, limit_mb, resident_of
 from .sync import WorkerKey, WorkerSpec
 from .worker_log import LogPump, RotatingLog, log_caps
 
@@ -32,6 +35,9 @@ log = logging.getLogger("squall.supervisor")
 
 RUN_AS_USER = "supervisor.run.worker.as.user"
 SUBMITTER = "topology.submitter.user"
+# A worker with a cgroup starts as this shell, which waits for the supervisor's word (on its
+# stdin) that it is in its cgroup, then becomes the worker (same pid, stdin /dev/null).
+ENTER_GATE = ("/bin/sh", "-c", 'read -r go && exec "$@" </dev/null', "squall-worker")
 
 
 class WorkerUserError(RuntimeError):
@@ -91,6 +97,7 @@ class Worker:
     started_at: float
     memory_limit_mb: int
     pump: LogPump
+    cgroup: Group | None = None  # None: cgroups are off or unusable here
 
 
 @dataclass(frozen=True)
@@ -102,10 +109,12 @@ class Exit:
     ran_for: float
     tail: str
     identity: Any = None  # the WorkerSpec identity it was started from
+    cause: str = ""  # what the supervisor knows of why (its cgroup's OOM kill)
 
     def describe(self) -> str:
         code = self.returncode
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        how += f" ({self.cause})" if self.cause else ""
         where = f"worker {self.key[0]}:{self.key[1]}"
         return f"{where} {how} after {self.ran_for:.0f}s; its last lines:\n{self.tail}"
 
@@ -123,11 +132,16 @@ class Launcher:
         self.pid_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.workers: dict[WorkerKey, Worker] = {}
+        self.cgroups = cgroup_fs.for_supervisor(conf, supervisor_id)
 
     def kill_strays(self) -> None:
-        """End workers left by an earlier run of this supervisor (no duplicates on restart)."""
+        """End workers left by an earlier run of this supervisor (no duplicates on restart),
+        and all their cgroups held (their setsid children too)."""
         for pid_file in self.pid_dir.glob("*.pid"):
             kill_pid_file(pid_file)
+        for group in self.cgroups.leftovers() if self.cgroups is not None else ():
+            log.info("ending leftover cgroup %s", group.name)
+            self._end(group)
 
     def start(self, spec: WorkerSpec, code_dir: Path, conf: dict[str, Any]) -> None:
         key = (spec.topology_id, spec.port)
@@ -143,13 +157,20 @@ class Launcher:
         rotating = RotatingLog(
             self.log_dir / f"worker-{tid}-{port}.log", *log_caps(conf, self.conf)
         )
+        group = None
         try:
+            if self.cgroups is not None:
+                limits = worker_limits(self.conf, conf, limit, len(spec.tasks))
+                group = self.cgroups.create(worker_group(tid, port), limits)
             process = self._popen(tid, port, conf_file, code_dir, identity)
         except BaseException:
             rotating.close()
+            self._end(group)
             raise
         pump = None
         try:  # from here a failure must not leave a worker nothing tracks (nor its port held)
+            if group is not None:
+                self._enter(process, group)
             assert process.stdout is not None
             pump = LogPump(process.stdout, rotating)
             pump.start()
@@ -157,19 +178,40 @@ class Launcher:
         except BaseException:
             _kill_session(process.pid)
             process.wait()
+            self._end(group)
             if pump is not None and pump.is_alive():
                 pump.join(1)  # it closes the log once the pipe ends
             else:
                 rotating.close()
             raise
-        self.workers[key] = Worker(key, spec.identity, process, time.monotonic(), limit, pump)
+        self.workers[key] = Worker(
+            key, spec.identity, process, time.monotonic(), limit, pump, group
+        )
         log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, spec.tasks)
+
+    def _enter(self, process: subprocess.Popen, group: Group) -> None:
+        """Put the worker in its cgroup, then let it run: it waits at ENTER_GATE, before
+        any of its own or its topology's code, so nothing it forks starts outside."""
+        assert self.cgroups is not None
+        if process.stdin is None:  # started without the gate (a test's stand-in worker)
+            self.cgroups.enter(group, process.pid)
+            return
+        with process.stdin:
+            self.cgroups.enter(group, process.pid)
+            process.stdin.write(b"go\n")
+
+    def _end(self, group: Group | None) -> None:
+        """Kill all that is in a worker's cgroup and remove it (None: it has none)."""
+        if group is not None and self.cgroups is not None:
+            self.cgroups.end(group)
 
     def _popen(
         self, tid: str, port: int, conf_file: Path, code_dir: Path, identity: dict[str, Any]
     ) -> subprocess.Popen:
+        gated = self.cgroups is not None  # it waits to be put in its cgroup (_enter)
         return subprocess.Popen(
             [
+                *(ENTER_GATE if gated else ()),
                 *python_module("squall.worker"),
                 "--conf",
                 str(conf_file),
@@ -186,7 +228,7 @@ class Launcher:
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
             start_new_session=True,
             **identity,
         )
@@ -197,6 +239,7 @@ class Launcher:
             return
         terminate(worker.process, grace)
         _kill_session(worker.process.pid)
+        self._end(worker.cgroup)  # what left its session too
         (self.pid_dir / f"{key[0]}-{key[1]}.pid").unlink(missing_ok=True)
         log.info("stopped worker %s:%d", *key)
 
@@ -208,14 +251,46 @@ class Launcher:
             if code is None:
                 continue
             _kill_session(w.process.pid)  # so no leftover child holds the pipe open
+            cause = self._oom_cause(w) if self.oom_killed_in(w) else ""
+            self._end(w.cgroup)  # a setsid child may hold the pipe too
             w.pump.join(1)  # its last lines
-            out.append(Exit(key, code, now - w.started_at, w.pump.tail(), w.identity))
+            out.append(Exit(key, code, now - w.started_at, w.pump.tail(), w.identity, cause))
             self.stop(key)
         return out
 
     def sessions(self) -> dict[WorkerKey, int]:
         """Each running worker's session id (its PID: it leads its own session)."""
         return {k: w.process.pid for k, w in self.workers.items()}
+
+    def resident(self, by_session: dict[int, int]) -> dict[WorkerKey, int]:
+        """Resident bytes of each running worker: of all processes in its cgroup where it has
+        one (a child that left its session counts), else of its session (`by_session`)."""
+        out = {}
+        for k, w in self.workers.items():
+            if w.cgroup is None or self.cgroups is None:
+                out[k] = by_session.get(w.process.pid, 0)
+            else:
+                out[k] = resident_of(self.cgroups.pids(w.cgroup))
+        return out
+
+    def oom_killed_in(self, worker: Worker) -> bool:
+        """Whether the kernel killed a process in the worker's cgroup for its memory."""
+        return worker.cgroup is not None and bool(
+            self.cgroups is not None and self.cgroups.oom_kills(worker.cgroup)
+        )
+
+    def _oom_cause(self, worker: Worker) -> str:
+        limits = worker_limits(self.conf, {}, worker.memory_limit_mb, 0)
+        return cgroup_memory_error(worker.memory_limit_mb, limits.memory_bytes or 0)
+
+    def oom_killed(self) -> list[tuple[WorkerKey, str]]:
+        """Running workers one of whose processes the kernel killed for its cgroup's memory
+        limit (cgroup v1 kills one process, not the worker): to stop, with the error."""
+        return [
+            (k, self._oom_cause(w))
+            for k, w in sorted(self.workers.items())
+            if self.oom_killed_in(w)
+        ]
 
     def memory_limits(self) -> dict[WorkerKey, int]:
         return {k: w.memory_limit_mb for k, w in self.workers.items()}
@@ -229,6 +304,8 @@ class Launcher:
     def stop_all(self) -> None:
         for key in list(self.workers):
             self.stop(key)
+        if self.cgroups is not None:
+            self.cgroups.close()
 
 
 def _kill_session(pid: int) -> None:

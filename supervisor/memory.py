@@ -6,14 +6,15 @@ the JVM reserves gigabytes of address space it never touches and fails to start 
 and an rlimit binds each process alone. So the supervisor sums the resident memory of every
 process in the worker's session each time its loop runs and ends the whole session once the
 sum passes `topology.worker.max.memory.mb` (capped by `supervisor.worker.max.memory.mb`, so
-a topology cannot lift itself past what the host allows). cgroups would bound it exactly
-but are not writable on every host (not here); this needs nothing but /proc.
+a topology cannot lift itself past what the host allows). Where the worker has a cgroup
+(cgroups.py), the sum is over the processes in it instead, so a child that left the session
+counts too, and the kernel holds the cgroup under the limit plus a margin between two looks.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .sync import WorkerKey
@@ -43,6 +44,17 @@ def resident_by_session(proc: Path = Path("/proc")) -> dict[int, int]:
     return out
 
 
+def resident_of(pids: Iterable[int], proc: Path = Path("/proc")) -> int:
+    """Resident bytes of these processes together (one that exited meanwhile counts 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            total += parse_stat((proc / str(pid) / "stat").read_text())[1]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 def limit_mb(topology_mb: int, supervisor_mb: int) -> int:
     """The limit a worker runs under: its topology's, never above the supervisor's."""
     return min(topology_mb, supervisor_mb)
@@ -59,4 +71,12 @@ def memory_error(limit: int, used_bytes: int) -> str:
     return (
         f"worker exceeded its memory limit of {limit} MB ({used_bytes // MB} MB resident); "
         "it was stopped (topology.worker.max.memory.mb)"
+    )
+
+
+def cgroup_memory_error(limit: int, cgroup_bytes: int) -> str:
+    return (
+        f"worker exceeded its memory limit of {limit} MB: its cgroup reached "
+        f"{cgroup_bytes // MB} MB (the limit plus storm.cgroup.memory.limit.tolerance.margin.mb)"
+        " and the kernel killed a process in it; it was stopped (topology.worker.max.memory.mb)"
     )

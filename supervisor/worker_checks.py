@@ -49,10 +49,10 @@ def hung_workers(
 
 def over_memory(launcher: Launcher) -> list[tuple[WorkerKey, str]]:
     """Running workers whose processes together hold more than their limit, with the error."""
-    sessions = memory.resident_by_session()
-    resident = {k: sessions.get(sid, 0) for k, sid in launcher.sessions().items()}
+    resident = launcher.resident(memory.resident_by_session())  # a cgroup's where it has one
     limits = launcher.memory_limits()
-    return [
+    over = [
         (k, memory.memory_error(limits[k], resident[k]))
         for k in memory.over_limit(resident, limits)
     ]
+    return over + [(k, text) for k, text in launcher.oom_killed() if k not in dict(over)]
