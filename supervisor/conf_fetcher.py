@@ -25,7 +25,6 @@ from squall.zk_identity import replace_file
 
 from .backoff import Retry
 from .code_fetcher import nimbus_session
-from .sync import WorkerKey, WorkerSpec
 from .topology_jobs import Done, TopologyJobs
 
 
@@ -35,29 +34,6 @@ class FetchedConf:
 
     began: float
     conf: dict[str, Any]
-
-
-def waiting_since(
-    previous: Mapping[WorkerKey, float], starts: Iterable[WorkerSpec], now: float
-) -> dict[WorkerKey, float]:
-    """When each start that may go now first could: kept from `previous`, `now` for a new
-    one; a start no longer among them (started, backing off, unassigned) is dropped."""
-    return {(s.topology_id, s.port): previous.get((s.topology_id, s.port), now) for s in starts}
-
-
-def serves(fetched: FetchedConf | None, since: float) -> bool:
-    """A conf serves a start when its download was asked for after the start became
-    possible: a conf changed before the worker died is always in it."""
-    return fetched is not None and fetched.began >= since
-
-
-def confs_to_fetch(
-    waiting: Mapping[WorkerKey, float], fetched: Mapping[str, FetchedConf]
-) -> list[str]:
-    """The topologies with a start waiting that no conf fetched so far serves."""
-    return sorted(
-        {tid for (tid, _), since in waiting.items() if not serves(fetched.get(tid), since)}
-    )
 
 
 class ConfFetcher:

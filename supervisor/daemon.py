@@ -6,8 +6,10 @@ never race. The loop also runs every supervisor.monitor.frequency.secs to restar
 exited (after a back-off when they keep dying) and to stop workers past their memory limit.
 Downloading and unpacking code, and fetching the conf a worker starts with, never run on the
 loop (code_fetcher.py, conf_fetcher.py): one topology's bad package or slow download shows as
-that topology's error and delays no other topology. A worker's start is in worker_starts.py,
-a failed worker's report and back-off in worker_failures.py, the supervisor's id and start
+that topology's error and delays no other topology. Each port is a slot, a pure state
+machine (slot.py): `sync` turns what it reads (assignments, exits, beats, memory, ended
+downloads) into the slots' events and carries out their instructions (start, kill, report,
+fetch, remove code). A worker's start is in worker_starts.py, the supervisor's id and start
 checks in identity.py.
 """
 
@@ -21,6 +23,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +35,17 @@ from squall import zk as zk_mod
 from squall.certificate_check import ClientCertificateError, TlsRefusedError
 from squall.certificates import SUPERVISOR
 from squall.client import nimbus_address
-from squall.processes import WORKER_REASSIGNED, WORKER_RESTART_ASKED
 from squall.records import Assignment, SupervisorInfo, encode
 from squall.security import security_on
 from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
 
+from . import slot as sl
 from .assignment_watch import AssignmentWatch
-from .backoff import Retry, next_wake
+from .backoff import next_wake
 from .code_fetcher import CodeFetcher, fetch_code
 from .conf_fetcher import ConfFetcher, fetch_conf
+from .error_reports import report_error
 from .identity import (
     DuplicateSupervisorError,
     check_credentials,
@@ -50,22 +54,14 @@ from .identity import (
 )
 from .launcher import RUN_AS_USER, Launcher, check_run_as_user
 from .spark_server import SparkConnectServer
-from .sync import (
-    BeatTracker,
-    WorkerKey,
-    accept_epochs,
-    desired_workers,
-    plan,
-    reassigned_away,
-    startable,
-)
-from .worker_checks import hung_workers, over_memory
-from .worker_starts import WorkerStarts
+from .sync import accept_epochs, by_port, desired_workers
+from .worker_checks import beat_seqs, over_memory
+from .worker_starts import start_worker
 
 log = logging.getLogger("squall.supervisor")
 
 
-class Supervisor(WorkerStarts):
+class Supervisor:
     def __init__(self, conf: dict[str, Any]) -> None:
         self.local_dir = Path(conf["storm.local.dir"]).resolve() / "supervisor"
         self.id = supervisor_id(conf, self.local_dir)
@@ -85,8 +81,10 @@ class Supervisor(WorkerStarts):
         self.wake = threading.Event()
         self.fetcher = CodeFetcher(self.code_root, functools.partial(fetch_code, conf), self.wake)
         self.confs = ConfFetcher(functools.partial(fetch_conf, conf), self.wake)
-        self.waiting: dict[WorkerKey, float] = {}  # starts waiting for a conf, since when
-        self.restarts: dict[WorkerKey, Retry] = {}
+        timeouts = sl.Timeouts(
+            conf["supervisor.worker.timeout.secs"], conf["supervisor.worker.start.timeout.secs"]
+        )
+        self.slots = {port: sl.empty_slot(port, timeouts) for port in self.ports}
         self.stopping = threading.Event()
         self.needs_register = threading.Event()
         self.epochs: dict[str, int] = {}
@@ -94,7 +92,8 @@ class Supervisor(WorkerStarts):
         self.refused: set[str] = set()
         self.unreadable_reported: dict[str, str] = {}
         self.refused_since = 0.0  # when registering again was first refused (0: it was not)
-        self.beats = BeatTracker({})
+        self.zk_away = False  # ZooKeeper suspended or lost, not yet back: no beat can change
+        self.zk_back = float("-inf")  # when it last came back
         self.started = int(time.time())
         self.spark_server: SparkConnectServer | None = None
         self.zk = zk_mod.connect(conf, "supervisor")
@@ -154,11 +153,11 @@ class Supervisor(WorkerStarts):
     def _on_zk_state(self, state: str) -> None:
         """On kazoo's thread: only flags for the sync loop."""
         if state == KazooState.CONNECTED:
-            self.beats.zookeeper_back(time.monotonic())
+            self.zk_away, self.zk_back = False, time.monotonic()
             if self.needs_register.is_set():
                 self.wake.set()
             return
-        self.beats.zookeeper_away()  # SUSPENDED or LOST: no worker's beat can change now
+        self.zk_away = True  # SUSPENDED or LOST: no worker's beat can change now
         if state == KazooState.LOST:
             self.needs_register.set()
             self.assignment_watch.read_all_next()  # a watch may have been missed meanwhile
@@ -195,7 +194,7 @@ class Supervisor(WorkerStarts):
         while not self.stopping.is_set():
             period = self.conf["supervisor.monitor.frequency.secs"]
             retries = [
-                *self.restarts.values(),
+                *sl.retries(self.slots.values()),
                 *self.fetcher.retries.values(),
                 *self.confs.retries.values(),
             ]
@@ -229,41 +228,98 @@ class Supervisor(WorkerStarts):
             delay = self.fetcher.retries[tid].not_before - now
             log.warning("cannot use the code of %s (retrying in %.0fs): %s", tid, delay, error)
             self._report(tid, None, f"cannot use the topology's code: {error}")
-        self._collect_confs(now)
-        for ended in self.launcher.reap(now):
-            if reassigned_away(ended, desired):
-                log.info("worker %s:%d stopped: its assignment changed", *ended.key)
-            elif ended.returncode == WORKER_RESTART_ASKED:
-                log.info("worker %s:%d restarting on request", *ended.key)
-            elif ended.returncode == WORKER_REASSIGNED:
-                log.info("worker %s:%d stopped for an assignment not taken here", *ended.key)
-                self._back_off(ended.key, now, ended.ran_for)
-            else:
-                log.warning("%s", ended.describe())
-                self._failed(ended.key, now, ended.describe(), ended.ran_for)
-        for key in hung_workers(self.zk, self.layout, self.id, self.launcher, self.beats, now):
-            log.warning("worker %s:%d stopped heartbeating; restarting it", *key)
-            self.launcher.stop(key, grace=1)
-            self.beats.forget(key)
-            self._failed(key, now, f"worker {key[0]}:{key[1]} stopped heartbeating; restarted")
-        for key, text in over_memory(self.launcher):
-            log.warning("worker %s:%d: %s", *key, text)
-            self.launcher.stop(key, grace=0)
-            self._failed(key, now, text)
-        todo = plan(desired, self.launcher.running())
-        for key in todo.stop:
-            self.launcher.stop(key)
+        for tid, error in self.confs.collect(now):
+            delay = self.confs.retries[tid].not_before - now
+            log.warning("cannot fetch the conf of %s (retrying in %.0fs): %s", tid, delay, error)
+            self._report(tid, None, f"cannot fetch the topology's conf: {error}")
         tids = {k[0] for k in desired}
-        self.fetcher.request(tids, now)
         self.fetcher.forget(tids)
         self.confs.forget(tids)
-        self.restarts = {k: r for k, r in self.restarts.items() if k in desired}
-        self._start_ready(startable(todo.start, self.fetcher.ready, self.restarts, now), now)
-        for tid in {p.name for p in self.code_root.glob("*")} - tids:
-            busy = self.fetcher.busy(tid) or self.confs.busy(tid)
-            busy = busy or any(k[0] == tid for k in self.launcher.running())
-            if not busy:
-                shutil.rmtree(self.code_root / tid, ignore_errors=True)
+        self._sync_slots(by_port(desired), now)
+
+    def _sync_slots(self, desired: dict[int, Any], now: float) -> None:
+        """Each slot's events of this pass, in an order that matters: the assignment first
+        (an exit is judged against it), then exits, beats and memory, then the tick (which
+        stops unwanted and hung workers and ends back-offs), then what a waiting slot waits
+        for."""
+        for port in self.ports:
+            self._feed(port, sl.Assigned(desired.get(port)), now)
+        for ended in self.launcher.reap(now):
+            self._feed(
+                ended.key[1], sl.Exited(ended.returncode, ended.ran_for, ended.describe()), now
+            )
+        with_worker = {
+            self._key(s): s.port for s in self.slots.values() if s.state in sl.WITH_WORKER
+        }
+        for key, seq in beat_seqs(self.zk, self.layout, self.id, with_worker).items():
+            self._feed(key[1], sl.BeatSeen(seq), now)
+        for key, text in over_memory(self.launcher):
+            self._feed(key[1], sl.OverMemory(text), now)
+        tick = sl.Tick(self.zk_away, self.zk_back)
+        for port in self.ports:
+            self._feed(port, tick, now)
+        for slot in list(self.slots.values()):
+            tid = slot.desired.topology_id if slot.desired else None
+            if slot.state is sl.SlotState.WAITING_FOR_CODE and tid and self.fetcher.ready(tid):
+                self._feed(slot.port, sl.CodeReady(), now)
+        for slot in list(self.slots.values()):
+            fetched = self.confs.fetched.get(slot.desired.topology_id) if slot.desired else None
+            if slot.state is sl.SlotState.WAITING_FOR_CONF and fetched is not None:
+                self._feed(slot.port, sl.ConfFetched(fetched.began, fetched.conf), now)
+        present = [p.name for p in self.code_root.glob("*")]
+        for remove in sl.code_to_remove(self.slots.values(), present, self._fetching):
+            shutil.rmtree(self.code_root / remove.topology_id, ignore_errors=True)
+
+    def _fetching(self, tid: str) -> bool:
+        return self.fetcher.busy(tid) or self.confs.busy(tid)
+
+    def _key(self, slot: sl.Slot) -> tuple[str, int]:
+        assert slot.worker is not None
+        return slot.worker.topology_id, slot.port
+
+    def _feed(self, port: int, event: sl.Event, now: float) -> None:
+        self.slots[port], instructions = sl.step(self.slots[port], event, now)
+        self._execute(port, instructions, now)
+
+    def _execute(self, port: int, instructions: Iterable[sl.Instruction], now: float) -> None:
+        """Carry out a slot's instructions in order; a start or a kill answers the slot."""
+        for i in instructions:
+            match i:
+                case sl.FetchCode():
+                    self.fetcher.request([i.topology_id], now)
+                case sl.FetchConf():
+                    code_dir = self.fetcher.code_dir(i.topology_id)
+                    self.confs.request({i.topology_id: code_dir}, now)
+                case sl.StartWorker():
+                    self._start(port, i, now)
+                case sl.KillWorker():
+                    self.launcher.stop(i.key, grace=i.grace)
+                    self._feed(port, sl.Killed(), now)
+                case sl.ReportError():
+                    self._report(i.topology_id, i.port, i.text)
+                case sl.Log():
+                    log.log(i.level, "%s", i.text)
+                case _:
+                    raise TypeError(f"not a slot instruction: {i!r}")
+
+    def _start(self, port: int, start: sl.StartWorker, now: float) -> None:
+        """One worker's start; its failure (a user it cannot run as) is the slot's, and
+        never keeps the other topologies' workers from starting."""
+        tid = start.spec.topology_id
+        try:
+            code_dir = self.fetcher.code_dir(tid)
+            start_worker(
+                self.launcher, start.spec, code_dir, self.conf, start.conf, self.worker_auth
+            )
+        except Exception as exc:  # noqa: BLE001 - one topology must not stop the others
+            self._feed(port, sl.StartFailed(str(exc)), now)
+
+    def _report(self, tid: str, port: int | None, text: str) -> None:
+        """Record `text` as the topology's error, unless the topology is gone: its /errors
+        subtree was removed with it and must not be recreated as an orphan."""
+        if tid not in self.accepted:
+            return
+        report_error(self.zk, self.layout.errors(tid), text, self.host, port)
 
     def _register_again(self, now: float) -> None:
         """After a lost session. The old session's node can outlive it for a moment: a

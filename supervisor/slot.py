@@ -194,10 +194,12 @@ class Log:
 
 @dataclass(frozen=True)
 class RemoveCode:
+    """Remove the topology's code folder (from `code_to_remove`, over all slots)."""
+
     topology_id: str
 
 
-Instruction = FetchCode | FetchConf | StartWorker | KillWorker | ReportError | Log | RemoveCode
+Instruction = FetchCode | FetchConf | StartWorker | KillWorker | ReportError | Log
 Result = tuple[Slot, list[Instruction]]
 
 

@@ -5,24 +5,15 @@ later than the current /nimbus/epoch was written by no nimbus (anyone can write 
 without ACLs) and one older than the newest seen was written by a deposed nimbus; either is
 ignored and the one accepted before stays in force, so the topology keeps running and nimbus's
 next real write applies. `desired_workers` reads the accepted assignments for this
-supervisor's own slots; `plan` compares that with the running workers; `startable` holds
-back the starts whose code is not ready or whose slot is backing off after a crash.
+supervisor's own slots and `by_port` hands each slot its worker (slot.py runs it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-from squall.liveness import is_alive
-from squall.processes import WORKER_REASSIGNED
 from squall.records import Assignment, trusted_epoch
-
-from .backoff import Retry, due
-
-if TYPE_CHECKING:
-    from .launcher import Exit
 
 WorkerKey = tuple[str, int]  # (topology id, port)
 
@@ -37,12 +28,6 @@ class WorkerSpec:
     @property
     def identity(self) -> tuple[tuple[int, ...], int]:
         return self.tasks, self.started
-
-
-@dataclass(frozen=True)
-class SyncPlan:
-    start: tuple[WorkerSpec, ...]
-    stop: tuple[WorkerKey, ...]
 
 
 @dataclass(frozen=True)
@@ -131,90 +116,10 @@ def desired_workers(
     return desired
 
 
-def plan(desired: Mapping[WorkerKey, WorkerSpec], running: Mapping[WorkerKey, Any]) -> SyncPlan:
-    """Start what is wanted and not running; stop what is running and not wanted. A worker
-    whose tasks (or their start time) changed is stopped and its replacement started.
-    `running` maps each worker to the `identity` of the spec it was started from."""
-    stop = [k for k, ident in running.items() if k not in desired or desired[k].identity != ident]
-    start = [s for k, s in desired.items() if k not in running or k in stop]
-    return SyncPlan(
-        tuple(sorted(start, key=lambda s: (s.topology_id, s.port))), tuple(sorted(stop))
-    )
-
-
-def reassigned_away(ended: Exit, desired: Mapping[WorkerKey, WorkerSpec]) -> bool:
-    """A worker that exited because what it ran was taken from it (WORKER_REASSIGNED, or 0
-    from a worker of an older version) and this supervisor accepted that change too: not a
-    failure, no error in the topology's /errors, no back-off before what is wanted now
-    starts. One that exits so while still wanted as it was started (an assignment this
-    supervisor has not accepted, yet or ever) backs off, so it cannot loop."""
-    spec = desired.get(ended.key)
-    changed = spec is None or spec.identity != ended.identity
-    return ended.returncode in (0, WORKER_REASSIGNED) and changed
-
-
-@dataclass
-class BeatTracker:
-    """When each running worker's heartbeat last changed, on the supervisor's own monotonic
-    clock (a worker's clock is never read).
-
-    Beats travel through ZooKeeper: while this supervisor is cut off from it, or its workers
-    are, no beat can change, so no worker is judged while ZooKeeper is away and each has a
-    whole timeout from its return (`back`) to beat again. Otherwise an outage longer than
-    supervisor.worker.timeout.secs would restart every worker of every supervisor at once."""
-
-    changed: dict[WorkerKey, tuple[int, float]]
-    away: bool = False  # ZooKeeper suspended or lost, not yet back
-    back: float = float("-inf")  # when it last came back
-
-    def zookeeper_away(self) -> None:
-        self.away = True
-
-    def zookeeper_back(self, now: float) -> None:
-        self.away, self.back = False, now
-
-    def observe(self, seqs: Mapping[WorkerKey, int], now: float) -> None:
-        for key, seq in seqs.items():
-            old = self.changed.get(key)
-            if old is None or old[0] != seq:
-                self.changed[key] = (seq, now)
-
-    def hung(
-        self,
-        started: Mapping[WorkerKey, float],
-        now: float,
-        timeout: float,
-        start_timeout: float,
-    ) -> list[WorkerKey]:
-        """Workers past their start-up grace whose beat has not changed within `timeout`
-        since they started (a beat from an earlier incarnation does not count), nor since
-        ZooKeeper came back."""
-        if self.away:
-            return []
-        out = []
-        for key, started_at in sorted(started.items()):
-            seen = self.changed.get(key)
-            last = seen[1] if seen else None
-            if self.back > started_at:
-                last = self.back if last is None else max(last, self.back)
-            if not is_alive(started_at, last, now, timeout, start_timeout):
-                out.append(key)
-        return out
-
-    def forget(self, key: WorkerKey) -> None:
-        self.changed.pop(key, None)
-
-
-def startable(
-    starts: Iterable[WorkerSpec],
-    code_ready: Callable[[str], bool],
-    restarts: Mapping[WorkerKey, Retry],
-    now: float,
-) -> tuple[WorkerSpec, ...]:
-    """The planned starts that may go now: their topology's code is unpacked and their
-    slot's restart back-off has passed. The others wait, and never hold up the rest."""
-    return tuple(
-        s
-        for s in starts
-        if code_ready(s.topology_id) and due(restarts.get((s.topology_id, s.port)), now)
-    )
+def by_port(desired: Mapping[WorkerKey, WorkerSpec]) -> dict[int, WorkerSpec]:
+    """Each port's worker. Two topologies on one port (never written by nimbus) would bind
+    it twice: the first by topology id is run."""
+    out: dict[int, WorkerSpec] = {}
+    for (_, port), spec in sorted(desired.items()):
+        out.setdefault(port, spec)
+    return out

@@ -1,10 +1,11 @@
-"""The supervisor's two checks of its running workers, each loop: is it heartbeating, and is
-it within its memory limit. The decisions are pure (sync.BeatTracker, memory.over_limit);
-these gather their inputs from ZooKeeper and /proc."""
+"""What the supervisor reads of its running workers, each loop: their heartbeats' seqs and
+whether they are within their memory limit. The decisions are pure (slot.py,
+memory.over_limit); these gather their inputs from ZooKeeper and /proc."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from squall import zk as zk_mod
@@ -13,22 +14,18 @@ from squall.zk_layout import ZkLayout
 
 from . import memory
 from .launcher import Launcher
-from .sync import BeatTracker, WorkerKey
+from .sync import WorkerKey
 
 log = logging.getLogger("squall.supervisor")
 
 
-def hung_workers(
-    zk: Any,
-    layout: ZkLayout,
-    supervisor_id: str,
-    launcher: Launcher,
-    beats: BeatTracker,
-    now: float,
-) -> list[WorkerKey]:
-    """Running workers whose heartbeat stopped changing (on the supervisor's clock)."""
+def beat_seqs(
+    zk: Any, layout: ZkLayout, supervisor_id: str, keys: Iterable[WorkerKey]
+) -> dict[WorkerKey, int]:
+    """The heartbeat seq each worker last wrote, where it wrote one (slot.py times when it
+    changes, on the supervisor's clock)."""
     seqs = {}
-    for tid, port in launcher.running():
+    for tid, port in keys:
         path = layout.taskbeat(tid, supervisor_id, port)
         try:
             beat = zk_mod.read_record(zk, WorkerBeat, path)
@@ -37,14 +34,7 @@ def hung_workers(
             beat = None
         if beat is not None:
             seqs[(tid, port)] = beat.seq
-    beats.observe(seqs, now)
-    conf = launcher.conf
-    return beats.hung(
-        launcher.started(),
-        now,
-        conf["supervisor.worker.timeout.secs"],
-        conf["supervisor.worker.start.timeout.secs"],
-    )
+    return seqs
 
 
 def over_memory(launcher: Launcher) -> list[tuple[WorkerKey, str]]:

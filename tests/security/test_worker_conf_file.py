@@ -2,7 +2,7 @@
 login and no other, mode 0600, owned by the worker's user where workers run as their
 submitter. Before: it held the supervisor role's login and its host's.
 
-The supervisor's own start path (WorkerStarts._start_worker, Launcher.start) writes it; the
+The supervisor's own start path (worker_starts.start_worker, Launcher.start) writes it; the
 worker process is a `sleep` run as the worker's user (the file is what is checked)."""
 
 import json
@@ -10,15 +10,13 @@ import os
 import pwd
 import stat
 import subprocess
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from squall.config import cluster_conf
 from squall.supervisor.launcher import RUN_AS_USER, SUBMITTER, Launcher
 from squall.supervisor.sync import WorkerSpec
-from squall.supervisor.worker_starts import WorkerStarts
+from squall.supervisor.worker_starts import start_worker
 from squall.zk import worker_auth_conf
 from squall.zk_identity import (
     HOST_KEY,
@@ -36,7 +34,7 @@ USER = "nobody"
 class SleepingLauncher(Launcher):
     """A Launcher whose worker is `sleep`, started as the worker's user as a real one is."""
 
-    def _popen(self, tid, port, conf_file, code_dir, identity):
+    def _popen(self, tid, port, conf_file, code_dir, identity, gated=False):
         return subprocess.Popen(
             ["sleep", "60"],
             stdout=subprocess.PIPE,
@@ -47,26 +45,6 @@ class SleepingLauncher(Launcher):
         )
 
 
-class CodeDirs:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def code_dir(self, tid: str) -> Path:
-        return self.root / tid
-
-
-class Starts(WorkerStarts):
-    def __init__(self, conf: dict[str, Any], local: Path) -> None:
-        self.conf = conf
-        self.launcher = SleepingLauncher(local, "supervisor1", "127.0.0.1", conf)
-        self.fetcher = CodeDirs(local / "stormdist")
-        self.worker_auth = worker_auth_conf(conf)
-        self.failures: list[str] = []
-
-    def _failed(self, key, now, text) -> None:
-        self.failures.append(text)
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="workers run as their user only under root")
 def test_the_worker_conf_holds_its_topologys_login_only_and_is_its_users_alone(tmp_path):
     local = tmp_path / "supervisor"
@@ -74,10 +52,11 @@ def test_the_worker_conf_holds_its_topologys_login_only_and_is_its_users_alone(t
     ensure_zk_identities(conf)
     conf = {**conf, HOST_KEY: ensure_host_identity(local, "supervisor1")}
     (local / "stormdist" / TID).mkdir(parents=True)
-    starts = Starts(conf, local)
+    launcher = SleepingLauncher(local, "supervisor1", "127.0.0.1", conf)
+    code_dir = local / "stormdist" / TID
     try:
-        starts._start_worker(WorkerSpec(TID, 6700, (1,), 1), {SUBMITTER: USER}, 0.0)
-        assert not starts.failures
+        spec = WorkerSpec(TID, 6700, (1,), 1)
+        start_worker(launcher, spec, code_dir, conf, {SUBMITTER: USER}, worker_auth_conf(conf))
         conf_file = local / "stormdist" / TID / "worker-6700.json"
         info = conf_file.stat()
         assert stat.S_IMODE(info.st_mode) == 0o600
@@ -91,4 +70,4 @@ def test_the_worker_conf_holds_its_topologys_login_only_and_is_its_users_alone(t
         for secret in (supervisor.payload, nimbus.payload, conf[HOST_KEY]):
             assert secret.partition(":")[2] not in text
     finally:
-        starts.launcher.stop_all()
+        launcher.stop_all()
