@@ -13,6 +13,8 @@ guarantee; beyond it, its topologies go youngest first and users are compared by
 that youngest one, so the topology up the longest is the first evicted ("first in, first
 out", Storm's FIFOSchedulingPriorityStrategy exactly).
 
+Ties keep the order of the step before, as Storm's stable sort does (users start in name
+order; Storm's start in its HashMap's order, which for its tests' names is the same).
 Scores need no clock: a submission time orders as an uptime does. Topologies that declare no
 resources ask for nothing, so they never push a user beyond its guarantee.
 """
@@ -104,8 +106,9 @@ def ordered(
     available = [capacity[0], capacity[1]]
     out: list[TopologyRequest] = []
     while users:
-        best = min(range(len(users)), key=lambda i: (users[i].score(available), users[i].name))
-        user = users[best]
+        # a stable sort, as Storm's Collections.sort: ties keep the last step's order
+        users.sort(key=lambda u: u.score(available))
+        user = users[0]
         request = user.queue.pop()
         mem, cpu = demand[request.id]
         user.placed[0] += mem
@@ -114,5 +117,5 @@ def ordered(
         available[1] -= cpu
         out.append(request)
         if not user.queue:
-            users.pop(best)
+            users.pop(0)
     return out

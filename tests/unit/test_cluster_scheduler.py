@@ -68,10 +68,11 @@ def test_eviction_takes_the_lowest_priority_first_and_only_as_many_as_needed():
     assert out["low"].placement == {1: ("h", 1)}
 
 
-def test_no_eviction_of_a_peer_or_when_it_would_not_help():
+def test_no_eviction_of_one_ranked_before_or_when_it_would_not_help():
+    """`same` has peer's priority but is younger, so it ranks after (Storm's order)."""
     cluster = Cluster({"h": Host((1, 2), memory_mb=1000.0)})
     peer = request("peer", 1, 1, 800.0, priority=5, existing={1: ("h", 1)}, worker_heap_mb=800.0)
-    same = request("same", 1, 1, mem=500.0, priority=5)
+    same = request("same", 1, 1, mem=500.0, priority=5, submitted=10.0)
     out = schedule_all([peer, same], cluster)
     assert out["peer"].placement == {1: ("h", 1)} and not out["same"].placed
     low = request("low", 1, 1, mem=100.0, priority=9, existing={1: ("h", 2)})
