@@ -64,7 +64,6 @@ def main() -> None:
     router = Router(structure, components, components)
     io = WorkerTaskIO(
         router,
-        inbound.deliver,
         tree_trackers(conf, structure, components),
         print,  # errors: none expected
         send_many=inbound.deliver_many,

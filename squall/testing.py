@@ -122,7 +122,6 @@ def run(
     inbound = Inbound(structure, executors, conf["topology.backpressure.enable"])
     io = WorkerTaskIO(
         Router(structure, task_components, task_components),
-        inbound.deliver,
         trackers,
         lambda component, _task, text: result.errors[component].append(text),
         send_many=inbound.deliver_many,

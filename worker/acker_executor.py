@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 from .acker import Acker
-from .acking import AckerReceived, AckTree, FailTree, InitTree, Tick
 from .executors import Executor
 
 EXPIRY_PERIOD = 1.0
@@ -30,20 +29,11 @@ class AckerExecutor(Executor):
             self.receive_many(messages, now)
         self.flush()  # the verdicts of this turn, as one list
         if now - self.last_expiry > EXPIRY_PERIOD:
-            self.acker.handle(Tick(now))
+            self.acker.expire(now)
             self.last_expiry = now
         return 0.0 if messages else IDLE_WAIT
 
     def receive_many(self, messages: list[Any], now: float) -> None:
-        verdicts = self.acker.received(messages, now)  # TypeError for what is not a message
-        if self._send_many is not None:
-            self._buffer_protocol(verdicts)  # every one a protocol message
-        else:
-            for instruction in verdicts:
-                self.carry_out(instruction)
-
-    def receive(self, message: Any, now: float) -> None:
-        if not isinstance(message, InitTree | AckTree | FailTree):
-            raise TypeError(f"an acker task takes protocol messages, not {message!r}")
-        for instruction in self.acker.handle(AckerReceived(message, now)):
-            self.carry_out(instruction)
+        """A turn's protocol messages into the acker; its verdicts buffered (every one a
+        protocol message). TypeError for what is not a message."""
+        self._buffer_protocol(self.acker.received(messages, now))  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
@@ -84,55 +84,6 @@ def acker_for(ackers: Sequence[int], root: int) -> int | None:
 class Tick:
     """Time passed: timeouts and deadlines are checked against `now` (monotonic seconds)."""
 
-    now: float
-
-
-class SpoutEmitted(NamedTuple):
-    """The spout emitted a tuple (or a table) that goes to `targets`, one delivery each."""
-
-    msg_id: Any
-    targets: tuple[int, ...]
-    now: float
-
-
-class VerdictArrived(NamedTuple):
-    """An acker's verdict reached the spout task at `now` (the complete latency's end)."""
-
-    verdict: TreeDone | TreeFailed
-    now: float
-
-
-class InputsTaken(NamedTuple):
-    """A bolt starts processing inputs with these acking maps (root -> id)."""
-
-    anchors: tuple[Mapping[int, int], ...]
-
-
-class BoltEmitted(NamedTuple):
-    """While processing its inputs, the bolt emitted a tuple that goes to `targets`."""
-
-    targets: tuple[int, ...]
-
-
-class InputsProcessed(NamedTuple):
-    """The bolt's user code returned (`ok`) or raised (not `ok`)."""
-
-    ok: bool
-
-
-@dataclass(frozen=True)
-class AckerReceived:
-    """A message of the protocol reached an acker task."""
-
-    message: InitTree | AckTree | FailTree
-    now: float
-
-
-@dataclass(frozen=True)
-class AckerReceivedMany:
-    """The protocol messages that reached an acker task in one wake-up, in order."""
-
-    messages: Sequence[InitTree | AckTree | FailTree]
     now: float
 
 
@@ -271,11 +222,6 @@ for _kind in PROTOCOL_TYPES:  # `target` is field 0 of each: read in C, not by a
     _kind.target = _kind.__dict__[_kind._fields[0]]  # type: ignore[method-assign,misc]
 
 PER_TUPLE_TYPES = (
-    SpoutEmitted,
-    VerdictArrived,
-    InputsTaken,
-    BoltEmitted,
-    InputsProcessed,
     Send,
     *PROTOCOL_TYPES,
     CallAck,

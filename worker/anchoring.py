@@ -7,7 +7,8 @@ two inputs of one micro-batch cancels out, as XOR does); every emit gets a fresh
 XORed into the running value `emitted`. The ack of an input sends, per root, its id XOR
 `emitted`. A table of tuples is one input, anchored and acked whole.
 
-Pure: events in, instructions out, acking ids from the injected generator.
+Pure: one method per event (`taken` or `taken_one`, `emitted_to`, `processed`),
+instructions out, acking ids from the injected generator.
 """
 
 from __future__ import annotations
@@ -15,18 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from .acking import (
-    AckTree,
-    BoltEmitted,
-    FailTree,
-    InputsProcessed,
-    InputsTaken,
-    Send,
-    acker_for,
-    untracked,
-)
+from .acking import AckTree, FailTree, Send, acker_for, untracked
 
-AnchoringEvent = InputsTaken | BoltEmitted | InputsProcessed
 AnchoringInstruction = Send | AckTree | FailTree
 _new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
 
@@ -43,19 +34,6 @@ class Anchoring:
         self.input_ids: tuple[int, ...] = ()  # ... and the input's id in its tree
         self.roots: tuple[int, ...] = ()  # what the next emit is anchored to
         self.emitted = 0  # XOR of the edge ids emitted from the current inputs
-
-    def handle(self, event: AnchoringEvent) -> list[AnchoringInstruction]:
-        match event:
-            case InputsTaken(anchors):
-                self.taken(anchors)
-                return []
-            case BoltEmitted(targets):
-                return self.emitted_to(targets)
-            case InputsProcessed(ok):
-                return self.processed(ok)
-        raise TypeError(f"bolt anchoring has no event {event!r}")
-
-    # One method per event, for the executor's per-tuple calls (no event object, no match).
 
     def taken(self, anchors: tuple[Mapping[int, int], ...]) -> None:
         if len(anchors) == 1:

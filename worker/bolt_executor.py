@@ -44,12 +44,9 @@ class BoltExecutor(Executor):
         self.anchoring.taken(anchors)
 
     def finish(self, ok: bool) -> None:
-        acks = self.anchoring.processed(ok)  # AckTree and FailTree: protocol messages only
-        if self._send_many is not None:
-            self._buffer_protocol(acks)  # type: ignore[arg-type]
-        else:
-            for instruction in acks:
-                self.carry_out(instruction)
+        """The inputs taken are done: acked (`ok`) or failed."""
+        # AckTree and FailTree: protocol messages only
+        self._buffer_protocol(self.anchoring.processed(ok))  # type: ignore[arg-type]
 
     def _drained(self) -> None:
         if self.inbox.empty():
@@ -65,11 +62,10 @@ class BoltExecutor(Executor):
         left = total = len(items) - len(tables) + sum(map(rows, tables))
         failed = 0
         last = len(items) - 1
-        # per input, inline: mark, take, _call of process, finish and flush_due (a Python
-        # call each per tuple was a tenth of a bolt's cost)
+        # per input, inline: mark, take, _call of process and flush_due (a Python call each
+        # per tuple was a tenth of a bolt's cost)
         anchoring, clock, interval = self.anchoring, time.monotonic, self.flush_interval
         process, process_table = self.component.process, self.component.process_table
-        buffered = self._send_many is not None
         started = clock()  # one clock read per batch for the task's latencies
         for n, item in enumerate(items):
             self.progress_at = now = clock()
@@ -88,12 +84,7 @@ class BoltExecutor(Executor):
                 ok = False
             if n == last:
                 self._drained()  # before the ack: a sink flushes before its input counts
-            acks = anchoring.processed(ok)  # AckTree and FailTree: protocol messages only
-            if buffered:
-                self._buffer_protocol(acks)  # type: ignore[arg-type]
-            else:
-                for instruction in acks:
-                    self.carry_out(instruction)
+            self.finish(ok)
             left -= size
             failed += 0 if ok else size
             if self._held and now - self._out_since >= interval:

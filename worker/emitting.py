@@ -13,7 +13,6 @@ receiver takes, once: no TupleDelivery that the receiving side would take apart 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,20 +20,9 @@ import pyarrow as pa
 
 from squall.event_sampling import EVENT_LOGGER, Sampler
 
-from .acking import (
-    PROTOCOL_TYPES,
-    AckTree,
-    CallAck,
-    CallFail,
-    FailTree,
-    InitTree,
-    Send,
-    TreeDone,
-    TreeFailed,
-    message_stream,
-)
-from .delivery import Delivery, TableDelivery, TupleDelivery, as_tuple
-from .outbox import Outbox
+from .acking import CallAck, CallFail, Send
+from .delivery import Delivery, TableDelivery, TupleDelivery
+from .outbox import _PROTOCOL, Instruction, Outbox
 from .tables import as_table
 from .task_stats import TaskStats
 
@@ -48,12 +36,6 @@ class _Collector:
     def __init__(self, executor: Emitter) -> None:
         self.emit = executor.emit
         self.emit_batch = executor.emit_batch
-
-
-_PROTOCOL = frozenset(PROTOCOL_TYPES)
-_new = tuple.__new__
-
-Instruction = Send | InitTree | AckTree | FailTree | TreeDone | TreeFailed | CallAck | CallFail
 
 
 class Emitter(Outbox):
@@ -80,7 +62,7 @@ class Emitter(Outbox):
     ) -> list[int]:
         """Route and send (buffered); the tasks it went to, as Storm's emit returns them.
         Every emit of every task passes here: one immutable payload shared by all targets,
-        and each Send of the machine becomes its delivery right here."""
+        each Send of the machine made its delivery by the outbox."""
         payload = values if type(values) is tuple else tuple(values)
         fields = self.streams.get(stream)
         if fields is None or len(payload) != len(fields):
@@ -88,45 +70,7 @@ class Emitter(Outbox):
         name, task = self.component_id, self.task_id
         targets = self.io.targets(name, task, stream, payload, direct)
         instructions = self._emitted(tuple(targets), msg_id)
-        if self._send_many is None:
-            buffer = self._buffer
-            for instruction in instructions:
-                if type(instruction) is Send:
-                    target, roots, ids = instruction
-                    buffer(TupleDelivery(target, name, task, stream, payload, roots, ids))
-                else:
-                    self.carry_out(instruction)
-        else:  # _buffer inline: a delivery per Send, protocol messages (an init) as they are
-            here, local = self._here, self._local_out
-            for instruction in instructions:
-                if type(instruction) is Send:
-                    target, roots, ids = instruction
-                    if target in here:  # the receiver's Tuple, made once, here
-                        tup = as_tuple(name, task, stream, fields, payload, roots, ids)
-                        queued = local.get(target)
-                        if queued is None:
-                            local[target] = [tup]
-                        else:
-                            queued.append(tup)
-                    else:  # TupleDelivery(...) without the namedtuple's Python-level __new__
-                        self._out.append(
-                            _new(TupleDelivery, (target, name, task, stream, payload, roots, ids))
-                        )
-                elif type(instruction) in _PROTOCOL:
-                    if instruction[0] in here:  # an init for an acker of this worker
-                        self._buffer_protocol((instruction,))  # type: ignore[arg-type]
-                        local = self._local_out  # in case that flushed
-                        continue
-                    self._out.append(instruction)  # type: ignore[arg-type]
-                else:
-                    self.carry_out(instruction)
-                    continue
-                if not self._held:
-                    self._out_since = time.monotonic()
-                self._held += 1
-                if self._held >= self.batch_size:
-                    self.flush()
-                    local = self._local_out
+        self._buffer_emit(instructions, name, task, stream, fields, payload)
         if self.sampler.percentage > 0 and self.sampler():  # no call while debug is off
             self._event(stream, msg_id, list(payload))
         stats = self.stats
@@ -200,18 +144,13 @@ class Emitter(Outbox):
         self._buffer(delivery)
 
     def carry_out(self, instruction: Instruction) -> None:
-        """Do what a machine decided, other than sending an emitted payload."""
-        if self._send_many is not None and isinstance(instruction, PROTOCOL_TYPES):
-            self._buffer_protocol((instruction,))  # the common case, without a match
+        """Do what a machine decided, other than sending an emitted payload: a protocol
+        message is buffered as it is (the transport turns it into a tuple only for the
+        wire), a verdict calls the spout."""
+        if type(instruction) in _PROTOCOL:
+            self._buffer_protocol((instruction,))  # type: ignore[arg-type]
             return
         match instruction:
-            case InitTree() | AckTree() | FailTree() | TreeDone() | TreeFailed():
-                if self._send_many is None:
-                    target, stream, values = message_stream(instruction)
-                    name, task = self.component_id, self.task_id
-                    self.io.send(TupleDelivery(target, name, task, stream, tuple(values)))
-                else:  # as it is: the transport turns it into a tuple only for the wire
-                    self._buffer(instruction)
             case CallAck(msg_id):
                 self.stats.acked += self._tree_rows(msg_id)
                 self._call("ack", self.component.ack, msg_id)  # type: ignore[union-attr]

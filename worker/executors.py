@@ -7,10 +7,10 @@ acker, micro_batches) and carries out the instructions the machine gives.
 The seam to the rest of the worker is `TaskIO` and the executor's `inbox`, nothing else:
 no ZooKeeper, no sockets, no subprocesses. To run a topology in one process (squall.testing),
 build each task's executor with `executor_factory.make_executor`, give them all one TaskIO
-whose `send_many` puts the deliveries, turned into what an inbox holds (`inbox_item`), on
-the target executors' inboxes, and call `start()` / `stop()`. An inbox (receive_queue.py)
-holds `Tuple` or `Batch` inputs for bolts and protocol messages (`acking.TreeDone`,
-`InitTree`, ...) for spouts and ackers.
+whose `send_many` and `deliver_local` put the deliveries, turned into what an inbox holds
+(`inbox_item`), on the target executors' inboxes, and call `start()` / `stop()`. An inbox
+(receive_queue.py) holds `Tuple` or `Batch` inputs for bolts and protocol messages
+(`acking.TreeDone`, `InitTree`, ...) for spouts and ackers.
 
 An executor works in turns (`turn`): it takes every input waiting, does what they ask and
 says when it wants its next turn; between turns its thread waits for an arrival. The plain
@@ -88,11 +88,9 @@ class Executor(Emitter):
         )
         self.batch_size = conf.get("topology.producer.batch.size", 1000)
         self.flush_interval = conf.get("topology.batch.flush.interval.millis", 1) / 1000
-        self._send_many = getattr(io, "send_many", None)
-        self._deliver_local = getattr(io, "deliver_local", None)
-        # the tasks this executor hands Tuples to directly (emitting.py); none without both
-        ready = self._send_many is not None and self._deliver_local is not None
-        self._here = frozenset(getattr(io, "local_tasks", ())) if ready else frozenset()
+        self._send_many = io.send_many  # bound once: a flush is per batch, not per tuple
+        self._deliver_local = io.deliver_local
+        self._here = io.local_tasks  # the tasks this executor hands Tuples to directly
         self._out = []  # emits and acks not yet flushed
         self._local_out = {}  # Tuples made for local tasks, not yet flushed, per target
         self._local_protocol = {}  # protocol messages for local tasks, the same way

@@ -60,9 +60,6 @@ class Inbound:
                 self._fields[key] = fields
         return fields
 
-    def deliver(self, delivery: Delivery) -> None:
-        self.deliver_many((delivery,))
-
     def congested(self, task: int) -> bool:
         """Whether a task of this worker has its receive queue full of data."""
         executor = self.executors.get(task)

@@ -133,11 +133,10 @@ class Worker(ZooKeeperReactions):
         self.transport = Transport(
             address,
             self.slot[1],
-            self.inbound.deliver,
+            self.inbound.deliver_many,
             self.inbound.fields_of,
             self.conf["worker.max.message.bytes"],
             keys,
-            self.inbound.deliver_many,
             self.inbound.congested if self.inbound.backpressure else None,
             self.conf.get("topology.backpressure.check.millis", 50) / 1000,
             self.conf.get("topology.batch.flush.interval.millis", 1) / 1000,
@@ -152,12 +151,11 @@ class Worker(ZooKeeperReactions):
         ackers = tree_trackers(self.conf, self.structure, task_components)
         io = WorkerTaskIO(
             router,
-            self.transport.send,
             ackers,
             self.errors.report,
             send_many=self.transport.send_many,
-            congested=self.transport.congested,
             deliver_local=self.inbound.deliver_local,
+            congested=self.transport.congested,
         )
         handoff_dir = Path(self.conf["storm.local.dir"]).resolve() / "spark-handoff"
         self.spark = SparkHolder(

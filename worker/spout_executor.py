@@ -33,7 +33,7 @@ class SpoutExecutor(Executor):
             self.timeout,
             self.conf.get("topology.max.spout.pending") or 0,
             self.new_id,
-            getattr(self.io, "near_ackers", ()),
+            self.io.near_ackers,
         )
         self.polls = 0  # next_tuple calls so far: `idle` says something once one ran active
         # Tracked batches' sizes, so acked, failed and pending count tuples as emitted does

@@ -6,7 +6,8 @@ Where the spout task is one of the `ackers` (topology.spouts.track.trees, squall
 it is its own trees' acker: it keeps each tree's XOR and takes the bolts' acks and fails
 itself, instead of an acker's init and verdict messages.
 
-Pure: events in, instructions out, time passed in, acking ids from the injected generator.
+Pure: one method per event (`emitted`, `verdicts`, `tick`), instructions out, time passed
+in, acking ids from the injected generator.
 Replay is the spout's own business: it emits the message again from `fail`. The complete
 latency of each acked tree (emit to verdict, both times passed in) goes to `latency`.
 """
@@ -26,16 +27,12 @@ from .acking import (
     FailTree,
     InitTree,
     Send,
-    SpoutEmitted,
-    Tick,
     TreeDone,
     TreeFailed,
-    VerdictArrived,
     untracked,
 )
 from .latency import CompleteLatency
 
-SpoutEvent = SpoutEmitted | TreeDone | TreeFailed | VerdictArrived | Tick
 SpoutInstruction = Send | InitTree | CallAck | CallFail
 _new = tuple.__new__  # a NamedTuple made without its Python-level __new__ (per tuple)
 
@@ -72,27 +69,9 @@ class SpoutTracker:
         """Whether the spout may be asked for more tuples (backpressure)."""
         return not self.max_pending or len(self.pending) < self.max_pending
 
-    def handle(self, event: SpoutEvent) -> list[SpoutInstruction]:
-        match event:
-            case SpoutEmitted(msg_id, targets, now):
-                return self.emitted(msg_id, targets, now)
-            case TreeDone(_, root):
-                return self._verdict(root, CallAck)
-            case TreeFailed(_, root):
-                return self._verdict(root, CallFail)
-            case VerdictArrived(TreeDone(_, root), now):
-                entry = self.pending.get(root)
-                if entry is not None:
-                    self.latency.add((now - entry[1]) * 1000)
-                return self._verdict(root, CallAck)
-            case VerdictArrived(TreeFailed(_, root), _):
-                return self._verdict(root, CallFail)
-            case Tick(now):
-                return self._tick(now)
-        raise TypeError(f"the spout tracker has no event {event!r}")
-
     def emitted(self, msg_id: Any, targets: tuple[int, ...], now: float) -> list:
-        """SpoutEmitted without the event object (the executor's per-tuple call)."""
+        """The spout emitted `msg_id` (None: untracked) to `targets` at `now`: a Send per
+        target, and the tree's init for its acker when one tracks it."""
         ackers = self.ackers
         if msg_id is None or not targets or not ackers:
             if msg_id is not None:  # untracked: acked at the next tick (Storm's rule)
@@ -117,8 +96,8 @@ class SpoutTracker:
     def verdicts(
         self, verdicts: Sequence[TreeDone | TreeFailed | AckTree | FailTree], now: float
     ) -> list:
-        """A wake-up's VerdictArrived events at `now`, without an event object each (the
-        executor's per-tuple call): one CallAck or CallFail per verdict on a pending root.
+        """The acker verdicts that arrived in a wake-up, at `now` (the complete latency's
+        end): one CallAck or CallFail per verdict on a pending root.
         A task tracking its own trees takes the bolts' AckTree and FailTree here instead:
         a tree whose XOR reaches zero is done; acks of a tree it no longer holds (timed
         out, or not its own) count for nothing, as at an acker. The kind the task does not
@@ -163,10 +142,6 @@ class SpoutTracker:
             self.latency.add_many(latencies)
         return out
 
-    def tick(self, now: float) -> list[SpoutInstruction]:
-        """Tick without the event object: timeouts, and the untracked emits acked."""
-        return self._tick(now)
-
     def _root(self) -> int:
         """A fresh root; with near ackers, one that a near acker tracks (acker_for)."""
         while True:
@@ -179,13 +154,8 @@ class SpoutTracker:
             if root and ID_MIN <= root <= ID_MAX:
                 return root
 
-    def _verdict(self, root: int, call: type[CallAck] | type[CallFail]) -> list:
-        if self.tracks_own:
-            return []  # no acker tracks this task's trees, as in `verdicts`
-        entry = self.pending.pop(root, None)
-        return [] if entry is None else [call(entry[0])]
-
-    def _tick(self, now: float) -> list[SpoutInstruction]:
+    def tick(self, now: float) -> list[SpoutInstruction]:
+        """Time passed: the trees past the timeout failed, the untracked emits acked."""
         out: list[SpoutInstruction] = []
         while self.pending:
             root, (msg_id, emitted_at) = next(iter(self.pending.items()))

@@ -21,11 +21,15 @@ InboxItem = Input | ProtocolMessage
 
 
 class TaskIO(Protocol):
-    """What an executor needs from its worker: where an emit goes, the acker tasks, a way
-    to send a delivery to any task, and a place to report user-code errors (per task: the
-    worker throttles each task's reports)."""
+    """What an executor needs from its worker: where an emit goes, the acker tasks (and
+    those of its own worker), how its flushed deliveries and protocol messages are handed
+    over, and a place to report user-code errors (per task: the worker throttles each
+    task's reports). The worker's (task_io.WorkerTaskIO) and the in-process runner's are
+    one class; unit tests use a recording one with this same interface."""
 
     ackers: tuple[int, ...]
+    near_ackers: tuple[int, ...]  # the ackers among `local_tasks`
+    local_tasks: frozenset[int]  # the tasks of this process
 
     def targets(
         self,
@@ -45,19 +49,11 @@ class TaskIO(Protocol):
         direct_task: int | None = None,
     ) -> list[tuple[int, pa.Table]]: ...
 
-    def send(self, delivery: Delivery) -> None: ...
-
     def send_many(
         self, deliveries: list[Delivery | ProtocolMessage], stopping: threading.Event | None
     ) -> None:
         """Send in order (protocol messages as they are); with `stopping`, may wait (until it
         is set) while a target's queue is full; without, never waits."""
-
-    # Optional, together: the tasks of this process, and how the Tuples and protocol messages
-    # an executor made for them are put on their inboxes (in order per target; with
-    # `stopping`, may wait while one is full of data, unless it is the `source` task itself).
-    # Without them, every emit and message goes to `send_many`.
-    local_tasks: frozenset[int]
 
     def deliver_local(
         self,
@@ -65,7 +61,10 @@ class TaskIO(Protocol):
         protocol: dict[int, list[ProtocolMessage]],
         source: int,
         stopping: threading.Event | None,
-    ) -> None: ...
+    ) -> None:
+        """Put the Tuples and protocol messages an executor made for `local_tasks` on their
+        inboxes (in order per target; with `stopping`, may wait while one is full of data,
+        unless it is the `source` task itself)."""
 
     def congested(self, component: str) -> bool:
         """Whether a task `component` emits to has a full queue (a spout then pauses)."""

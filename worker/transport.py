@@ -63,11 +63,10 @@ class Transport:
         self,
         address: str,
         port: int,
-        deliver: Callable[[Delivery], None],
+        deliver_many: Callable[[list[Delivery], threading.Event | None], None],
         fields_of: FieldsOf,
         max_message_bytes: int,
         keys: TopologyKeys | None = None,
-        deliver_many: Callable[[list[Delivery], threading.Event | None], None] | None = None,
         full: Callable[[int], bool] | None = None,
         check_secs: float = 0.05,
         gather_secs: float = 0.0,
@@ -75,8 +74,9 @@ class Transport:
         deliver_rows: Callable[[CompactRows], bool] | None = None,
     ):
         """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
-        `deliver_many`: takes a list at once (Inbound's; an executor's flush may wait in it
-        while a local queue is full, the receiving thread never does). `deliver_rows`: takes
+        `deliver_many`: takes a list for this worker's tasks at once (Inbound's; an
+        executor's flush may wait in it while a local queue is full, the receiving thread
+        never does). `deliver_rows`: takes
         a compact frame's rows as they came, or says False (Inbound's)."""
         self.ctx = zmq.Context()
         try:
@@ -84,7 +84,6 @@ class Transport:
         except BaseException:  # the port is taken, say: nothing of this transport stays open
             self.ctx.destroy(linger=0)
             raise
-        self.deliver = deliver
         self.deliver_many = deliver_many
         self.deliver_rows = deliver_rows
         self.full = full  # whether a local task's queue is full (None: no backpressure)
@@ -92,7 +91,7 @@ class Transport:
         self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
         self.worker_id = f"{address}:{port}"
         self.parking = (
-            Parking(lambda ds: self._deliver_all(ds, None), full, check_secs) if full else None
+            Parking(lambda ds: deliver_many(ds, None), full, check_secs) if full else None
         )
         self.remote = RemoteCongestion(check_secs)
         self.fields_of = fields_of
@@ -181,16 +180,6 @@ class Transport:
         self.local = set(local)
         self.sender.outbox.put(CONNECT_PEERS)
 
-    def send(self, delivery: Delivery) -> None:
-        if delivery.target in self.local:
-            self.deliver(delivery)
-            return
-        address = self.addresses.get(delivery.target)
-        if address is None:
-            log.warning("no address for task %s; tuple dropped", delivery.target)
-            return
-        self.sender.put([(address, delivery)])
-
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
         """An executor's flush: local deliveries (and protocol messages, as they are) to their
         queues in one call, the remote ones to the sender thread as one item (protocol
@@ -206,7 +195,7 @@ class Transport:
             pairs = zip(cast("list[Address]", found), deliveries, strict=True)
             remote = list(compress(pairs, map(not_, is_local)))
         if local:
-            self._deliver_all(local, stopping)
+            self.deliver_many(local, stopping)
         if remote and stopping is not None and self.full is not None:
             self._wait_for_room(list(map(_DELIVERY, remote)), stopping)
             self.sender.wait_for_room(stopping)
@@ -242,13 +231,6 @@ class Transport:
         while not stopping.is_set() and any(self.congested(t) for t in targets):
             stopping.wait(self.check_secs / 10)
 
-    def _deliver_all(self, deliveries: list[Delivery], stopping: threading.Event | None) -> None:
-        if self.deliver_many is not None:
-            self.deliver_many(deliveries, stopping)
-        else:
-            for delivery in deliveries:
-                self.deliver(delivery)
-
     def _receive(self) -> None:
         """The receive thread (no shared thread): it decodes, and retries parked data."""
         self.receiver.run(self.stopping, self._take, self._settle)
@@ -268,7 +250,7 @@ class Transport:
             elif self.parking is not None:
                 self.parking.arrived(items)
             else:
-                self._deliver_all(items, None)
+                self.deliver_many(items, None)
 
     def _took_rows(self, rows: CompactRows) -> bool:
         """Hand a compact frame's rows over as they came, unless a task of them has data

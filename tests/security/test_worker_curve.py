@@ -313,8 +313,8 @@ class Received:
         self.items: list[TupleDelivery] = []
         self.arrived = threading.Event()
 
-    def __call__(self, delivery: TupleDelivery) -> None:
-        self.items.append(delivery)
+    def __call__(self, deliveries: list[TupleDelivery], stopping: object = None) -> None:
+        self.items.extend(deliveries)
         self.arrived.set()
 
 
@@ -350,14 +350,14 @@ def test_transports_with_the_topology_keys_talk_through_curve():
     received = Received()
     port = free_port()
     receiver = Transport("127.0.0.1", port, received, fields_of, 2**20, keys)
-    sender = Transport("127.0.0.1", free_port(), lambda d: None, fields_of, 2**20, keys)
+    sender = Transport("127.0.0.1", free_port(), lambda ds, stopping: None, fields_of, 2**20, keys)
     receiver.start()
     sender.start()
     try:
         sender.route({1: ("127.0.0.1", port)}, set())
         values = [f"{n:05d}" + "x" * 10_000 for n in range(3000)]  # 30 MB: many messages
         for value in values:
-            sender.send(TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (value,)))
+            sender.send_many([TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (value,))], None)
         wait_for(lambda: len(received.items) == len(values), 60, "every tuple")
         assert sorted(d.values[0] for d in received.items) == values
     finally:

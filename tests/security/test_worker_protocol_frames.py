@@ -31,9 +31,6 @@ class Received:
         with self.lock:
             self.items.extend(items)
 
-    def one(self, item) -> None:
-        self.many([item])
-
 
 def test_protocol_messages_cross_as_themselves_and_junk_frames_are_dropped():
     keys = new_keys()
@@ -42,14 +39,13 @@ def test_protocol_messages_cross_as_themselves_and_junk_frames_are_dropped():
     receiver = Transport(
         "127.0.0.1",
         port,
-        received.one,
+        received.many,
         fields_of,
         2**16,
         keys,
-        deliver_many=received.many,
         full=lambda task: False,  # backpressure on: arrivals go through Parking
     )
-    sender = Transport("127.0.0.1", free_port(), lambda d: None, fields_of, 2**16, keys)
+    sender = Transport("127.0.0.1", free_port(), lambda ds, stopping: None, fields_of, 2**16, keys)
     receiver.start()
     sender.start()
     ctx = zmq.Context()
@@ -86,12 +82,8 @@ def test_a_flush_splits_local_remote_and_unknown_targets_keeping_order():
     keys = new_keys()
     here, there = Received(), Received()
     port = free_port()
-    receiver = Transport(
-        "127.0.0.1", port, there.one, fields_of, 2**16, keys, deliver_many=there.many
-    )
-    sender = Transport(
-        "127.0.0.1", free_port(), here.one, fields_of, 2**16, keys, deliver_many=here.many
-    )
+    receiver = Transport("127.0.0.1", port, there.many, fields_of, 2**16, keys)
+    sender = Transport("127.0.0.1", free_port(), here.many, fields_of, 2**16, keys)
     receiver.start()
     sender.start()
     try:

@@ -4,12 +4,10 @@ import pytest
 
 from squall.worker.acker import Acker
 from squall.worker.acking import (
-    AckerReceived,
     AckTree,
     FailTree,
     InitTree,
     Send,
-    Tick,
     TreeDone,
     TreeFailed,
 )
@@ -18,7 +16,7 @@ ROOT, SPOUT = 42, 7
 
 
 def got(acker, message, now=0.0):
-    return acker.handle(AckerReceived(message, now))
+    return acker.received([message], now)
 
 
 def test_a_tree_completes_exactly_when_its_xor_reaches_zero():
@@ -55,10 +53,18 @@ def test_a_fail_tells_the_spout_once():
     assert got(acker, AckTree(1, ROOT, 5)) == []
 
 
-def test_a_fail_before_the_init_tells_nobody():
+def test_a_fail_before_the_init_is_told_when_the_init_comes():
+    """Storm's Acker keeps it too: forgotten, the tree would wait for its timeout."""
     acker = Acker(timeout=30)
     got(acker, AckTree(1, ROOT, 5))
-    assert got(acker, FailTree(1, ROOT)) == [] and not acker.trees
+    assert got(acker, FailTree(1, ROOT)) == []
+    assert got(acker, FailTree(1, ROOT)) == []  # twice: still one verdict
+    assert got(acker, AckTree(1, ROOT, 5)) == []  # the XOR reaches zero: no spout yet
+    assert got(acker, InitTree(1, ROOT, 6, SPOUT)) == [TreeFailed(SPOUT, ROOT)]
+    assert not acker.trees and not acker.failed
+    assert got(acker, FailTree(1, ROOT + 1)) == [] and ROOT + 1 in acker.failed
+    acker.expire(31)  # its init never came
+    assert not acker.trees and not acker.failed
 
 
 def test_trees_older_than_the_timeout_are_forgotten_from_their_first_message():
@@ -66,44 +72,41 @@ def test_trees_older_than_the_timeout_are_forgotten_from_their_first_message():
     got(acker, InitTree(1, ROOT, 5, SPOUT), now=0)
     got(acker, AckTree(1, ROOT, 1), now=20)
     got(acker, InitTree(1, ROOT + 1, 5, SPOUT), now=10)
-    assert acker.handle(Tick(30)) == [] and len(acker.trees) == 2
-    acker.handle(Tick(30.5))
+    acker.expire(30)
+    assert len(acker.trees) == 2
+    acker.expire(30.5)
     assert list(acker.trees) == [ROOT + 1]
-    acker.handle(Tick(40.5))
+    acker.expire(40.5)
     assert not acker.trees
 
 
-def test_unknown_events_and_messages_raise():
+def test_unknown_messages_raise():
     with pytest.raises(TypeError):
-        Acker(30).handle(Send(1))
+        got(Acker(30), Send(1))
     with pytest.raises(TypeError):
         got(Acker(30), TreeDone(1, 2))
 
 
-def test_a_wake_ups_messages_as_one_event_give_the_verdicts_one_by_one_would():
-    from squall.worker.acking import AckerReceivedMany
-
+def test_a_wake_ups_messages_at_once_give_the_verdicts_one_by_one_would():
     a, b = 0b0011, 0b0101
     messages = [
         AckTree(1, ROOT, a),  # overtakes its init
         InitTree(1, ROOT + 1, b, SPOUT + 1),
         InitTree(1, ROOT, a, SPOUT),  # ROOT completes here, mid-batch
-        FailTree(1, ROOT + 2),  # unknown root: nothing
+        FailTree(1, ROOT + 2),  # unknown root: held as failed until its init or timeout
         AckTree(1, ROOT + 3, a),  # no init yet: pending
-        FailTree(1, ROOT + 3),  # failed before its init: no verdict, forgotten
+        FailTree(1, ROOT + 3),  # failed before its init: no verdict until the init
         AckTree(1, ROOT + 1, b),
     ]
     batch = Acker(timeout=30)
-    out = batch.handle(AckerReceivedMany(messages, 5.0))
+    out = batch.received(messages, 5.0)
     assert out == [TreeDone(SPOUT, ROOT), TreeDone(SPOUT + 1, ROOT + 1)]
-    assert not batch.trees
+    assert list(batch.trees) == [ROOT + 2, ROOT + 3] and batch.failed == {ROOT + 2, ROOT + 3}
     single = Acker(timeout=30)
     assert [v for m in messages for v in got(single, m, 5.0)] == out
     fail = Acker(timeout=30)
-    fail.handle(AckerReceivedMany([InitTree(1, ROOT, a, SPOUT), FailTree(1, ROOT)], 0.0))
-    assert fail.handle(AckerReceivedMany([AckTree(1, ROOT, a)], 0.0)) == []
-    assert fail.handle(AckerReceivedMany([InitTree(1, 9, a, 0), FailTree(1, 9)], 0.0)) == [
-        TreeFailed(0, 9)
-    ]
+    fail.received([InitTree(1, ROOT, a, SPOUT), FailTree(1, ROOT)], 0.0)
+    assert fail.received([AckTree(1, ROOT, a)], 0.0) == []
+    assert fail.received([InitTree(1, 9, a, 0), FailTree(1, 9)], 0.0) == [TreeFailed(0, 9)]
     with pytest.raises(TypeError):
-        fail.handle(AckerReceivedMany([TreeDone(1, 2)], 0.0))
+        fail.received([TreeDone(1, 2)], 0.0)

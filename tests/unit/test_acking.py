@@ -12,7 +12,6 @@ from squall.worker.acker_executor import AckerExecutor
 from squall.worker.acking import (
     ACK_DONE,
     ACK_FAILED,
-    AckerReceived,
     AckTree,
     InitTree,
     Tick,
@@ -24,27 +23,13 @@ from squall.worker.delivery import TableDelivery, TupleDelivery
 from squall.worker.executors import inbox_item
 from squall.worker.spout_executor import SpoutExecutor
 
-CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
+from .recording_io import FLUSH_EACH, RecordingIO
+
+CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0, **FLUSH_EACH}
 
 
-class FakeIO:
-    ackers = (99,)
-
-    def __init__(self, targets):
-        self.routes = targets  # (component, stream) -> [task]
-        self.sent = []
-
-    def targets(self, component, task, stream, values, direct):
-        return list(self.routes.get((component, stream), []))
-
-    def split(self, component, task, stream, table, direct):
-        return [(t, table) for t in self.routes.get((component, stream), [])]
-
-    def send(self, delivery):
-        self.sent.append(delivery)
-
-    def report_error(self, component, task, text):
-        raise AssertionError(text)
+def FakeIO(routes, ackers=(99,)):  # noqa: N802 - reads as the class it was
+    return RecordingIO(routes, ackers, errors="raise")
 
 
 class Src(Spout):
@@ -91,7 +76,7 @@ def run_tree(fail_leaf=False):
     spout_ex.emit(["a b"], "default", None, msg_id="m1")
     to_mid = [d for d in io.sent if d.target == 2]
     for d in [d for d in io.sent if d.target == 99]:
-        acker.receive(as_tuple(d), 0)
+        acker.receive_many([as_tuple(d)], 0)
     io.sent.clear()
 
     # mid emits twice (each to two leaves) while processing its input, then acks it
@@ -105,7 +90,7 @@ def run_tree(fail_leaf=False):
     acks = [d for d in io.sent if d.target == 99]
     io.sent.clear()
     for d in acks:
-        acker.receive(as_tuple(d), 0)
+        acker.receive_many([as_tuple(d)], 0)
     assert not [d for d in io.sent if d.stream == ACK_DONE]  # leaves still pending
 
     for i, d in enumerate(to_leaves):
@@ -113,7 +98,7 @@ def run_tree(fail_leaf=False):
         run(leaf, [as_tuple(d)], ok=not (fail_leaf and i == 3))()
         for a in [x for x in io.sent if x.target == 99]:
             io.sent.remove(a)
-            acker.receive(as_tuple(a), 0)
+            acker.receive_many([as_tuple(a)], 0)
         done = [x for x in io.sent if x.stream in (ACK_DONE, ACK_FAILED)]
         if i < 3:
             assert not done, "completed before the last leaf acked"
@@ -140,7 +125,7 @@ def test_batch_anchoring_with_shared_roots_stays_consistent():
     bolt = BoltExecutor(Echo(), ctx("b", 4), {"default": ("w",)}, CONF, io)
     acker = Acker(timeout=30)
     root, e1, e2 = 77, 1001, 2002
-    acker.handle(AckerReceived(InitTree(99, root, e1 ^ e2, spout_task=1), now=0))
+    acker.received([InitTree(99, root, e1 ^ e2, spout_task=1)], now=0)
     inputs = [
         Tuple("s", 1, "default", (), ("x",), {root: e1}),
         Tuple("s", 1, "default", (), ("y",), {root: e2}),
@@ -149,7 +134,7 @@ def test_batch_anchoring_with_shared_roots_stays_consistent():
     bolt.emit(["xy"], "default", None, None)
     out = io.sent.pop()
     finish()
-    verdicts = [acker.handle(AckerReceived(as_tuple(d), now=0)) for d in io.sent]
+    verdicts = [acker.received([as_tuple(d)], now=0) for d in io.sent]
     # the output's id for the root cancelled out (anchored twice), so once both inputs are
     # acked the tree is complete, and only then
     assert (out.roots, out.ids) == ((), ())
@@ -158,21 +143,17 @@ def test_batch_anchoring_with_shared_roots_stays_consistent():
 
 def test_acker_expires_old_trees():
     acker = Acker(timeout=30)
-    acker.handle(AckerReceived(AckTree(99, 1, 5), now=0))
-    acker.handle(Tick(now=30))
+    acker.received([AckTree(99, 1, 5)], now=0)
+    acker.expire(now=30)
     assert 1 in acker.trees
-    acker.handle(Tick(now=31))
+    acker.expire(now=31)
     assert not acker.trees
 
 
 def test_untracked_emits_are_acked_at_once_without_ackers():
-    class NoAckers(FakeIO):
-        ackers = ()
-
     spout = Src()
-    ex = SpoutExecutor(
-        spout, ctx("src", 1), {"default": ("line",)}, CONF, NoAckers({("src", "default"): [2]})
-    )
+    io = FakeIO({("src", "default"): [2]}, ackers=())
+    ex = SpoutExecutor(spout, ctx("src", 1), {"default": ("line",)}, CONF, io)
     ex.emit(["x"], "default", None, msg_id=5)
     assert spout.acked == []  # never inside next_tuple
     ex.settle()
@@ -215,7 +196,7 @@ def test_a_batch_is_one_node_of_the_tree():
         words = [d for d in io.sent if isinstance(d, TupleDelivery) and d.target == 3]
         assert [d.values[0] for d in words][:3] == ["a", "b", "c"]
         for d in [d for d in io.sent if isinstance(d, TupleDelivery) and d.target == 99]:
-            acker.receive(as_tuple(d), 0)
+            acker.receive_many([as_tuple(d)], 0)
         io.sent[:] = [
             d
             for d in io.sent
@@ -229,7 +210,7 @@ def test_a_batch_is_one_node_of_the_tree():
             leaf = BoltExecutor(Echo(), ctx("leaf", 3), {"default": ("w",)}, CONF, io)
             run(leaf, [as_tuple(d)])()
         for d in [d for d in io.sent if d.target == 99]:
-            acker.receive(as_tuple(d), 0)
+            acker.receive_many([as_tuple(d)], 0)
         assert [d.stream for d in io.sent if d.target == 1] == [ACK_DONE]
         spout_ex.inbox.put(as_tuple(next(d for d in io.sent if d.target == 1)))
         spout_ex.settle()
@@ -339,10 +320,7 @@ def test_a_spouts_figures_count_tuples_so_emitted_is_acked_failed_and_pending():
 
 
 def test_without_ackers_a_batch_is_acked_in_tuples_at_once():
-    class NoAckers(FakeIO):
-        ackers = ()
-
-    ex = SpoutExecutor(Src(), ctx("src", 1), {"default": ("line",)}, CONF, NoAckers({}))
+    ex = SpoutExecutor(Src(), ctx("src", 1), {"default": ("line",)}, CONF, FakeIO({}, ackers=()))
     ex.emit_batch({"line": ["a", "b", "c"]}, "default", None, msg_id=7)
     ex.settle()
     assert (ex.stats.emitted["default"], ex.stats.acked, ex.stats.pending) == (3, 3, 0)

@@ -2,16 +2,10 @@
 
 import itertools
 
-import pytest
-
 from squall.worker.acking import (
     AckTree,
-    BoltEmitted,
     FailTree,
-    InputsProcessed,
-    InputsTaken,
     Send,
-    Tick,
 )
 from squall.worker.anchoring import Anchoring
 
@@ -23,40 +17,40 @@ def anchoring(ackers=(10, 11)):
 
 def test_untracked_inputs_give_untracked_outputs_and_no_acks():
     a = anchoring()
-    a.handle(InputsTaken(({},)))
-    assert a.handle(BoltEmitted((3, 4))) == [Send(3), Send(4)]
-    assert a.handle(InputsProcessed(ok=True)) == []
-    assert a.handle(InputsProcessed(ok=False)) == []
+    a.taken(({},))
+    assert a.emitted_to((3, 4)) == [Send(3), Send(4)]
+    assert a.processed(True) == []
+    assert a.processed(False) == []
 
 
 def test_an_output_is_anchored_to_the_input_and_the_ack_xors_what_was_emitted():
     a = anchoring()
-    a.handle(InputsTaken(({100: 7},)))
-    assert a.handle(BoltEmitted((3, 4))) == [Send(3, (100,), (1,)), Send(4, (100,), (2,))]
-    assert a.handle(BoltEmitted((5,))) == [Send(5, (100,), (3,))]
+    a.taken(({100: 7},))
+    assert a.emitted_to((3, 4)) == [Send(3, (100,), (1,)), Send(4, (100,), (2,))]
+    assert a.emitted_to((5,)) == [Send(5, (100,), (3,))]
     # root 100 -> acker ackers[100 % 2] == 10
-    assert a.handle(InputsProcessed(ok=True)) == [AckTree(10, 100, 7 ^ 1 ^ 2 ^ 3)]
+    assert a.processed(True) == [AckTree(10, 100, 7 ^ 1 ^ 2 ^ 3)]
 
 
 def test_every_root_of_the_input_anchors_the_output_with_the_same_edge():
     a = anchoring()
-    a.handle(InputsTaken(({100: 7, 101: 8},)))
-    assert a.handle(BoltEmitted((3,))) == [Send(3, (100, 101), (1, 1))]
-    assert a.handle(InputsProcessed(ok=True)) == [AckTree(10, 100, 7 ^ 1), AckTree(11, 101, 8 ^ 1)]
+    a.taken(({100: 7, 101: 8},))
+    assert a.emitted_to((3,)) == [Send(3, (100, 101), (1, 1))]
+    assert a.processed(True) == [AckTree(10, 100, 7 ^ 1), AckTree(11, 101, 8 ^ 1)]
 
 
 def test_a_failed_input_fails_every_root():
     a = anchoring()
-    a.handle(InputsTaken(({100: 7, 101: 8},)))
-    a.handle(BoltEmitted((3,)))
-    assert a.handle(InputsProcessed(ok=False)) == [FailTree(10, 100), FailTree(11, 101)]
+    a.taken(({100: 7, 101: 8},))
+    a.emitted_to((3,))
+    assert a.processed(False) == [FailTree(10, 100), FailTree(11, 101)]
 
 
 def test_a_root_on_an_even_number_of_inputs_does_not_anchor_the_output():
     a = anchoring()
-    a.handle(InputsTaken(({100: 5}, {100: 6, 101: 9})))
-    assert a.handle(BoltEmitted((3,))) == [Send(3, (101,), (1,))]
-    assert a.handle(InputsProcessed(ok=True)) == [
+    a.taken(({100: 5}, {100: 6, 101: 9}))
+    assert a.emitted_to((3,)) == [Send(3, (101,), (1,))]
+    assert a.processed(True) == [
         AckTree(10, 100, 5 ^ 1),
         AckTree(10, 100, 6 ^ 1),
         AckTree(11, 101, 9 ^ 1),
@@ -65,37 +59,32 @@ def test_a_root_on_an_even_number_of_inputs_does_not_anchor_the_output():
 
 def test_each_processing_starts_afresh():
     a = anchoring()
-    a.handle(InputsTaken(({100: 7},)))
-    a.handle(BoltEmitted((3,)))
-    a.handle(InputsProcessed(ok=True))
-    a.handle(InputsTaken(({102: 4},)))
-    assert a.handle(InputsProcessed(ok=True)) == [AckTree(10, 102, 4)]
-    a.handle(InputsTaken(({},)))
-    assert a.handle(BoltEmitted((3,))) == [Send(3)]
-    a.handle(InputsProcessed(ok=True))
-    assert a.handle(BoltEmitted((3,))) == [Send(3)]  # emits outside any processing
+    a.taken(({100: 7},))
+    a.emitted_to((3,))
+    a.processed(True)
+    a.taken(({102: 4},))
+    assert a.processed(True) == [AckTree(10, 102, 4)]
+    a.taken(({},))
+    assert a.emitted_to((3,)) == [Send(3)]
+    a.processed(True)
+    assert a.emitted_to((3,)) == [Send(3)]  # emits outside any processing
 
 
 def test_emits_before_or_after_a_processing_are_untracked():
     a = anchoring()
-    assert a.handle(BoltEmitted((3,))) == [Send(3)]
-    assert a.handle(InputsProcessed(ok=True)) == []
-    a.handle(InputsTaken(({100: 7},)))
-    a.handle(InputsProcessed(ok=True))
-    assert a.handle(BoltEmitted((3,))) == [Send(3)]
+    assert a.emitted_to((3,)) == [Send(3)]
+    assert a.processed(True) == []
+    a.taken(({100: 7},))
+    a.processed(True)
+    assert a.emitted_to((3,)) == [Send(3)]
 
 
 def test_without_ackers_nothing_is_acked():
     a = anchoring(ackers=())
-    a.handle(InputsTaken(({100: 7},)))
-    assert a.handle(InputsProcessed(ok=True)) == []
-    a.handle(InputsTaken(({100: 7},)))
-    assert a.handle(InputsProcessed(ok=False)) == []
-
-
-def test_an_unknown_event_raises():
-    with pytest.raises(TypeError):
-        anchoring().handle(Tick(0))
+    a.taken(({100: 7},))
+    assert a.processed(True) == []
+    a.taken(({100: 7},))
+    assert a.processed(False) == []
 
 
 def test_untracked_outputs_draw_no_acking_ids():
@@ -105,5 +94,5 @@ def test_untracked_outputs_draw_no_acking_ids():
         raise AssertionError("an untracked emit drew an acking id")
 
     a = Anchoring((10,), no_ids)
-    assert a.handle(InputsTaken(({}, {}))) == []  # taking inputs sends nothing
-    assert a.handle(BoltEmitted((3,))) == [Send(3)]
+    a.taken(({}, {}))  # taking inputs draws nothing
+    assert a.emitted_to((3,)) == [Send(3)]

@@ -14,23 +14,15 @@ from squall.worker.bolt_executor import BoltExecutor
 from squall.worker.executor_group import ExecutorGroup, flow_depths, group_executors
 from squall.worker.spout_executor import SpoutExecutor
 from squall.worker.watchdog import Watchdog
+from tests.unit.recording_io import RecordingIO
 
 from .test_watchdog import Blocking, BrokenStart, release  # noqa: F401 - a fixture
 
 CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
 
 
-class IO:
-    ackers = ()
-
-    def targets(self, component, task, stream, values, direct):
-        return []
-
-    def send(self, delivery):
-        pass
-
-    def report_error(self, component, task, text):
-        raise AssertionError(text)
+def IO():  # noqa: N802 - reads as the class it was
+    return RecordingIO(ackers=(), errors="raise")
 
 
 class Recording(Bolt):

@@ -12,6 +12,7 @@ from squall.worker.acking import Tick
 from squall.worker.bolt_executor import SparkBoltExecutor
 from squall.worker.delivery import TupleDelivery
 from squall.worker.micro_batches import Arrived, Flush, MicroBatcher, RunSparkJob
+from tests.unit.recording_io import FLUSH_EACH, RecordingIO
 
 
 def tup(source, stream="default", ids=None):
@@ -109,18 +110,8 @@ class Recorder(SparkBolt):
             raise ValueError("bad micro-batch")
 
 
-class IO:
-    ackers = (99,)
-
-    def __init__(self):
-        self.sent = []
-        self.errors = []
-
-    def send(self, delivery):
-        self.sent.append(delivery)
-
-    def report_error(self, component, task, text):
-        self.errors.append(text)
+def IO():  # noqa: N802 - reads as the class it was
+    return RecordingIO()
 
 
 def test_a_spark_bolt_runs_one_job_per_input_stream_with_its_fields_and_acks_each():
@@ -176,6 +167,7 @@ def test_a_failed_job_whose_spark_session_died_ends_the_task_as_fatal():
     io = IO()
     conf = {
         "topology.message.timeout.secs": 30,
+        **FLUSH_EACH,  # its ack is flushed as it is made: the test reads it
         "topology.batch.size": 10,
         "topology.batch.timeout.ms": 100,
     }

@@ -14,7 +14,6 @@ from squall.config import ConfigError, load_defaults, validate
 from squall.worker.acker import Acker
 from squall.worker.acking import (
     SYSTEM_COMPONENT,
-    AckerReceivedMany,
     AckTree,
     CallAck,
     CallFail,
@@ -22,7 +21,6 @@ from squall.worker.acking import (
     InitTree,
     TreeDone,
     TreeFailed,
-    VerdictArrived,
     message_delivery,
     stream_message,
 )
@@ -32,6 +30,8 @@ from squall.worker.delivery import TupleDelivery
 from squall.worker.inbound import Inbound
 from squall.worker.receive_queue import ReceiveQueue
 from squall.worker.spout_tracking import SpoutTracker
+
+from .recording_io import RecordingIO
 
 
 def _messages(seed: int, trees: int) -> list:
@@ -50,35 +50,35 @@ def _messages(seed: int, trees: int) -> list:
     return out
 
 
-def test_the_ackers_batch_path_decides_what_the_event_path_decides():
+def test_a_wake_ups_messages_at_once_decide_what_one_at_a_time_decide():
     messages = _messages(seed=16, trees=300)
-    by_event, by_call = Acker(timeout=30), Acker(timeout=30)
-    expected = by_event.handle(AckerReceivedMany(messages[:400], 1.0))
-    expected += [v for m in messages[400:] for v in by_event.handle(AckerReceivedMany([m], 2.0))]
-    got = by_call.received(messages[:400], 1.0) + by_call.received(messages[400:], 2.0)
-    assert got == expected and by_call.trees == by_event.trees
+    one_by_one, at_once = Acker(timeout=30), Acker(timeout=30)
+    expected = [v for m in messages[:400] for v in one_by_one.received([m], 1.0)]
+    expected += [v for m in messages[400:] for v in one_by_one.received([m], 2.0)]
+    got = at_once.received(messages[:400], 1.0) + at_once.received(messages[400:], 2.0)
+    assert got == expected and at_once.trees == one_by_one.trees
     assert any(type(v) is TreeDone for v in got) and any(type(v) is TreeFailed for v in got)
     with pytest.raises(TypeError):
-        by_call.received([TreeDone(1, 2)], 3.0)
+        at_once.received([TreeDone(1, 2)], 3.0)
 
 
-def test_the_spout_trackers_verdicts_match_one_event_per_verdict():
+def test_the_spout_trackers_verdicts_at_once_match_one_at_a_time():
     def tracker() -> SpoutTracker:
         t = SpoutTracker(1, (9,), 30.0, 0, AckIdsFrom(5))
         for msg in "abc":
             t.emitted(msg, (2,), now=1.0)
         return t
 
-    by_event, by_call = tracker(), tracker()
-    roots = list(by_event.pending)
+    one_by_one, at_once = tracker(), tracker()
+    roots = list(one_by_one.pending)
     verdicts = [TreeDone(1, roots[0]), TreeFailed(1, roots[1]), TreeDone(1, 12345)]
-    expected = [i for v in verdicts for i in by_event.handle(VerdictArrived(v, 1.5))]
-    assert by_call.verdicts(verdicts, 1.5) == expected == [CallAck("a"), CallFail("b")]
-    assert list(by_call.pending) == list(by_event.pending) == [roots[2]]
-    assert by_call.latency.count == by_event.latency.count == 1
-    assert by_call.verdicts([AckTree(1, roots[2], 3)], 2.0) == []  # an ack: not to this one
+    expected = [i for v in verdicts for i in one_by_one.verdicts([v], 1.5)]
+    assert at_once.verdicts(verdicts, 1.5) == expected == [CallAck("a"), CallFail("b")]
+    assert list(at_once.pending) == list(one_by_one.pending) == [roots[2]]
+    assert at_once.latency.count == one_by_one.latency.count == 1
+    assert at_once.verdicts([AckTree(1, roots[2], 3)], 2.0) == []  # an ack: not to this one
     with pytest.raises(TypeError, match="acker verdicts"):
-        by_call.verdicts([InitTree(1, roots[2], 3, 1)], 2.0)
+        at_once.verdicts([InitTree(1, roots[2], 3, 1)], 2.0)
 
 
 class AckIdsFrom:
@@ -113,10 +113,9 @@ def test_a_malformed_system_tuple_is_a_value_error(stream, values):
         stream_message(1, stream, values)
 
 
-class NoIO:
-    """The TaskIO a bolt's inbox needs here: none (nothing is executed)."""
-
-    ackers = ()
+def NoIO():  # noqa: N802 - reads as the class it was
+    """The TaskIO a bolt's inbox needs here: none is used (nothing is executed)."""
+    return RecordingIO(ackers=(), errors="raise")
 
 
 class Words(Spout):

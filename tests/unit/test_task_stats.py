@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from squall.components import Bolt, TaskContext, Tuple
+from tests.unit.recording_io import RecordingIO
 from worker.bolt_executor import BoltExecutor
 from worker.latency import CompleteLatency
 from worker.task_stats import BUCKETS, RollingWindows, TaskStats, difference
@@ -122,17 +123,8 @@ class Picky(Bolt):
             raise ValueError("bad input")
 
 
-class IO:
-    ackers = (99,)
-
-    def __init__(self):
-        self.sent = []
-
-    def send(self, delivery):
-        self.sent.append(delivery)
-
-    def report_error(self, component, task, text):
-        pass
+def IO():  # noqa: N802 - reads as the class it was
+    return RecordingIO()
 
 
 def test_a_bolts_batch_is_counted_executed_acked_failed_and_timed():

@@ -26,6 +26,7 @@ from squall.worker.tick_tuples import (
     tick_freq,
     tick_tuple,
 )
+from tests.unit.recording_io import RecordingIO
 
 from .test_micro_batches import FakeSpark
 
@@ -113,21 +114,8 @@ class Ticked(Topology):
     never = Recording.spec(inputs={s: Grouping.shuffle}, config={TICK_KEY: None})
 
 
-class IO:
-    ackers = (99,)
-
-    def __init__(self):
-        self.sent = []
-        self.errors = []
-
-    def targets(self, component, task, stream, values, direct):
-        return [7]
-
-    def send(self, delivery):
-        self.sent.append(delivery)
-
-    def report_error(self, component, task, text):
-        self.errors.append(text)
+def IO():  # noqa: N802 - reads as the class it was
+    return RecordingIO(lambda *route: [7])
 
 
 def executor(name, component, conf):

@@ -35,10 +35,9 @@ class Shared:
         self.transport = Transport(
             "127.0.0.1",
             port,
-            received.append,
+            lambda items, stopping: received.extend(items),
             fields_of,
             2**16,
-            deliver_many=lambda items, stopping: received.extend(items),
             full=lambda task: False,
         )
         self.transport.share(self.wake, threading.current_thread())

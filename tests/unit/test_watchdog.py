@@ -12,18 +12,13 @@ from squall.components import TaskContext, Tuple
 from squall.local import wait_for
 from squall.worker.bolt_executor import BoltExecutor
 from squall.worker.watchdog import Watchdog
+from tests.unit.recording_io import RecordingIO
 
 CONF = {"topology.message.timeout.secs": 30, "topology.max.spout.pending": 0}
 
 
-class IO:
-    ackers = ()
-
-    def send(self, delivery):
-        pass
-
-    def report_error(self, component, task, text):
-        raise AssertionError(text)
+def IO():  # noqa: N802 - reads as the class it was
+    return RecordingIO(ackers=(), errors="raise")
 
 
 class Blocking(Bolt):
