@@ -239,43 +239,42 @@ class Supervisor:
 
     def _sync_slots(self, desired: dict[int, Any], now: float) -> None:
         """Each slot's events of this pass, in an order that matters: the assignment first
-        (an exit is judged against it), then exits, beats and memory, then the tick (which
-        stops unwanted and hung workers and ends back-offs), then what a waiting slot waits
-        for."""
+        (an exit is judged against it), then exits, beats and memory; waiting slots hear of
+        their code and confs before the tick asks for them again (a conf just fetched would
+        be fetched twice), and again after it (a back-off the tick ended starts now)."""
         for port in self.ports:
             self._feed(port, sl.Assigned(desired.get(port)), now)
         for ended in self.launcher.reap(now):
-            self._feed(
-                ended.key[1], sl.Exited(ended.returncode, ended.ran_for, ended.describe()), now
-            )
-        with_worker = {
-            self._key(s): s.port for s in self.slots.values() if s.state in sl.WITH_WORKER
-        }
-        for key, seq in beat_seqs(self.zk, self.layout, self.id, with_worker).items():
+            exited = sl.Exited(ended.returncode, ended.ran_for, ended.describe())
+            self._feed(ended.key[1], exited, now)
+        keys = [k for s in self.slots.values() if (k := sl.worker_key(s)) is not None]
+        for key, seq in beat_seqs(self.zk, self.layout, self.id, keys).items():
             self._feed(key[1], sl.BeatSeen(seq), now)
         for key, text in over_memory(self.launcher):
             self._feed(key[1], sl.OverMemory(text), now)
+        self._deliver(now)
         tick = sl.Tick(self.zk_away, self.zk_back)
         for port in self.ports:
             self._feed(port, tick, now)
-        for slot in list(self.slots.values()):
-            tid = slot.desired.topology_id if slot.desired else None
-            if slot.state is sl.SlotState.WAITING_FOR_CODE and tid and self.fetcher.ready(tid):
-                self._feed(slot.port, sl.CodeReady(), now)
-        for slot in list(self.slots.values()):
-            fetched = self.confs.fetched.get(slot.desired.topology_id) if slot.desired else None
-            if slot.state is sl.SlotState.WAITING_FOR_CONF and fetched is not None:
-                self._feed(slot.port, sl.ConfFetched(fetched.began, fetched.conf), now)
+        self._deliver(now)
         present = [p.name for p in self.code_root.glob("*")]
         for remove in sl.code_to_remove(self.slots.values(), present, self._fetching):
             shutil.rmtree(self.code_root / remove.topology_id, ignore_errors=True)
 
+    def _deliver(self, now: float) -> None:
+        """Tell each waiting slot its topology's code is ready, then its newest conf."""
+        for port, slot in list(self.slots.items()):
+            if slot.state is not sl.SlotState.WAITING_FOR_CODE or slot.desired is None:
+                continue
+            if self.fetcher.ready(slot.desired.topology_id):
+                self._feed(port, sl.CodeReady(), now)
+        for port, slot in list(self.slots.items()):
+            fetched = self.confs.fetched.get(slot.desired.topology_id) if slot.desired else None
+            if slot.state is sl.SlotState.WAITING_FOR_CONF and fetched is not None:
+                self._feed(port, sl.ConfFetched(fetched.began, fetched.conf), now)
+
     def _fetching(self, tid: str) -> bool:
         return self.fetcher.busy(tid) or self.confs.busy(tid)
-
-    def _key(self, slot: sl.Slot) -> tuple[str, int]:
-        assert slot.worker is not None
-        return slot.worker.topology_id, slot.port
 
     def _feed(self, port: int, event: sl.Event, now: float) -> None:
         self.slots[port], instructions = sl.step(self.slots[port], event, now)

@@ -377,6 +377,13 @@ def _tid(spec: WorkerSpec | None) -> str | None:
     return spec.topology_id if spec is not None else None
 
 
+def worker_key(slot: Slot) -> WorkerKey | None:
+    """The (topology, port) of the slot's worker while it has one running."""
+    if slot.state not in WITH_WORKER or slot.worker is None:
+        return None
+    return slot.worker.topology_id, slot.port
+
+
 def code_to_remove(
     slots: Iterable[Slot], present: Iterable[str], busy: Callable[[str], bool]
 ) -> list[RemoveCode]:

@@ -33,6 +33,7 @@ from squall.supervisor.slot import (
     empty_slot,
     retries,
     step,
+    worker_key,
 )
 from squall.supervisor.sync import WorkerSpec
 
@@ -275,6 +276,31 @@ def test_an_unassigned_slot_backing_off_or_waiting_empties():
     assert step(waiting, Assigned(None), 150.0) == (empty_slot(PORT, TIMEOUTS), [])
 
 
+def test_a_backing_off_slot_given_another_topology_starts_it_at_once():
+    backing = Slot(PORT, TIMEOUTS, S.BACKING_OFF, SPEC, retry=Retry(3, 500.0))
+    other = WorkerSpec("u", PORT, (5,), 1)
+    slot, out = step(backing, Assigned(other), 150.0)
+    assert slot.state is S.WAITING_FOR_CODE and slot.retry is None and out == [FetchCode("u")]
+    same, out = step(backing, Assigned(WorkerSpec("t", PORT, (9,), 10)), 150.0)
+    assert same.state is S.BACKING_OFF and same.retry == Retry(3, 500.0) and out == []
+
+
+def test_a_starting_worker_that_crashes_or_grows_is_a_failure_too():
+    starting = Slot(PORT, TIMEOUTS, S.STARTING, SPEC, SPEC, 8.0)
+    crashed, out = step(starting, Exited(1, 2.0, "x"), 10.0)
+    assert crashed.state is S.BACKING_OFF and crashed.retry == Retry(1, 11.0)
+    assert out == [Log(WARN, "x"), ReportError("t", PORT, "x\n(restarting in 1s)")]
+    grown, out = step(starting, OverMemory("big"), 10.0)
+    assert grown.state is S.STOPPING and out[1] == KillWorker(KEY, 0)
+
+
+def test_the_worker_key_is_there_while_a_worker_runs():
+    assert worker_key(running()) == KEY
+    assert worker_key(Slot(PORT, TIMEOUTS, S.STARTING, SPEC, SPEC, 8.0)) == KEY
+    assert worker_key(replace(running(), state=S.STOPPING)) is None
+    assert worker_key(Slot(PORT, TIMEOUTS, S.WAITING_FOR_CODE, SPEC)) is None
+
+
 def test_an_unknown_event_is_a_type_error():
     with pytest.raises(TypeError):
         step(empty_slot(PORT, TIMEOUTS), object(), 0.0)  # type: ignore[arg-type]
@@ -302,6 +328,7 @@ EVENTS = [
     BeatSeen(1),
     BeatSeen(2),
     Exited(1, 5.0, "crash"),
+    Exited(1, 90.0, "crash after a long run"),
     Exited(0, 5.0, "done"),
     Exited(WORKER_REASSIGNED, 5.0, "moved"),
     Exited(WORKER_RESTART_ASKED, 5.0, "again"),
@@ -343,6 +370,8 @@ def test_random_sequences_keep_one_worker_report_each_failure_once_and_back_off_
                 assert len(reports) <= 1
                 if reports:
                     assert before.state in (S.STARTING, S.RUNNING)
+                    if isinstance(event, Exited) and event.ran_for >= 60 and slot.retry:
+                        assert slot.retry.failures == 1  # a long healthy run resets it
                     if before.retry and slot.retry and before.worker == slot.desired:
                         assert slot.retry.failures >= before.retry.failures
                         assert slot.retry.not_before > now
