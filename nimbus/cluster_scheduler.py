@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 
 from squall.records import Slot
 
+from .constraint_solver import solve
 from .resource_fit import EPSILON, Fit, charges, cpu_added, place
 from .scheduler import schedule
 from .scheduling_input import Cluster, Need, Outcome, TopologyRequest
@@ -214,6 +215,9 @@ class _Round:
         own = set(kept.values()) - allowed  # live tasks stay on a slot it would avoid
         if own:
             candidates = sorted(allowed | own, key=self.index.__getitem__)
+        if request.constraints is not None:  # ConstraintSolverStrategy
+            rules = request.constraints
+            return solve(request, candidates, {**kept, **restart}, free, self.floor, rules)
         return place(request, candidates, {**kept, **restart}, free, self.floor)
 
     def holding(self) -> set[str]:

@@ -30,6 +30,7 @@ SCHEDULING_KEYS = (
     "resource.aware.scheduler.priority.strategy",
     "storm.worker.min.cpu.pcore.percent",
     "topology.ras.workers.cap",
+    "topology.scheduler.strategy",
 )
 
 

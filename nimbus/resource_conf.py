@@ -15,12 +15,14 @@ from squall.records import SupervisorInfo
 from squall.structure import ACKER, TopologyStructure
 from squall.validation import invalid
 
+from .constraint_solver import constraints_of
 from .model import NimbusSettings, TopologyModel
 from .scheduling_input import (
     DEFAULT_PRIORITY,
     DEFAULT_TASK_NEED,
     DEFAULT_WORKER_HEAP_MB,
     Cluster,
+    Constraints,
     Host,
     TopologyRequest,
 )
@@ -34,6 +36,9 @@ POOLS = "resource.aware.scheduler.user.pools"
 WORKERS_CAP = "topology.ras.workers.cap"  # squall's: True caps a RAS topology at topology.workers
 MIN_WORKER_CPU = "storm.worker.min.cpu.pcore.percent"
 PRIORITY_STRATEGY = "resource.aware.scheduler.priority.strategy"
+STRATEGY = "topology.scheduler.strategy"
+STRATEGY_PACKAGE = "org.apache.storm.scheduler.resource.strategies.scheduling."
+STRATEGIES = {"DefaultResourceAwareStrategy": "default", "ConstraintSolverStrategy": "constraint"}
 
 
 def _amount(value: Any, key: str, where: str) -> float | None:
@@ -51,6 +56,7 @@ def component_resources(
     (the topology is then placed by slot count, squall's default). Bad values are refused
     with InvalidTopologyException."""
     cluster = settings.scheduling
+    scheduling_strategy(conf, settings)  # an unknown one is refused at submit
     base = {
         key: _amount(conf.get(key, cluster.get(key)), key, "topology conf") for key in (MEMORY, CPU)
     }
@@ -81,6 +87,28 @@ def priority(conf: Mapping[str, Any], settings: NimbusSettings) -> int:
     value = conf.get(PRIORITY, settings.scheduling.get(PRIORITY))
     whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
     return value if whole else DEFAULT_PRIORITY
+
+
+def scheduling_strategy(conf: Mapping[str, Any], settings: NimbusSettings) -> str:
+    """'default' or 'constraint' for topology.scheduler.strategy (Storm's class name, with
+    or without its package; unset: Storm's DefaultResourceAwareStrategy); anything else is
+    refused with InvalidTopologyException."""
+    value = conf.get(STRATEGY, settings.scheduling.get(STRATEGY))
+    strategy = _strategy(value)
+    if strategy is None:
+        known = ", ".join(STRATEGY_PACKAGE + name for name in STRATEGIES)
+        raise invalid(f"{STRATEGY}: {str(value)!r:.120} is not supported; use one of {known}")
+    return strategy
+
+
+def _strategy(value: Any) -> str | None:
+    if value is None:
+        return "default"
+    text = str(value)
+    short = text.removeprefix(STRATEGY_PACKAGE)
+    if short in STRATEGIES and (short == text or text.startswith(STRATEGY_PACKAGE)):
+        return STRATEGIES[short]
+    return None
 
 
 def workers_capped(conf: Mapping[str, Any], settings: NimbusSettings) -> bool:
@@ -148,4 +176,13 @@ def request_of(
         worker_heap_mb=worker_heap(topology.conf, settings),
         submitted=float(topology.base.launch_time_secs),
         capped=workers_capped(topology.conf, settings),
+        constraints=_constraints(topology, settings),
     )
+
+
+def _constraints(topology: TopologyModel, settings: NimbusSettings) -> Constraints | None:
+    """ConstraintSolverStrategy's rules for a topology that chose it (checked at submit)."""
+    value = topology.conf.get(STRATEGY, settings.scheduling.get(STRATEGY))
+    if _strategy(value) != "constraint":
+        return None
+    return constraints_of(topology.conf, sorted(set(topology.tasks.values())))

@@ -51,6 +51,19 @@ class Cluster:
         return [(sid, port) for sid, host in sorted(self.hosts.items()) for port in host.ports]
 
 
+DEFAULT_MAX_STATES = 10_000  # topology.ras.constraint.max.state.search
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """ConstraintSolverStrategy's rules (nimbus/constraint_solver.py reads them from the
+    conf): components that may not share a worker, tasks of a component per supervisor."""
+
+    incompatible: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    max_per_node: Mapping[str, int] = field(default_factory=dict)
+    max_states: int = DEFAULT_MAX_STATES
+
+
 @dataclass(frozen=True)
 class TopologyRequest:
     """One topology as the scheduler sees it.
@@ -78,6 +91,9 @@ class TopologyRequest:
     # a resource-aware topology uses as many workers as its resources need (Storm's rule:
     # topology.workers is ignored); True (topology.ras.workers.cap) caps it at num_workers
     capped: bool = False
+    # topology.scheduler.strategy ConstraintSolverStrategy: its constraints (None: Storm's
+    # DefaultResourceAwareStrategy, nimbus/resource_fit.py)
+    constraints: Constraints | None = None
 
     @property
     def max_workers(self) -> int:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, rank, schedule_all
 from squall.nimbus.schedule_invariants import placements, round_violations, violations
-from squall.nimbus.scheduling_input import Cluster, Host, Outcome, TopologyRequest
+from squall.nimbus.scheduling_input import Cluster, Constraints, Host, Outcome, TopologyRequest
 
 
 def request(tid, n, workers, mem=None, **kw):
@@ -119,6 +119,7 @@ def test_an_evicted_topology_is_placed_again_in_its_rank_before_lower_ones():
 # --- random event sequences ---------------------------------------------------------------
 
 MEMORY = [0.0, 400.0, 1000.0, 2000.0]
+CONSTRAINTS = [None, None, Constraints({"x": frozenset("y"), "y": frozenset("x")}, {"x": 1})]
 
 
 @st.composite
@@ -140,6 +141,7 @@ def topology(draw, tid):
         worker_heap_mb=float(draw(st.sampled_from([400, 800]))),
         submitted=float(draw(st.integers(0, 3))),
         capped=draw(st.booleans()),  # topology.ras.workers.cap
+        constraints=draw(st.sampled_from(CONSTRAINTS)),  # ConstraintSolverStrategy or not
     )
 
 
