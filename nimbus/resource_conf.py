@@ -26,7 +26,7 @@ from .scheduling_input import (
     Host,
     TopologyRequest,
 )
-from .scheduling_priority import strategy_of
+from .scheduling_priority import storm_class, strategy_of
 
 MEMORY = "topology.component.resources.onheap.memory.mb"
 CPU = "topology.component.cpu.pcore.percent"
@@ -102,13 +102,7 @@ def scheduling_strategy(conf: Mapping[str, Any], settings: NimbusSettings) -> st
 
 
 def _strategy(value: Any) -> str | None:
-    if value is None:
-        return "default"
-    text = str(value)
-    short = text.removeprefix(STRATEGY_PACKAGE)
-    if short in STRATEGIES and (short == text or text.startswith(STRATEGY_PACKAGE)):
-        return STRATEGIES[short]
-    return None
+    return "default" if value is None else storm_class(value, STRATEGY_PACKAGE, STRATEGIES)
 
 
 def workers_capped(conf: Mapping[str, Any], settings: NimbusSettings) -> bool:

@@ -37,19 +37,28 @@ class UnknownPriorityStrategy(ValueError):
     """resource.aware.scheduler.priority.strategy names a class squall does not implement."""
 
 
+def storm_class(name: object, package: str, choices: Mapping[str, str]) -> str | None:
+    """choices[class] for Storm's class name, given with its package or without; None for
+    anything else."""
+    text = str(name)
+    short = text.removeprefix(package)
+    if short in choices and (short == text or text.startswith(package)):
+        return choices[short]
+    return None
+
+
 def strategy_of(name: object) -> str:
     """'default' or 'fifo' for Storm's class name (with or without its package); None is
     Storm's default. Anything else raises UnknownPriorityStrategy naming what is accepted."""
     if name is None:
         return "default"
-    text = str(name)
-    short = text.removeprefix(STORM_PACKAGE)
-    if short in STRATEGIES and (short == text or text.startswith(STORM_PACKAGE)):
-        return STRATEGIES[short]
+    strategy = storm_class(name, STORM_PACKAGE, STRATEGIES)
+    if strategy is not None:
+        return strategy
     known = ", ".join(STORM_PACKAGE + c for c in STRATEGIES)
     raise UnknownPriorityStrategy(
-        f"resource.aware.scheduler.priority.strategy: {text!r:.120} is not supported; use one "
-        f"of {known}"
+        f"resource.aware.scheduler.priority.strategy: {str(name)!r:.120} is not supported; "
+        f"use one of {known}"
     )
 
 
