@@ -31,7 +31,10 @@ def cluster(tmp_path_factory):
 
 
 def submit(cluster, client, name, workers, memory_mb, priority):
+    # topology.ras.workers.cap: this test places by topology.workers (squall's cap); Storm's
+    # packing, the default, is tested in tests/unit/test_ras_packing.py
     overrides = {"topology.workers": workers, MEMORY: memory_mb, "topology.priority": priority}
+    overrides["topology.ras.workers.cap"] = True
     submit_file(client, SIZED, cluster.client_conf(), name=name, overrides=overrides)
     return {t.name: t.id for t in client.getClusterInfo().topologies}[name]
 
