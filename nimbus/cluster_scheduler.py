@@ -15,7 +15,9 @@ Two passes.
    except by eviction below.
 2. Place: in rank order, each topology being rescheduled picks from its own slots and the
    unclaimed ones: by slot count (nimbus/scheduler.py) when it declares no resources, else
-   by nimbus/resource_fit.py. Slots it does not use go back to the pool for the next.
+   by nimbus/resource_fit.py (packed, Storm's DefaultResourceAwareStrategy) or, under
+   ConstraintSolverStrategy, nimbus/constraint_solver.py. Slots it does not use go back to
+   the pool for the next.
 
 Cannot fit. A resource-aware topology whose tasks do not all fit is not placed at all: it
 keeps what it had when all of that is still charged (nothing, if new, or if part of it no
