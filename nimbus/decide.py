@@ -21,6 +21,7 @@ from squall.validation import check_name_free, check_topology_setting, invalid
 from . import events as ev
 from . import instructions as ins
 from . import log_debug, states
+from .coordinator_log import topology_confs
 from .heartbeats import HeartbeatCache
 from .model import ClusterSnapshot, NimbusModel, TopologyModel, synced_with
 from .occupancy import current
@@ -35,7 +36,6 @@ from .request_checks import (
     whole,
 )
 from .scheduler import start_times
-from .store import topology_confs
 from .supervisor_change import narrowed_cluster, touched_topologies
 
 Result = tuple[NimbusModel, list[ins.Instruction]]

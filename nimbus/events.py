@@ -17,7 +17,7 @@ from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBe
 from squall.structure import TopologyStructure
 
 from . import states
-from .store import CoordinatorMessage
+from .coordinator_log import CoordinatorMessage
 
 
 @dataclass(frozen=True)

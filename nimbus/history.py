@@ -4,30 +4,15 @@ getTopologyHistory, getOwnerResourceSummaries and the error choice of getTopolog
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from squall import thrift_api as T
 from squall.records import Assignment, StormBase
 
-from .store import CoordinatorMessage
+from .coordinator_log import submitted_confs
 
-
-def submitted_confs(messages: Iterable[CoordinatorMessage]) -> dict[str, dict[str, Any]]:
-    """Every topology ever submitted (the coordinator log keeps its submit message after
-    the topology is gone) with the conf it was submitted with. A submit written by a
-    deposed leader (an epoch older than one already seen) never created a topology."""
-    confs: dict[str, dict[str, Any]] = {}
-    newest = 0
-    for m in messages:
-        epoch = m.values.get("epoch", 0)
-        if not isinstance(epoch, int) or epoch < newest:
-            continue
-        newest = epoch
-        tid, conf = m.values.get("topology"), m.values.get("conf", {})
-        if m.type == "submit" and isinstance(tid, str) and isinstance(conf, dict):
-            confs[tid] = conf
-    return confs
+__all__ = ["chosen_errors", "owner_summaries", "submitted_confs", "visible_history"]
 
 
 def visible_history(

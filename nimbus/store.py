@@ -36,6 +36,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
+from .coordinator_log import CoordinatorMessage, topology_confs
+
+__all__ = ["CoordinatorMessage", "Store", "compact", "topology_confs"]
+
 LOG_FORMAT_VERSION = "1"  # the coordinator log's key format, not squall's version
 MESSAGE_TYPES = {
     "set-config",
@@ -79,19 +83,6 @@ def _seq(primary_key: Any) -> int:
     if primary_key is None:
         raise RuntimeError("the database gave no seq for a coordinator log message")
     return int(primary_key[0])
-
-
-@dataclass(frozen=True)
-class CoordinatorMessage:
-    seq: int
-    version: str
-    type: str
-    key: str
-    host: str
-    username: str
-    source: str
-    timestamp: float
-    values: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -225,23 +216,3 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
-
-
-def topology_confs(messages: Iterator[CoordinatorMessage]) -> dict[str, dict[str, Any]]:
-    """Replay the log: each live topology's conf as submitted, with every set-config since
-    applied in order. A message from an epoch older than one already seen was written by a
-    deposed leader after it lost the lead, and is ignored."""
-    confs: dict[str, dict[str, Any]] = {}
-    newest = 0
-    for m in messages:
-        epoch = m.values.get("epoch", 0)
-        if epoch < newest:
-            continue
-        newest = epoch
-        if m.type == "submit":
-            confs[m.values["topology"]] = dict(m.values.get("conf", {}))
-        elif m.type == "set-config" and m.values.get("topology") in confs:
-            confs[m.values["topology"]][m.key] = m.values["value"]
-        elif m.type == "kill" and m.values.get("removed"):
-            confs.pop(m.values["topology"], None)
-    return confs

@@ -95,45 +95,52 @@ class Outbox:
         """What the task's machine said about one emit of `payload`: a delivery per Send (for
         a local target the Tuple its receiver takes, made once, here), protocol messages (an
         init) as they are, anything else carried out."""
-        here = self._here
+        here, local = self._here, self._local_out
         for instruction in instructions:
             if type(instruction) is Send:
                 target, roots, ids = instruction
                 if target in here:
                     tup = as_tuple(name, task, stream, fields, payload, roots, ids)
-                    queued = self._local_out.get(target)
+                    queued = local.get(target)
                     if queued is None:
-                        self._local_out[target] = [tup]
+                        local[target] = [tup]
                     else:
                         queued.append(tup)
                 else:  # TupleDelivery(...) without the namedtuple's Python-level __new__
                     head = (target, name, task, stream, payload, roots, ids)
                     self._out.append(_new(TupleDelivery, head))
-            elif type(instruction) in _PROTOCOL:
-                self._place(instruction)  # type: ignore[arg-type]
+            elif type(instruction) in _PROTOCOL:  # an init: counted and flushed there
+                self._buffer_protocol((instruction,))  # type: ignore[arg-type]
+                local = self._local_out  # in case that flushed
+                continue
             else:
                 self.carry_out(instruction)
                 continue
-            self._held_more(1)  # a full batch flushes here, mid-emit too
+            # _held_more(1), inline: this runs for every delivery of every emit
+            if not self._held:
+                self._out_since = time.monotonic()
+            self._held += 1
+            if self._held >= self.batch_size:  # a full batch flushes here, mid-emit too
+                self.flush()
+                local = self._local_out
 
     def _buffer_protocol(self, messages: Sequence[ProtocolMessage]) -> None:
-        """Protocol messages: those for tasks of this worker wait per target, as local
-        Tuples do."""
-        if messages:
-            for message in messages:
-                self._place(message)
-            self._held_more(len(messages))
-
-    def _place(self, message: ProtocolMessage) -> None:
-        target = message[0]
-        if target in self._here:
-            queued = self._local_protocol.get(target)
-            if queued is None:
-                self._local_protocol[target] = [message]
+        """Protocol messages (acks, inits, verdicts): those for tasks of this worker wait
+        per target, as local Tuples do."""
+        if not messages:
+            return
+        here, out, local = self._here, self._out, self._local_protocol
+        for message in messages:
+            target = message[0]
+            if target in here:
+                queued = local.get(target)
+                if queued is None:
+                    local[target] = [message]
+                else:
+                    queued.append(message)
             else:
-                queued.append(message)
-        else:
-            self._out.append(message)
+                out.append(message)
+        self._held_more(len(messages))
 
     def flush(self) -> None:
         """Hand what is buffered to the worker (waits while backpressured): the Tuples made

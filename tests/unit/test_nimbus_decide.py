@@ -11,9 +11,9 @@ from squall import thrift_api as T
 from squall.nimbus import events as ev
 from squall.nimbus import instructions as ins
 from squall.nimbus import states
+from squall.nimbus.coordinator_log import CoordinatorMessage
 from squall.nimbus.decide import NotLeader, handle
 from squall.nimbus.model import NimbusModel, NimbusSettings
-from squall.nimbus.store import CoordinatorMessage
 from squall.records import Assignment, PendingEvent, StormBase, SupervisorInfo, WorkerBeat
 from squall.structure import ComponentInfo, TopologyStructure, assign_task_ids
 from squall.supervisor.sync import desired_workers

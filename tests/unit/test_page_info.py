@@ -5,6 +5,7 @@ import pytest
 
 from squall import thrift_api as T
 from squall.nimbus.component_stats import executor_rows, stream_counts, totals
+from squall.nimbus.coordinator_log import CoordinatorMessage
 from squall.nimbus.history import (
     chosen_errors,
     owner_summaries,
@@ -18,7 +19,6 @@ from squall.nimbus.page_info import (
     supervisor_page,
     topology_page,
 )
-from squall.nimbus.store import CoordinatorMessage
 from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat
 
 NOW = 10_000

@@ -1,0 +1,43 @@
+"""The coordinator log's one replay: the live confs a new leader rebuilds and the submitted
+confs the UI lists come from the same pass, with the same rules for what counts."""
+
+from squall.nimbus.coordinator_log import CoordinatorMessage, replay
+
+
+def message(seq, type_, key="k", epoch=1, **values):
+    return CoordinatorMessage(seq, "1", type_, key, "h", "u", "n", 0.0, {**values, "epoch": epoch})
+
+
+def test_live_confs_follow_set_config_and_removal_and_submitted_keeps_every_submit():
+    log = [
+        message(1, "submit", topology="a-1", conf={"x": 1}),
+        message(2, "submit", topology="b-2", conf={"y": 2}),
+        message(3, "set-config", key="x", topology="a-1", value=5),
+        message(4, "kill", topology="b-2", removed=True),
+        message(5, "set-config", key="y", topology="b-2", value=9),  # after its removal
+    ]
+    replayed = replay(log)
+    assert replayed.live == {"a-1": {"x": 5}}
+    assert replayed.submitted == {"a-1": {"x": 1}, "b-2": {"y": 2}}
+
+
+def test_a_deposed_leaders_late_messages_count_for_neither():
+    log = [
+        message(1, "submit", topology="a-1", conf={"x": 1}, epoch=2),
+        message(2, "set-config", key="x", topology="a-1", value=7, epoch=1),  # deposed
+        message(3, "submit", topology="c-3", conf={}, epoch=1),  # deposed: never created
+    ]
+    replayed = replay(log)
+    assert replayed.live == {"a-1": {"x": 1}} and replayed.submitted == {"a-1": {"x": 1}}
+
+
+def test_messages_of_the_wrong_shape_are_skipped_for_both():
+    log = [
+        message(1, "submit", topology="a-1", conf={"x": 1}),
+        message(2, "submit", topology=7, conf={}),  # not a topology id
+        message(3, "submit", topology="d-4", conf=["not", "a", "dict"]),
+        message(4, "set-config", key="x", topology="a-1"),  # no value
+        message(5, "submit", topology="e-5", conf={}, epoch="2"),  # not an epoch
+    ]
+    replayed = replay(log)
+    assert replayed.live == {"a-1": {"x": 1}} and replayed.submitted == {"a-1": {"x": 1}}
