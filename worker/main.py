@@ -65,7 +65,7 @@ from .zk_reactions import ZooKeeperReactions
 log = logging.getLogger("squall.worker")
 
 
-class Worker(ZooKeeperReactions):
+class WorkerProcess(ZooKeeperReactions):
     def __init__(
         self, conf: dict[str, Any], tid: str, node: str, port: int, code_dir: Path, host: str
     ):
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for noisy in ("kazoo", "py4j", "squall.kazoo"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    worker = Worker(
+    worker = WorkerProcess(
         conf, args.topology_id, args.supervisor_id, args.port, Path(args.code_dir), args.host
     )
     signal.signal(signal.SIGTERM, lambda *_: worker.stopping.set())

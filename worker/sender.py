@@ -24,7 +24,7 @@ from .backpressure import BackpressureStatus
 from .codec import FieldsOf, encode_bounded, encode_status
 from .delivery import Delivery, TableDelivery, TupleDelivery
 from .framing import MAX_PARTS, Throttle, pack
-from .sender_outbox import IDLE, Outbox
+from .sender_outbox import IDLE, SendQueue
 
 log = logging.getLogger("squall.worker.transport")
 
@@ -83,7 +83,7 @@ class Sender:
         self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
         self.stopping = stopping
         self.peers = peers
-        self.outbox = Outbox(limit)
+        self.outbox = SendQueue(limit)
         self.limit = limit
         # how many deliveries make the shared thread's pump send (no more than the limit, at
         # which spouts pause and flushes wait: a pump must not gather past it)

@@ -20,7 +20,7 @@ from typing import Any
 IDLE = 1  # an idle sender wakes for the first delivery
 
 
-class Outbox:
+class SendQueue:
     """Items for one consumer thread from any number of producers, in put order."""
 
     def __init__(self, limit: int = 0) -> None:

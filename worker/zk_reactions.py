@@ -2,7 +2,7 @@
 and not before every task of it is ready (readiness.py); routing follows moves of other tasks;
 if its own tasks change or the topology goes away, the worker stops so that the supervisor
 starts what is wanted now; a heartbeat round without ZooKeeper is skipped, not fatal.
-A mixin of Worker (main.py), which owns the state named below."""
+A mixin of WorkerProcess (main.py), which owns the state named below."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class ZooKeeperReactions:
     errors: ErrorReports
     exit_code: int
 
-    beat: Callable[[], None]  # Worker's
+    beat: Callable[[], None]  # WorkerProcess's
 
     def _status_changed(self, base: StormBase | None) -> None:
         if base is None:

@@ -5,7 +5,7 @@ import threading
 from kazoo.exceptions import ConnectionLoss
 
 from squall.records import WorkerBeat
-from squall.worker.main import Worker
+from squall.worker.main import WorkerProcess
 from squall.worker.readiness import (
     READS_PER_SEC,
     READY_POLL_SECS,
@@ -84,9 +84,9 @@ class Agent:
         pass
 
 
-def waiting_worker(executors: dict[int, Executor], others: dict[str, WorkerBeat]) -> Worker:
-    """A Worker with only what a heartbeat round touches (no ZooKeeper, no tasks running)."""
-    w = Worker.__new__(Worker)
+def waiting_worker(executors: dict[int, Executor], others: dict[str, WorkerBeat]) -> WorkerProcess:
+    """A WorkerProcess with only what a heartbeat round touches (no ZooKeeper, no tasks running)."""
+    w = WorkerProcess.__new__(WorkerProcess)
     w.agent, w.executors, w.errors = Agent(others), executors, Errors()
     w.beat = lambda: setattr(w.agent, "beaten", w.agent.beaten + 1)
     w.topology_ready, w.topology_tasks, w.topology_workers = False, (1, 2, 3), 2

@@ -4,10 +4,10 @@ any control item (never left asleep past its deadline), producers held at the li
 import threading
 import time
 
-from squall.worker.sender_outbox import Outbox
+from squall.worker.sender_outbox import SendQueue
 
 
-def taker(outbox: Outbox, **kwargs):
+def taker(outbox: SendQueue, **kwargs):
     got: list = []
     done = threading.Event()
 
@@ -20,7 +20,7 @@ def taker(outbox: Outbox, **kwargs):
 
 
 def test_take_returns_everything_in_put_order_and_empties_the_outbox():
-    outbox = Outbox()
+    outbox = SendQueue()
     outbox.put(["a", "b"], 2)
     outbox.put("status")
     outbox.put(["c"], 1)
@@ -30,7 +30,7 @@ def test_take_returns_everything_in_put_order_and_empties_the_outbox():
 
 
 def test_an_idle_taker_wakes_for_the_first_delivery():
-    outbox = Outbox()
+    outbox = SendQueue()
     got, done = taker(outbox)
     assert not done.wait(0.05)
     outbox.put(["a"], 1)
@@ -38,7 +38,7 @@ def test_an_idle_taker_wakes_for_the_first_delivery():
 
 
 def test_a_gathering_taker_wakes_at_enough_deliveries_or_a_control_item():
-    outbox = Outbox()
+    outbox = SendQueue()
     far = time.monotonic() + 60
     got, done = taker(outbox, at_least=3, deadline=far)
     outbox.put(["a", "b"], 2)
@@ -52,14 +52,14 @@ def test_a_gathering_taker_wakes_at_enough_deliveries_or_a_control_item():
 
 
 def test_a_gathering_taker_gets_what_is_there_at_its_deadline():
-    outbox = Outbox()
+    outbox = SendQueue()
     outbox.put(["a"], 1)
     got, done = taker(outbox, at_least=100, deadline=time.monotonic() + 0.2)
     assert done.wait(10) and got == [["a"]]
 
 
 def test_producers_wait_at_the_limit_until_a_take():
-    outbox = Outbox(limit=2)
+    outbox = SendQueue(limit=2)
     outbox.put(["a", "b"], 2)
     stopped, closing, held = threading.Event(), threading.Event(), threading.Event()
     waiter = threading.Thread(
@@ -73,11 +73,11 @@ def test_producers_wait_at_the_limit_until_a_take():
     outbox.put(["c", "d"], 2)
     stopped.set()
     outbox.wait_for_room(stopped, closing)  # a stopping producer never waits
-    Outbox().wait_for_room(threading.Event(), closing)  # no limit: never waits
+    SendQueue().wait_for_room(threading.Event(), closing)  # no limit: never waits
 
 
 def test_gathering_says_how_long_until_enough_deliveries_or_the_oldest_has_waited():
-    outbox = Outbox()
+    outbox = SendQueue()
     outbox.put(["a"], 1)
     assert 59 < outbox.gathering(3, 60.0) <= 60.0  # one of three, just put
     time.sleep(0.01)

@@ -8,7 +8,7 @@ import threading
 import pytest
 from kazoo.exceptions import ConnectionLoss, NoAuthError, SessionExpiredError
 
-from squall.worker.main import Worker
+from squall.worker.main import WorkerProcess
 
 
 class Agent:
@@ -37,7 +37,7 @@ class Errors:
 
 
 def worker(agent):
-    w = Worker.__new__(Worker)  # only what a heartbeat round touches
+    w = WorkerProcess.__new__(WorkerProcess)  # only what a heartbeat round touches
     w.agent, w.errors, w.executors = agent, Errors(), {}
     w.started, w.topology_ready, w.stopping = 0.0, True, threading.Event()
     w.topology_workers, w.beat_period, w.beat_due, w.beaten_ready = 1, 1.0, 0.0, frozenset()
