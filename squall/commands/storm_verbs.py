@@ -8,6 +8,7 @@ import copy
 import json
 import platform
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ from squall.commands.storm_args import (
     log_config,
     properties,
 )
+from squall.staleness import stale_mark, stale_note
 
 
 def alias(command: click.Command, name: str) -> None:
@@ -92,7 +94,8 @@ def set_log_level(ctx, updates: tuple[str, ...], removals: tuple[str, ...], name
 @click.pass_context
 def get_errors(ctx: click.Context, name: str) -> None:
     """Print topology NAME's latest error of each component in error, as JSON:
-    {"Topology Name": NAME, "Comp-Errors": {COMPONENT: ERROR}}."""
+    {"Topology Name": NAME, "Comp-Errors": {COMPONENT: ERROR}}. While nimbus answers from
+    what it last read (ZooKeeper unreachable), a line on stderr says so and since when."""
     options = T.GetInfoOptions(num_err_choice=T.NumErrorsChoice.ONE)
     with nimbus_client_for(ctx) as client:
         try:
@@ -100,6 +103,9 @@ def get_errors(ctx: click.Context, name: str) -> None:
         except T.NotAliveException:
             click.echo(_json({"Failure": f"No topologies running with name {name}"}))
             sys.exit(1)
+    mark = stale_mark(info)
+    if mark is not None:  # the JSON keeps Storm's shape; the note goes beside it
+        err.print(stale_note(*mark, time.time()), markup=False)
     latest = {c: max(e, key=lambda x: x.error_time_secs) for c, e in info.errors.items() if e}
     errors = {c: e.error for c, e in sorted(latest.items())}
     click.echo(_json({"Topology Name": info.name, "Comp-Errors": errors}))
