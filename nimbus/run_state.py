@@ -67,8 +67,24 @@ def run_status(sched_status: str, count: RunCount, last_error: str | None, statu
     if count.starting:
         parts.append(f"{count.starting} of {count.total} tasks starting")
     if last_error:
-        parts.append(f"last error: {last_error.splitlines()[0][:FIRST_LINE]}")
+        parts.append(f"last error: {headline(last_error)[:FIRST_LINE]}")
     return "; ".join(parts)
+
+
+LAST_LINES = "its last lines:"  # how a supervisor's report of a worker's exit ends its first line
+RESTARTING = "(restarting in "  # the line a supervisor adds under a failure it retries
+
+
+def headline(error: str) -> str:
+    """An error's line for a status: its first line, and for a worker's exit ("...; its last
+    lines:") the last of those lines too, which says why (the first alone named only the
+    exit code)."""
+    lines = error.splitlines() or [""]
+    first = lines[0]
+    if not first.rstrip().endswith(LAST_LINES):
+        return first
+    said = [x.strip() for x in lines[1:] if x.strip() and not x.startswith(RESTARTING)]
+    return f"{first.rstrip()} {said[-1]}" if said else first
 
 
 SUPERVISOR = "__supervisor"  # the component a supervisor's reports are filed under

@@ -3,7 +3,7 @@ topology that cannot start shows why, not ACTIVE with zeros."""
 
 from squall.nimbus.heartbeats import HeartbeatCache, TaskBeat
 from squall.nimbus.model import TopologyModel
-from squall.nimbus.run_state import RunCount, recent_error, run_count, run_status
+from squall.nimbus.run_state import RunCount, headline, recent_error, run_count, run_status
 from squall.records import Assignment, StormBase
 
 SLOT = ("s1", 6700)
@@ -96,3 +96,20 @@ def test_readiness_is_read_from_the_beat_of_the_tasks_own_slot():
     assert unready_tasks(beats, placement) == {2}
     cache = HeartbeatCache().observe({2: ("s1", 6700, 5), 1: ("s1", 6700, 5)}, 7.0, {2})
     assert (cache.beats[1].ready, cache.beats[2].ready) == (True, False)
+
+
+def test_a_workers_exit_is_shown_with_the_last_of_its_last_lines():
+    """The supervisor's report's first line names only the exit code; the cause is in the
+    lines the worker printed last (its restart note is not one of them)."""
+    count = RunCount(2, starting=2, waiting_secs=30.0)
+    exited = (
+        "worker t:6700 exited with code 3 after 5s; its last lines:\n"
+        "starting task 2\ncannot open /etc/key: set GEOCODER_LICENCE\n\n(restarting in 4s)"
+    )
+    assert run_status("", count, exited, "ACTIVE") == (
+        "2 of 2 tasks starting; last error: worker t:6700 exited with code 3 after 5s; its "
+        "last lines: cannot open /etc/key: set GEOCODER_LICENCE"
+    )
+    bare = "worker t:6700 was killed by signal 9 after 5s; its last lines:\n\n(restarting in 4s)"
+    assert headline(bare) == "worker t:6700 was killed by signal 9 after 5s; its last lines:"
+    assert headline("") == ""
