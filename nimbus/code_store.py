@@ -27,6 +27,20 @@ from .store import Store
 CHUNK_BYTES = 300 * 1024
 
 
+class CodeUnreadable(RuntimeError):
+    """Nimbus's cached copy of a topology file cannot be read. Its supervisors reported only
+    the OS error ("Is a directory"), naming neither whose copy it was nor the fix."""
+
+
+def unreadable_message(path: Path, exc: OSError) -> str:
+    """What a supervisor's fetch reports: the file, the OS's reason, and the way out."""
+    reason = exc.strerror or str(exc)
+    return (
+        f"nimbus cannot read its copy {path} ({reason}): remove {path.parent} on the nimbus "
+        "host and nimbus writes it again from its store"
+    )
+
+
 @dataclass
 class Download:
     path: Path
@@ -113,9 +127,13 @@ class CodeStore:
             download = self.downloads.get(download_id)
             if download is None:
                 raise T.NotAliveException(msg=f"no download {download_id!r} in progress")
-            with download.path.open("rb") as f:
-                f.seek(download.offset)
-                chunk = f.read(CHUNK_BYTES)
+            try:
+                with download.path.open("rb") as f:
+                    f.seek(download.offset)
+                    chunk = f.read(CHUNK_BYTES)
+            except OSError as exc:
+                del self.downloads[download_id]
+                raise CodeUnreadable(unreadable_message(download.path, exc)) from exc
             download.offset += len(chunk)
             download.last_used = now
             if not chunk:
