@@ -68,9 +68,9 @@ def handle(model: NimbusModel, event: ev.Event) -> Result:
         case ev.Rebalance():
             return _rebalance(model, event)
         case ev.Activate():
-            return _user_transition(model, event.name, states.Activate(), event.wall)
+            return _user_transition(model, event.name, states.ActivateAction(), event.wall)
         case ev.Deactivate():
-            return _user_transition(model, event.name, states.Deactivate(), event.wall)
+            return _user_transition(model, event.name, states.DeactivateAction(), event.wall)
         case ev.SetConfig():
             return _set_config(model, event)
         case ev.SetLogConfig():
@@ -149,7 +149,7 @@ def _user_transition(model: NimbusModel, name: str, event: states.Event, wall: f
 def _kill(model: NimbusModel, e: ev.Kill) -> Result:
     tid = model.find(e.name).id  # NotAliveException first, as Storm checks: then the wait
     wait = wait_secs_of(model.settings, e.wait_secs)
-    model, out = _user_transition(model, e.name, states.Kill(wait), e.wall)
+    model, out = _user_transition(model, e.name, states.KillAction(wait), e.wall)
     values = {"topology": tid, "wait_secs": wait}
     return model, [*out, log_message("kill", tid, values, model.epoch)]
 
@@ -170,7 +170,9 @@ def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
         model, topology.id, replace(topology.base, component_executors=counts), topology.tasks
     )
     executors = tuple(sorted((e.executors or {}).items()))
-    event = states.Rebalance(wait_secs_of(model.settings, e.wait_secs), e.num_workers, executors)
+    event = states.RebalanceAction(
+        wait_secs_of(model.settings, e.wait_secs), e.num_workers, executors
+    )
     model, out = _user_transition(model, e.name, event, e.wall)
     values = {"topology": topology.id, "num_workers": e.num_workers, "executors": dict(executors)}
     return model, [*out, log_message("rebalance", topology.id, values, model.epoch)]
@@ -306,7 +308,7 @@ def _apply(
                 out += more
             case states.ScheduleEvent(event=delayed, delay_secs=delay):
                 out.append(ins.StartTimer(tid, delayed, delay))
-            case states.RemoveTopology():
+            case states.RemoveNow():
                 model = model.without(tid)
                 out.append(ins.RemoveTopology(tid, epoch))
                 values = {"topology": tid, "removed": True}

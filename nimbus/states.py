@@ -1,20 +1,25 @@
 """The topology status machine (seed 002; Storm's nimbus state transitions), as a table.
 
-`transition` is pure: given the topology's /storms record, an event and the wall-clock time,
-it returns instructions for the controller to carry out. It never does I/O. Setting a status
-(an instruction that writes /storms) and transitioning on an event (this function) are kept
-apart as in Storm.
+`TRANSITIONS` is the table, as Storm's Nimbus.TOPO_STATE_TRANSITIONS: per status, the
+actions it takes and what each does. `transition` is pure: given the topology's /storms
+record, an action and the wall-clock time, it looks the pair up and returns instructions
+for the controller to carry out. It never does I/O. Setting a status (an instruction that
+writes /storms) and transitioning on an action (this function) are kept apart as in Storm.
 
-User events (activate, deactivate, kill, rebalance) that make no sense in the current status
-raise IllegalTransition; system events (monitor, startup, remove, do-rebalance) that arrive
-late, after the status moved on, do nothing.
+The actions are Storm's TopologyActions: the user's (ActivateAction, DeactivateAction,
+KillAction, RebalanceAction; named apart from nimbus/events.py's requests, which carry the
+topology's name) and the system's (Monitor, Startup, Remove, DoRebalance). A user action
+the status does not take raises IllegalTransition; a system action that arrives late, after
+the status moved on, does nothing.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Any
 
 from squall.records import PendingEvent, StormBase
 
@@ -32,22 +37,22 @@ class TopologyStatus(str, Enum):
 
 
 @dataclass(frozen=True)
-class Activate:
+class ActivateAction:
     pass
 
 
 @dataclass(frozen=True)
-class Deactivate:
+class DeactivateAction:
     pass
 
 
 @dataclass(frozen=True)
-class Kill:
+class KillAction:
     wait_secs: int
 
 
 @dataclass(frozen=True)
-class Rebalance:
+class RebalanceAction:
     wait_secs: int
     num_workers: int | None = None
     num_executors: tuple[tuple[str, int], ...] = ()
@@ -73,9 +78,18 @@ class Remove:
     pass
 
 
-Event = Activate | Deactivate | Kill | Rebalance | DoRebalance | Monitor | Startup | Remove
+Event = (
+    ActivateAction
+    | DeactivateAction
+    | KillAction
+    | RebalanceAction
+    | DoRebalance
+    | Monitor
+    | Startup
+    | Remove
+)
 Delayed = Remove | DoRebalance  # the events a status schedules for later (kill's, rebalance's)
-USER_EVENTS = (Activate, Deactivate, Kill, Rebalance)
+USER_EVENTS = (ActivateAction, DeactivateAction, KillAction, RebalanceAction)
 
 # --- instructions ------------------------------------------------------------------------
 
@@ -99,11 +113,11 @@ class ScheduleEvent:
 
 
 @dataclass(frozen=True)
-class RemoveTopology:
-    pass
+class RemoveNow:
+    """The kill's wait is over: remove the topology (nimbus's instructions.RemoveTopology)."""
 
 
-Instruction = SetBase | Reassign | ScheduleEvent | RemoveTopology
+Instruction = SetBase | Reassign | ScheduleEvent | RemoveNow
 
 
 class IllegalTransition(Exception):
@@ -145,46 +159,96 @@ def _resume(base: StormBase, now: float) -> list[Instruction]:
     return [ScheduleEvent(event, max(0.0, delay))]
 
 
+def _set_status(status: TopologyStatus) -> Transition:
+    def set_status(base: StormBase, event: Any, now: float) -> list[Instruction]:
+        return [SetBase(replace(base, status=status.value))]
+
+    return set_status
+
+
+def _nothing(base: StormBase, event: Any, now: float) -> list[Instruction]:
+    return []
+
+
+def _kill(base: StormBase, event: KillAction, now: float) -> list[Instruction]:
+    """Legal in every status; a second kill resets the wait."""
+    return _delayed(base, TopologyStatus.KILLED, Remove(), event.wait_secs, now)
+
+
+def _rebalance(base: StormBase, event: RebalanceAction, now: float) -> list[Instruction]:
+    counts = dict(base.component_executors)
+    counts.update(dict(event.num_executors))
+    rebalanced = replace(
+        base,
+        num_workers=event.num_workers or base.num_workers,
+        component_executors=counts,
+    )
+    return _delayed(rebalanced, TopologyStatus.REBALANCING, DoRebalance(), event.wait_secs, now)
+
+
+def _monitor(base: StormBase, event: Monitor, now: float) -> list[Instruction]:
+    return [Reassign(scratch=False)]
+
+
+def _startup(base: StormBase, event: Startup, now: float) -> list[Instruction]:
+    return _resume(base, now)
+
+
+def _remove(base: StormBase, event: Remove, now: float) -> list[Instruction]:
+    return [RemoveNow()]
+
+
+def _do_rebalance(base: StormBase, event: DoRebalance, now: float) -> list[Instruction]:
+    restored = replace(
+        base,
+        status=base.previous_status or TopologyStatus.ACTIVE.value,
+        previous_status=None,
+        pending=None,
+    )
+    return [Reassign(scratch=True), SetBase(restored)]
+
+
+Transition = Callable[[StormBase, Any, float], list[Instruction]]
+
+# Storm's TOPO_STATE_TRANSITIONS: what each status does on each action it takes.
+TRANSITIONS: dict[TopologyStatus, dict[type, Transition]] = {
+    TopologyStatus.ACTIVE: {
+        ActivateAction: _nothing,
+        DeactivateAction: _set_status(TopologyStatus.INACTIVE),
+        KillAction: _kill,
+        RebalanceAction: _rebalance,
+        Monitor: _monitor,
+        Startup: _startup,
+    },
+    TopologyStatus.INACTIVE: {
+        ActivateAction: _set_status(TopologyStatus.ACTIVE),
+        DeactivateAction: _nothing,
+        KillAction: _kill,
+        RebalanceAction: _rebalance,
+        Monitor: _monitor,
+        Startup: _startup,
+    },
+    TopologyStatus.KILLED: {
+        KillAction: _kill,
+        Startup: _startup,
+        Remove: _remove,
+    },
+    TopologyStatus.REBALANCING: {
+        KillAction: _kill,
+        Startup: _startup,
+        DoRebalance: _do_rebalance,
+    },
+}
+
+
 def transition(base: StormBase, event: Event, now: float) -> list[Instruction]:
+    """The table's entry for the topology's status and `event`, carried out; a user
+    action the status does not take raises IllegalTransition, a system one does nothing."""
     status = TopologyStatus(base.status)
-    alive = status in (TopologyStatus.ACTIVE, TopologyStatus.INACTIVE)
-
-    if isinstance(event, Activate) and alive:
-        if status is TopologyStatus.ACTIVE:
-            return []
-        return [SetBase(replace(base, status=TopologyStatus.ACTIVE.value))]
-    if isinstance(event, Deactivate) and alive:
-        if status is TopologyStatus.INACTIVE:
-            return []
-        return [SetBase(replace(base, status=TopologyStatus.INACTIVE.value))]
-    if isinstance(event, Kill):  # legal in every status; a second kill resets the wait
-        return _delayed(base, TopologyStatus.KILLED, Remove(), event.wait_secs, now)
-    if isinstance(event, Rebalance) and alive:
-        counts = dict(base.component_executors)
-        counts.update(dict(event.num_executors))
-        rebalanced = replace(
-            base,
-            num_workers=event.num_workers or base.num_workers,
-            component_executors=counts,
-        )
-        return _delayed(rebalanced, TopologyStatus.REBALANCING, DoRebalance(), event.wait_secs, now)
+    step = TRANSITIONS[status].get(type(event))
+    if step is not None:
+        return step(base, event, now)
     if isinstance(event, USER_EVENTS):
-        raise IllegalTransition(
-            f"cannot {type(event).__name__.lower()} topology {base.name!r}: it is {status.value}"
-        )
-
-    if isinstance(event, Monitor):
-        return [Reassign(scratch=False)] if alive else []
-    if isinstance(event, Startup):
-        return _resume(base, now)
-    if isinstance(event, Remove) and status is TopologyStatus.KILLED:
-        return [RemoveTopology()]
-    if isinstance(event, DoRebalance) and status is TopologyStatus.REBALANCING:
-        restored = replace(
-            base,
-            status=base.previous_status or TopologyStatus.ACTIVE.value,
-            previous_status=None,
-            pending=None,
-        )
-        return [Reassign(scratch=True), SetBase(restored)]
+        action = type(event).__name__.removesuffix("Action").lower()
+        raise IllegalTransition(f"cannot {action} topology {base.name!r}: it is {status.value}")
     return []

@@ -5,16 +5,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from squall.nimbus.states import (
-    Activate,
-    Deactivate,
+    ActivateAction,
+    DeactivateAction,
     DoRebalance,
     IllegalTransition,
-    Kill,
+    KillAction,
     Monitor,
     Reassign,
-    Rebalance,
+    RebalanceAction,
     Remove,
-    RemoveTopology,
+    RemoveNow,
     ScheduleEvent,
     SetBase,
     Startup,
@@ -28,15 +28,15 @@ def base(status="active", **kw):
 
 
 def test_activate_and_deactivate_set_the_status():
-    [set_] = transition(base("inactive"), Activate(), 0)
+    [set_] = transition(base("inactive"), ActivateAction(), 0)
     assert isinstance(set_, SetBase) and set_.base.status == "active"
-    [set_] = transition(base("active"), Deactivate(), 0)
+    [set_] = transition(base("active"), DeactivateAction(), 0)
     assert set_.base.status == "inactive"
-    assert transition(base("active"), Activate(), 0) == []
+    assert transition(base("active"), ActivateAction(), 0) == []
 
 
 def test_kill_sets_killed_and_schedules_remove_with_due_time():
-    set_, later = transition(base("inactive"), Kill(5), 100)
+    set_, later = transition(base("inactive"), KillAction(5), 100)
     assert set_.base.status == "killed"
     assert set_.base.previous_status == "inactive"
     assert set_.base.pending == PendingEvent("remove", 105)
@@ -45,12 +45,12 @@ def test_kill_sets_killed_and_schedules_remove_with_due_time():
 
 def test_kill_again_resets_the_wait():
     killed = base("killed", pending=PendingEvent("remove", 200))
-    set_, later = transition(killed, Kill(0), 100)
+    set_, later = transition(killed, KillAction(0), 100)
     assert later.delay_secs == 0 and set_.base.pending.due_secs == 100
 
 
 def test_rebalance_remembers_previous_status_and_new_sizes():
-    set_, later = transition(base("inactive"), Rebalance(3, 4, (("a", 5),)), 10)
+    set_, later = transition(base("inactive"), RebalanceAction(3, 4, (("a", 5),)), 10)
     assert set_.base.status == "rebalancing"
     assert set_.base.previous_status == "inactive"
     assert set_.base.num_workers == 4 and set_.base.component_executors == {"a": 5, "b": 1}
@@ -88,18 +88,18 @@ def test_a_due_time_no_nimbus_writes_fires_at_once_instead_of_failing_the_lead(d
 
 
 def test_remove_only_removes_killed_topologies():
-    assert transition(base("killed"), Remove(), 0) == [RemoveTopology()]
+    assert transition(base("killed"), Remove(), 0) == [RemoveNow()]
     assert transition(base("active"), Remove(), 0) == []  # stale event: ignored
 
 
 @pytest.mark.parametrize(
     "status,event",
     [
-        ("killed", Activate()),
-        ("killed", Deactivate()),
-        ("killed", Rebalance(0)),
-        ("rebalancing", Activate()),
-        ("rebalancing", Rebalance(0)),
+        ("killed", ActivateAction()),
+        ("killed", DeactivateAction()),
+        ("killed", RebalanceAction(0)),
+        ("rebalancing", ActivateAction()),
+        ("rebalancing", RebalanceAction(0)),
     ],
 )
 def test_illegal_user_transitions_raise(status, event):
@@ -108,10 +108,10 @@ def test_illegal_user_transitions_raise(status, event):
 
 
 def test_deactivate_of_an_inactive_topology_writes_nothing():
-    assert transition(base("inactive"), Deactivate(), 0) == []
+    assert transition(base("inactive"), DeactivateAction(), 0) == []
 
 
-@pytest.mark.parametrize("event", [Kill(-5), Rebalance(-5)])
+@pytest.mark.parametrize("event", [KillAction(-5), RebalanceAction(-5)])
 def test_a_negative_wait_counts_as_no_wait(event):
     set_, later = transition(base("active"), event, 100)
     assert set_.base.pending.due_secs == 100
@@ -120,7 +120,7 @@ def test_a_negative_wait_counts_as_no_wait(event):
 
 def test_kill_during_a_rebalance_keeps_the_status_to_restore():
     rebalancing = base("rebalancing", previous_status="inactive")
-    set_, _ = transition(rebalancing, Kill(5), 0)
+    set_, _ = transition(rebalancing, KillAction(5), 0)
     assert set_.base.status == "killed" and set_.base.previous_status == "inactive"
 
 
@@ -142,10 +142,10 @@ def test_late_system_events_do_nothing(status, event):
 # --- the table as a property: any sequence of events ------------------------------------
 
 events = st.one_of(
-    st.just(Activate()),
-    st.just(Deactivate()),
-    st.builds(Kill, st.integers(-5, 30)),
-    st.builds(Rebalance, st.integers(-5, 30), st.one_of(st.none(), st.integers(1, 8))),
+    st.just(ActivateAction()),
+    st.just(DeactivateAction()),
+    st.builds(KillAction, st.integers(-5, 30)),
+    st.builds(RebalanceAction, st.integers(-5, 30), st.one_of(st.none(), st.integers(1, 8))),
     st.just(DoRebalance()),
     st.just(Monitor()),
     st.just(Startup()),
@@ -165,34 +165,52 @@ def test_any_event_sequence_keeps_the_table(start, steps):
         try:
             out = transition(current, event, now)
         except IllegalTransition:
-            assert status in ("killed", "rebalancing") and not isinstance(event, Kill)
+            assert status in ("killed", "rebalancing") and not isinstance(event, KillAction)
             continue
         assert isinstance(out, list)
         writes = [i.base for i in out if isinstance(i, SetBase)]
         for new in writes:
             assert new.previous_status in (None, "active", "inactive")
-            assert new.status != status or isinstance(event, Kill)
+            assert new.status != status or isinstance(event, KillAction)
             current = new
-        if isinstance(event, Kill | Rebalance) and writes:
+        if isinstance(event, KillAction | RebalanceAction) and writes:
             assert current.pending.due_secs == now + max(0, event.wait_secs)
             if status in ("active", "inactive"):
                 assert current.previous_status == status
         if isinstance(event, DoRebalance) and status == "rebalancing":
             assert out[0] == Reassign(scratch=True) and current.pending is None
             assert current.status in ("active", "inactive")
-        if RemoveTopology() in out:
+        if RemoveNow() in out:
             assert status == "killed"
             break
 
 
 def test_idempotent_status_changes_and_late_system_events_do_nothing():
-    assert transition(base("inactive"), Deactivate(), 0) == []
-    assert transition(base("active"), Activate(), 0) == []
+    assert transition(base("inactive"), DeactivateAction(), 0) == []
+    assert transition(base("active"), ActivateAction(), 0) == []
     assert transition(base("active"), DoRebalance(), 0) == []  # the rebalance already ran
     assert transition(base("active"), Remove(), 0) == []
 
 
 def test_a_negative_wait_is_no_wait():
-    set_, schedule = transition(base(), Kill(-5), 100)
+    set_, schedule = transition(base(), KillAction(-5), 100)
     assert set_.base.pending == PendingEvent("remove", 100)
     assert schedule == ScheduleEvent(Remove(), 0)
+
+
+def test_the_table_is_storms_every_status_takes_kill_and_startup_and_only_alive_ones_user_actions():
+    from squall.nimbus.states import TRANSITIONS, TopologyStatus
+
+    assert set(TRANSITIONS) == set(TopologyStatus)
+    for status, row in TRANSITIONS.items():
+        assert KillAction in row and Startup in row
+        alive = status in (TopologyStatus.ACTIVE, TopologyStatus.INACTIVE)
+        assert (ActivateAction in row) == alive and (RebalanceAction in row) == alive
+    assert set(TRANSITIONS[TopologyStatus.KILLED]) == {KillAction, Startup, Remove}
+    assert set(TRANSITIONS[TopologyStatus.REBALANCING]) == {KillAction, Startup, DoRebalance}
+
+
+def test_a_user_action_a_status_does_not_take_says_which():
+    with pytest.raises(IllegalTransition, match="cannot rebalance topology 'wc': it is killed"):
+        transition(base("killed"), RebalanceAction(0), 0)
+    assert transition(base("active"), Remove(), 0) == []  # a late system action: nothing
