@@ -40,7 +40,7 @@ from squall.records import Slot
 from .constraint_solver import solve
 from .resource_fit import EPSILON, Fit, charges, cpu_added, place
 from .scheduler import schedule
-from .scheduling_input import Cluster, Need, Outcome, TopologyRequest
+from .scheduling_input import UNBOUNDED, Cluster, Need, Outcome, TopologyRequest
 from .scheduling_priority import ordered
 
 FULLY_SCHEDULED = "Fully Scheduled"
@@ -331,11 +331,14 @@ def _unplaced(request: TopologyRequest, state: _Round, reason: str) -> Outcome:
 
 def _preferred(request: TopologyRequest, candidates: list[Slot], allowed: int) -> list[Slot]:
     """The candidates less those `request` avoids, when the rest still give it every worker
-    it may have; else all of them."""
+    it may have (a packed resource-aware topology: when any is left, since it needs no set
+    number; schedule_all tries every candidate when the rest do not fit); else all of them."""
     if not request.avoid:
         return candidates
     rest = [slot for slot in candidates if not request.avoids(slot)]
-    wanted = min(request.max_workers, len(request.tasks), allowed)
+    if request.max_workers >= UNBOUNDED:
+        return rest or candidates
+    wanted = min(request.num_workers, len(request.tasks), allowed)
     return rest if len(rest) >= wanted else candidates
 
 

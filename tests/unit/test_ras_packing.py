@@ -141,3 +141,16 @@ def test_nimbus_refuses_an_unknown_priority_strategy_at_start():
         NimbusSettings.from_conf(conf)
     short = {**conf, "resource.aware.scheduler.priority.strategy": "FIFOSchedulingPriorityStrategy"}
     assert NimbusSettings.from_conf(short).scheduling
+
+
+def test_a_packed_worker_that_died_is_tried_elsewhere_first():
+    """The blacklist rule (nimbus/reassign.py asks a topology to avoid the slot its worker
+    just died on): a packed topology needs no set number of workers, so any slot left is
+    tried first; its four tasks move together to one other worker."""
+    cluster = Cluster({"h": Host((1, 2), 8000.0, 800.0), "g": Host((1,), 8000.0, 800.0)})
+    existing = dict.fromkeys(range(1, 5), ("h", 1))
+    died = request("a", 4, 1, 100.0, existing=existing, alive=frozenset())
+    out = schedule_all([replace(died, avoid=frozenset({("h", 1)}))], cluster)["a"]
+    assert out.placed and workers(out) == 1 and ("h", 1) not in set(out.placement.values())
+    stays = schedule_all([died], cluster)["a"]  # not avoided: restarted in place
+    assert stays.placement == existing
