@@ -115,6 +115,12 @@ def ordered(
     available = [capacity[0], capacity[1]]
     out: list[TopologyRequest] = []
     while users:
+        if strategy != "fifo" and (available[0] <= 0 or available[1] <= 0):
+            # every score is infinite from here on: the sort keeps the order, so each user
+            # in turn drains its queue (one pass instead of a sort per topology)
+            for user in users:
+                out.extend(reversed(user.queue))
+            break
         # a stable sort, as Storm's Collections.sort: ties keep the last step's order
         users.sort(key=lambda u: u.score(available))
         user = users[0]

@@ -29,7 +29,7 @@ from typing import Any
 from squall import spark_connect as sc
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
-from squall.compiled_build import running_build
+from squall.hot_path import describe as per_tuple_path
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
 from squall.processes import (
@@ -311,9 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if worker.start():
             log.info("worker %s:%d running tasks %s", args.topology_id, args.port, worker.my_tasks)
-            build = running_build()
-            if build is not None:
-                log.info("per-tuple path compiled by mypyc, from %s", build)
+            log.info("per-tuple path %s", per_tuple_path())
             worker.run()  # its first round beats at once
     except TopologyKeysError as exc:
         log.error("cannot start securely (the supervisor will restart this worker): %s", exc)

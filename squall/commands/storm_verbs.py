@@ -31,30 +31,12 @@ def alias(command: click.Command, name: str) -> None:
     main.add_command(twin, name)
 
 
-def per_tuple_path() -> str:
-    """Whether this process would import the per-tuple modules compiled (mypyc's build first
-    on PYTHONPATH, squall.compiled_build) or as Python; asked of the import system only."""
-    import importlib.util
-
-    from squall.compiled_build import HOT_PATH
-
-    compiled = 0
-    for module in HOT_PATH:
-        spec = importlib.util.find_spec(module)
-        origin = (spec.origin or "") if spec else ""
-        compiled += origin.endswith((".so", ".pyd"))
-    if compiled == len(HOT_PATH):
-        return "compiled (mypyc)"
-    if compiled:
-        return f"partly compiled ({compiled} of {len(HOT_PATH)} modules): rebuild it"
-    return "interpreted (python -m squall.compiled_build compiles it)"
-
-
 @main.command()
 def version() -> None:
     """Print squall's version, the Storm version it reports to Storm clients, Python's, and
     which per-tuple path this installation runs."""
     from squall import __version__
+    from squall.hot_path import describe
     from squall.storm_version import STORM_WIRE_VERSION, storm_compatible
 
     click.echo(f"squall {__version__}")
@@ -62,7 +44,7 @@ def version() -> None:
         f"Storm {storm_compatible(__version__)} (speaks Storm {STORM_WIRE_VERSION}'s Thrift)"
     )
     click.echo(f"Python {platform.python_version()} ({platform.python_implementation()})")
-    click.echo(f"per-tuple path: {per_tuple_path()}")
+    click.echo(f"per-tuple path: {describe()}")
 
 
 def _topology_id(client, name: str) -> str:
