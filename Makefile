@@ -9,7 +9,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # machine (17 min 53 s -> 11 min 31 s, 2026-11-27): most of a test is waiting on processes.
 TEST_PROCESSES ?= 2
 
-.PHONY: demo test lint bench compiled system-deps venv bytecode clean
+.PHONY: demo test lint bench system-deps venv bytecode clean
 
 demo: system-deps venv bytecode
 	rm -rf .demo-out
@@ -24,19 +24,13 @@ test: system-deps venv bytecode
 
 bench: system-deps venv
 	$(PY) bench/scheduler.py
-	$(VENV)/bin/pip install -q -e '.[bench]'
+	@$(PY) -c 'import bytewax' 2>/dev/null || $(VENV)/bin/pip install -q --no-build-isolation -e '.[bench]'
 	$(PY) bench/pertuple.py
-
-# squall with its per-tuple path compiled by mypyc, at build/compiled (squall/compiled_build.py);
-# run a supervisor (and so its workers) or bench/pertuple.py --compiled with it on PYTHONPATH.
-compiled: system-deps venv
-	$(VENV)/bin/pip install -q -e '.[compiled]'
-	$(PY) -m squall.compiled_build build/compiled
 
 # System packages: ZooKeeper (Debian's package, which brings Java) for every cluster,
 # PostgreSQL for the tests of the store on a PostgreSQL URL, and Chromium for the web UI's
 # browser test (driven by Playwright at /usr/bin/chromium; no browser download), and a C
-# compiler with Python's headers for the compiled build and its test (mypyc).
+# compiler with Python's headers for the per-tuple path that the install compiles (mypyc).
 system-deps:
 	@if ! command -v java >/dev/null 2>&1 || [ ! -f $(ZK_JAR) ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ] || ! command -v cc >/dev/null 2>&1 || ! python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then \
 		echo "installing zookeeper, java, postgresql, chromium, gcc and Python's headers with apt-get"; \
@@ -44,9 +38,14 @@ system-deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends zookeeper default-jre-headless postgresql chromium gcc libc6-dev python3-dev; \
 	fi
 
+# The install compiles the per-tuple path with mypyc (setup.py; a minute and a half on two
+# cores): extensions beside worker/'s sources. A process runs the sources instead where one
+# of them changed since (squall/hot_path.py), so after an edit `make venv` compiles again.
 venv: $(VENV)/.installed
+	@$(PY) -c 'import sys, squall.hot_path as h; sys.exit(not h.select().compiled)' 2>/dev/null \
+		|| $(VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
@@ -60,4 +59,5 @@ bytecode: venv
 	$(PY) -m compileall -q squall nimbus supervisor worker >/dev/null
 
 clean:
-	rm -rf $(VENV) .demo-out .squall *.egg-info
+	rm -rf $(VENV) .demo-out .squall *.egg-info build squall/hot_path_build.json
+	rm -f squall/*.so worker/*.so

@@ -7,7 +7,6 @@ item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> c
     .venv/bin/python bench/pertuple.py --soak 300                 # acking off, RSS for 5 min
     .venv/bin/python bench/pertuple.py --cases ack1,batch         # some cases only
     .venv/bin/python bench/pertuple.py --set topology.max.spout.pending=100   # any conf
-    .venv/bin/python bench/pertuple.py --compiled build/compiled  # squall's mypyc build
     .venv/bin/python bench/pertuple.py --cases ack2 --perf prof/  # perf on the workers
     .venv/bin/python bench/pertuple.py --cases ack2,ack2-near     # two workers, and with
                                                   # nothing crossing between them (a ceiling)
@@ -66,20 +65,6 @@ def run_other(case: str, timeout: float) -> dict[str, Any]:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"{case} exited {done.returncode}: {last}")
     return {"case": case, "system": label, **json.loads(done.stdout.strip().splitlines()[-1])}
-
-
-def use_compiled(build: Path) -> None:
-    """Run the cluster's processes (they inherit PYTHONPATH) from a compiled build."""
-    from squall.compiled_build import HOT_PATH, is_compiled, stale_files
-
-    again = f"python -m squall.compiled_build {build}"
-    if not all(is_compiled(build, module) for module in HOT_PATH):
-        raise SystemExit(f"{build} is no compiled build: {again}")
-    stale = stale_files(build)
-    if stale:
-        raise SystemExit(f"{build} is older than {stale[0]} (and {len(stale) - 1} more): {again}")
-    path = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(build.resolve()) + (f":{path}" if path else "")
 
 
 def run_round(cases: list[str], args: argparse.Namespace, number: int) -> list[dict[str, Any]]:
@@ -194,12 +179,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rss-bound", type=float, help="MiB the workers' RSS should stay under")
     p.add_argument("--rss-stop", type=float, default=4096, help="MiB at which a case stops")
     p.add_argument(
-        "--compiled",
-        type=Path,
-        metavar="DIR",
-        help="run the cluster from a build of python -m squall.compiled_build DIR",
-    )
-    p.add_argument(
         "--perf",
         type=Path,
         metavar="DIR",
@@ -230,9 +209,9 @@ def main(argv: list[str] | None = None) -> None:
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
-    if args.compiled:
-        use_compiled(args.compiled)
-        header += f", squall's per-tuple path compiled (mypyc, {args.compiled})"
+    from squall.hot_path import describe
+
+    header += f", squall's per-tuple path {describe()}"  # as installed (make venv)
     if args.half:
         full = medians([run_round(["ack1"], args, n) for n in range(args.rounds)])[0]
         if not full["rate"]:

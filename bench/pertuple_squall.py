@@ -81,8 +81,7 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     try:
         wait_for(lambda: all_ready(conf, name), args.start_timeout, f"{name} ready")
         usage = WorkerUsage(supervisors)
-        if args.compiled:
-            _check_compiled(usage.pids(), args.compiled)
+        _check_path(usage.pids())
         with cluster.client() as client:
             client.activate(name)
         wait_for(
@@ -151,14 +150,16 @@ def perf_record(pids: list[int], directory: Path | None, name: str) -> Iterator[
         perf.wait(120)
 
 
-def _check_compiled(pids: list[int], build: Path) -> None:
-    """--compiled: every worker runs the build's compiled code (a worker of an older
-    supervisor, or one started from a checkout on Python 3.10, would run interpreted)."""
-    from squall.compiled_build import runs_build
+def _check_path(pids: list[int]) -> None:
+    """Every worker runs the per-tuple path this process runs (the installed one): a worker
+    of an older supervisor, or one whose environment sets SQUALL_PURE, would not."""
+    from squall.hot_path import runs_compiled, select
 
-    interpreted = [pid for pid in pids if not runs_build(pid, build)]
-    if interpreted:
-        raise RuntimeError(f"workers {interpreted} do not run the compiled build at {build}")
+    compiled = select().compiled
+    other = [pid for pid in pids if runs_compiled(pid) is not compiled]
+    if other:
+        path = "compiled" if compiled else "interpreted"
+        raise RuntimeError(f"workers {other} do not run the per-tuple path {path}")
 
 
 def _by_task(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

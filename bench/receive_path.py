@@ -7,7 +7,7 @@ executors would; the garbage collector is tuned as in a worker. Best of 9 interl
 runs, us a row.
 
     .venv/bin/python bench/receive_path.py [--rows 512]
-    PYTHONPATH=build/compiled .venv/bin/python bench/receive_path.py    # the compiled build
+    SQUALL_PURE=1 .venv/bin/python bench/receive_path.py    # the per-tuple path interpreted
 """
 
 from __future__ import annotations

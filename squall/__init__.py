@@ -1,7 +1,11 @@
 """squall: a Storm-style topology scheduler. The public topology API lives here."""
 
-from squall.components import Bolt, SparkBolt, Spout, TaskContext, Tuple
-from squall.topology import Grouping, Topology
+from squall import hot_path
+
+hot_path.select()  # before any per-tuple module: compiled, or the sources where they changed
+
+from squall.components import Bolt, SparkBolt, Spout, TaskContext, Tuple  # noqa: E402
+from squall.topology import Grouping, Topology  # noqa: E402
 
 __all__ = ["Bolt", "Grouping", "SparkBolt", "Spout", "TaskContext", "Topology", "Tuple"]
 

@@ -5,7 +5,7 @@ In a checkout, worker/, nimbus/ and supervisor/ become squall.worker, squall.nim
 squall.supervisor only through setuptools' package-dir and the editable install's import
 hook, which mypy does not follow: run over the checkout's directories, it typed every
 `squall.worker` import as missing (Any) and checked worker/ as a package named `worker`.
-So the package is staged as the compiled build stages it (the layout mypyc compiles), and
+So the package is staged as a wheel lays it out (squall/package_layout.py), and
 mypy checks `-p squall` there, for the oldest Python squall supports. Its findings name the
 checkout's files.
 """
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from squall.compiled_build import package_sources, stage_package
+from squall.package_layout import package_sources, stage_package
 
 OLDEST_PYTHON = "3.10"  # pyproject.toml's requires-python
 

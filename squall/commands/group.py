@@ -63,9 +63,11 @@ def fail(message: str) -> None:
 def version_text() -> str:
     """`squall --version`'s line (`squall version` says more)."""
     from squall import __version__
+    from squall.hot_path import describe
     from squall.storm_version import storm_compatible
 
-    return f"squall {__version__} (Storm {storm_compatible(__version__)})"
+    path = describe()
+    return f"squall {__version__} (Storm {storm_compatible(__version__)}), per-tuple path {path}"
 
 
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from squall import __version__
 from squall.cli import main
 from squall.code_package import package_files
+from squall.hot_path import describe
 from squall.storm_version import storm_compatible
 from squall.submit import Packed, size_warning
 
@@ -58,14 +59,16 @@ def open_conf(tmp_path):
 def test_versions(open_conf):
     short = run("--version")
     assert short.exit_code == 0
-    assert short.output.strip() == f"squall {__version__} (Storm {storm_compatible(__version__)})"
+    storm = storm_compatible(__version__)
+    path = describe()  # which per-tuple path runs: compiled, or interpreted and why
+    assert short.output.strip() == f"squall {__version__} (Storm {storm}), per-tuple path {path}"
     long = run("version", conf=open_conf)
     assert long.exit_code == 0, long.output
     lines = long.output.splitlines()
     assert lines[0] == f"squall {__version__}"
     assert lines[1].startswith(f"Storm {storm_compatible(__version__)}")
     assert lines[2].startswith("Python 3.")
-    assert lines[3].startswith("per-tuple path: ")
+    assert lines[3] == f"per-tuple path: {path}"
 
 
 @pytest.mark.parametrize(
