@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from squall.components import DEFAULT_STREAM, Spout
+from squall.tables import as_table
 from squall.worker.executors import Executor
-from squall.worker.tables import as_table
 
 
 @dataclass

@@ -19,11 +19,11 @@ from typing import Any
 import pyarrow as pa
 
 from squall.event_sampling import EVENT_LOGGER, Sampler
+from squall.tables import as_table
 
 from .acking import CallAck, CallFail, Send
 from .delivery import Delivery, TableDelivery, TupleDelivery
 from .outbox import _PROTOCOL, Instruction, Outbox
-from .tables import as_table
 from .task_stats import TaskStats
 
 eventlog = logging.getLogger(EVENT_LOGGER)

@@ -21,8 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from squall.components import Batch, Tuple, tuples_of
-
-from .tables import TableError, concat, rows_table
+from squall.tables import TableError, concat, rows_table
 
 _PLAIN_TYPES = {
     pa.string(): "string",
