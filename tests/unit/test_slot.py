@@ -228,6 +228,14 @@ def test_no_worker_is_hung_while_zookeeper_is_away_and_each_gets_a_timeout_after
     assert step(slot, Tick(zookeeper_back=100.0), 130.5)[0].state is S.STOPPING
 
 
+def test_zookeeper_coming_back_after_a_start_gives_a_silent_worker_a_new_timeout():
+    silent = Slot(PORT, Timeouts(30, 5), S.STARTING, SPEC, SPEC, 100.0)
+    assert step(silent, Tick(zookeeper_back=150.0), 180.0) == (silent, [])
+    assert step(silent, Tick(zookeeper_back=150.0), 180.5)[0].state is S.STOPPING
+    beat_later = replace(silent, state=S.RUNNING, beat=(3, 170.0))  # after the return
+    assert step(beat_later, Tick(zookeeper_back=150.0), 199.0) == (beat_later, [])
+
+
 def test_a_worker_started_after_zookeeper_came_back_is_judged_as_before():
     starting = Slot(PORT, Timeouts(30, 20), S.STARTING, SPEC, SPEC, 60.0)
     assert step(starting, Tick(zookeeper_back=50.0), 91.0)[0].state is S.STOPPING
