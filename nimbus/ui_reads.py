@@ -191,7 +191,7 @@ class UiReads:
         ]
         principal = request_context.current().principal
         confs = self._readable_confs({t.id: topologies[t.id] for t in on_chosen})
-        return supervisor_page(
+        page = supervisor_page(
             cluster.supervisors,
             on_chosen,
             bool(is_include_sys),
@@ -199,6 +199,7 @@ class UiReads:
                 facts.id in confs and self._may(principal, "getTopology", confs[facts.id])
             ),
         )
+        return self._stamped(page)
 
     @op("getTopologyHistory")
     def getTopologyHistory(self, user):

@@ -365,6 +365,10 @@ struct WorkerSummary {
 struct SupervisorPageInfo {
   1: optional list<SupervisorSummary> supervisor_summaries;
   2: optional list<WorkerSummary> worker_summaries;
+  // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
+  // since when (epoch seconds) and the cause
+  600: optional double stale_since;
+  601: optional string stale_cause;
 }
 
 struct TopologyPageInfo {

@@ -198,6 +198,7 @@ def supervisor_page(page: Any, links: LogLinks | None = None) -> dict[str, Any]:
         "supervisors": [supervisor_json(s) for s in page.supervisor_summaries or []],
         "workers": [worker_json(w, links) for w in page.worker_summaries or []],
         "schedulerDisplayResource": False,
+        **stale_json(page),  # squall: nimbus answered from what it last read, and why
     }
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from squall.staleness import stale_json
+
 from .cluster_json import pretty_uptime
 from .topology_json import (
     SPOUT_TYPE,
@@ -111,6 +113,7 @@ def component_page(
             for stream, s in sorted((page.sid_to_output_stats or {}).items())
         ],
         "executorStats": executors,
+        **stale_json(page),  # squall: nimbus answered from what it last read, and why
     }
     if kind == SPOUT_TYPE:
         out["spoutSummary"] = rows

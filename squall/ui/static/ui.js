@@ -254,6 +254,7 @@ async function componentPage(id, name) {
     : ["executed", "emitted", "transferred", "acked", "failed", "executeLatency", "processLatency", "capacity"];
   return [
     el("h2", {}, el("a", { href: "#/topology/" + encodeURIComponent(id) }, c.name), ` / ${c.id} (${c.componentType})`),
+    staleNote(c),
     el("p", { class: "muted" }, `window: ${c.windowHint}`),
     table(["window", ...keys], windows.map((w) => [w.windowPretty, ...keys.map((k) => dash(w[k]))]), "component-stats"),
     windowPicker(),
