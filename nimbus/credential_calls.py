@@ -40,6 +40,7 @@ class CredentialCalls:
         problem = uc.owner_problem(creds.topoOwner if creds is not None else None, owner)
         if problem is not None:
             raise T.AuthorizationException(msg=problem)
+        self.c.reads.require_zookeeper("uploadNewCredentials")
         merged = self._store_credentials(topology.id, creds.creds if creds else None, owner)
         log.info("credentials of %s updated (%d keys)", topology.id, len(merged))
 

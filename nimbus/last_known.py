@@ -27,6 +27,7 @@ from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpir
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState
 
+from squall import thrift_api as T
 from squall.staleness import ZOOKEEPER_UNREACHABLE
 
 log = logging.getLogger("squall.nimbus")
@@ -95,6 +96,15 @@ class ZkOutage:
         return None if since is None else Stale(since)
 
 
+def outage_refusal(method: str, stale: Stale) -> str:
+    """Why `method` was refused during an outage, and what to do."""
+    clock = time.strftime("%H:%M:%S", time.localtime(stale.since))
+    return (
+        f"{method}: {stale.cause} since {clock}, so nimbus cannot store this now; try again "
+        "once ZooKeeper is back (storm.zookeeper.servers)"
+    )
+
+
 class CachedReads:
     """The ZooKeeper reads of the Thrift calls, each remembered under its key and answered
     from memory while `outage` lasts (what was never read: `default`)."""
@@ -107,6 +117,15 @@ class CachedReads:
 
     def stale(self) -> Stale | None:
         return None if self.outage is None else self.outage.stale()
+
+    def require_zookeeper(self, method: str) -> None:
+        """Refuse `method`, at once, while ZooKeeper is unreachable: a call that must write
+        there (a profile request, credentials) waited out kazoo's timeouts and then failed
+        without saying why. IllegalStateException (Storm's; a Storm client whose IDL does not
+        declare it gets a TApplicationException with the same text)."""
+        stale = self.stale()
+        if stale is not None:
+            raise T.IllegalStateException(msg=outage_refusal(method, stale))
 
     def remembered(self, key: tuple[str, ...], read: Callable[[], R], default: R) -> R:
         """read() when ZooKeeper is reachable (and kept), else what it last returned."""

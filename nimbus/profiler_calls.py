@@ -15,6 +15,7 @@ stores requests; its writes are fenced by its epoch like every other.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -77,6 +78,7 @@ class ProfilerCalls:
             raise self.c._not_leader()
         if profileRequest is None or profileRequest.nodeInfo is None:
             raise invalid("setWorkerProfiler: a profile request with nodeInfo is required")
+        self.c.reads.require_zookeeper("setWorkerProfiler")
         now_ms = int(self.c.wall() * 1000)
         node = profileRequest.nodeInfo
         try:
@@ -115,5 +117,7 @@ class ProfilerCalls:
             raise invalid(f"getComponentPendingProfileActions: unknown profile action {action!r}")
         slots = component_slots(topology, component_id or "")
         now_ms = int(self.c.wall() * 1000)
-        requests = self._stored_requests(topology.id).values()
+        # during a ZooKeeper outage: what was last read, at once (it blocked until the end)
+        read = functools.partial(self._stored_requests, topology.id)
+        requests = self.c.reads.remembered(("profilerconfig", topology.id), read, {}).values()
         return [to_thrift(r) for r in pr.pending(requests, slots, pr.ACTIONS[action], now_ms)]
