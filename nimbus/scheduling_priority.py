@@ -13,10 +13,12 @@ guarantee; beyond it, its topologies go youngest first and users are compared by
 that youngest one, so the topology up the longest is the first evicted ("first in, first
 out", Storm's FIFOSchedulingPriorityStrategy exactly).
 
-Ties keep the order of the step before, as Storm's stable sort does (users start in name
-order; Storm's start in its HashMap's order, which for its tests' names is the same).
-Scores need no clock: a submission time orders as an uptime does. Topologies that declare no
-resources ask for nothing, so they never push a user beyond its guarantee.
+A topology that declares no resources (squall's slot-count ones; Storm has none) asks for
+nothing, so it never pushes its user beyond a guarantee; among users tied with it, such
+topologies go by (priority, older first, id) across users, as squall ordered them before.
+Otherwise ties keep the order of the step before, as Storm's stable sort does (users start
+in name order; Storm's start in its HashMap's order, which for its tests' names is the same).
+Scores need no clock: a submission time orders as an uptime does.
 """
 
 from __future__ import annotations
@@ -91,6 +93,13 @@ class _User:
         return (1, -self.queue[-1].submitted)
 
 
+NOTHING = (0.0, 0.0)
+
+
+def _rank_key(request: TopologyRequest) -> tuple[int, float, str]:
+    return (request.priority, request.submitted, request.id)
+
+
 def ordered(
     requests: Sequence[TopologyRequest],
     pools: Mapping[str, Need],
@@ -106,7 +115,7 @@ def ordered(
         _User(
             owner,
             pools.get(owner, (0.0, 0.0)),
-            sorted(queue, key=lambda r: (r.priority, r.submitted, r.id), reverse=True),
+            sorted(queue, key=_rank_key, reverse=True),
             demand,
             strategy == "fifo",
         )
@@ -114,23 +123,31 @@ def ordered(
     ]
     available = [capacity[0], capacity[1]]
     out: list[TopologyRequest] = []
+    asks_nothing = sum(1 for r in requests if demand[r.id] == NOTHING)
     while users:
-        if strategy != "fifo" and (available[0] <= 0 or available[1] <= 0):
+        if strategy != "fifo" and not asks_nothing and min(available) <= 0:
             # every score is infinite from here on: the sort keeps the order, so each user
             # in turn drains its queue (one pass instead of a sort per topology)
             for user in users:
                 out.extend(reversed(user.queue))
             break
         # a stable sort, as Storm's Collections.sort: ties keep the last step's order
-        users.sort(key=lambda u: u.score(available))
+        scored = sorted(((u.score(available), u) for u in users), key=lambda pair: pair[0])
+        users[:] = [u for _, u in scored]
         user = users[0]
+        if demand[user.queue[-1].id] == NOTHING:  # squall's slot-count topologies (Storm
+            # has none): among users tied with it, the best (priority, age, id) goes
+            best = scored[0][0]
+            tied = [u for s, u in scored if s == best and demand[u.queue[-1].id] == NOTHING]
+            user = min(tied, key=lambda u: _rank_key(u.queue[-1]))
         request = user.queue.pop()
         mem, cpu = demand[request.id]
+        asks_nothing -= (mem, cpu) == NOTHING
         user.placed[0] += mem
         user.placed[1] += cpu
         available[0] -= mem
         available[1] -= cpu
         out.append(request)
         if not user.queue:
-            users.pop(0)
+            users.remove(user)
     return out

@@ -114,3 +114,18 @@ def test_storms_class_names_are_accepted(name, expected):
 def test_other_strategies_are_refused_with_a_typed_error(name):
     with pytest.raises(UnknownPriorityStrategy, match="is not supported; use one of"):
         strategy_of(name)
+
+
+def test_topologies_that_ask_for_nothing_go_by_priority_across_users():
+    """Slot-count topologies (no resources; Storm has none) tie on every score: they go by
+    (priority, age, id) across users, not user by user."""
+    plain = [
+        topo("ann-low", "ann", priority=20, mem=0.0),
+        topo("bob-high", "bob", priority=1, mem=0.0),
+        topo("ann-high", "ann", priority=2, mem=0.0),
+        topo("cy-mid", "cy", priority=5, mem=0.0, submitted=3.0),
+    ]
+    got = ids(ordered(plain, {}, (1000.0, 100.0)))
+    assert got == ["bob-high", "ann-high", "cy-mid", "ann-low"]
+    guaranteed = ids(ordered(plain, {"cy": (10.0, 1.0)}, (1000.0, 100.0)))
+    assert guaranteed[0] == "cy-mid"  # inside a guarantee: first
