@@ -148,7 +148,9 @@ def run_nimbus(conf: dict[str, Any]) -> None:
     log.info("nimbus %s serving (pid %d)", me, os.getpid())
     print(f"nimbus listening on {me}", flush=True)
     try:
-        server.serve_forever(NimbusHandler(controller, conf, host, port, leader_of))
+        handler = NimbusHandler(controller, conf, host, port, leader_of)
+        handler.refused_certificates = server.refusals.refused_certificates  # type: ignore[method-assign]
+        server.serve_forever(handler)
     finally:
         stop.set()
         election.cancel()

@@ -40,7 +40,14 @@ from .log_debug_calls import LogDebugCalls
 from .operations import op as _op
 from .profiler_calls import ProfilerCalls
 from .redaction import redacted
-from .run_state import recent_error, run_count, run_status
+from .run_state import (
+    NIMBUS,
+    has_unplaced,
+    recent_error,
+    refusal_cause,
+    run_count,
+    run_status,
+)
 from .ui_reads import UiReads
 
 log = logging.getLogger("squall.nimbus.handler")
@@ -211,7 +218,7 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         count = run_count(topology, self.c.clock(), settings.task_timeout, settings.task_launch)
         if errors is None:
             errors = self.c.reads.read_errors(topology.id) if count.down or count.starting else {}
-        last = recent_error(errors, count, self.c.wall())
+        last = recent_error(self._with_nimbus_word(topology, errors), count, self.c.wall())
         return run_status(topology.sched_status, count, last, topology.base.status)
 
     @_op("getTopologyInfo", topology=True)
@@ -219,8 +226,29 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         model = self.c.read_model()
         return self._stamped(self._topology_info(model.find(id), model))
 
+    # seconds a refused certificate stays a possible cause (supervisors retry each
+    # supervisor.heartbeat.frequency.secs; the refusal log notes each one)
+    REFUSAL_WITHIN_SECS = 120.0
+    # the server's (peer, reason) of recently refused certificates; daemon.py sets it
+    refused_certificates: Callable[[float, float], list[tuple[str, str]]] = staticmethod(
+        lambda now, within: []
+    )
+
+    def _with_nimbus_word(self, topology: Any, errors: dict[str, list]) -> dict[str, list]:
+        """`errors` and, for a topology with tasks placed nowhere while nimbus has refused a
+        certificate, that refusal as nimbus's error of the topology (reaches get-errors)."""
+        if NIMBUS in errors or not has_unplaced(topology):
+            return errors
+        refused = self.refused_certificates(time.monotonic(), self.REFUSAL_WITHIN_SECS)
+        cause = refusal_cause(refused)
+        if cause is None:
+            return errors
+        entry = {"error": cause, "time_secs": int(self.c.wall()), "host": self.host}
+        return {**errors, NIMBUS: [{**entry, "port": self.port}]}
+
     def _topology_info(self, topology: Any, model: Any) -> Any:
-        errors = self.c.reads.read_errors(topology.id)  # once, for the status and the info
+        # once, for the status and the info
+        errors = self._with_nimbus_word(topology, self.c.reads.read_errors(topology.id))
         return summaries.topology_info(
             topology.id,
             topology.base,

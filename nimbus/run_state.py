@@ -88,6 +88,28 @@ def headline(error: str) -> str:
 
 
 SUPERVISOR = "__supervisor"  # the component a supervisor's reports are filed under
+NIMBUS = "__nimbus"  # nimbus's own word on a topology (not stored: said while it holds)
+
+
+def refusal_cause(refused: list[tuple[str, str]]) -> str | None:
+    """Why a topology with tasks placed nowhere may lack a supervisor: nimbus refused the
+    certificate of a peer (newest first in `refused`). A supervisor with such a certificate
+    takes no slots, and its log alone said so."""
+    if not refused:
+        return None
+    peer, reason = refused[0]
+    more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+    return (
+        f"nimbus refused the certificate of {peer}: {reason}{more}; a supervisor there takes "
+        "no slots until it holds a certificate of this cluster's CA (squall credentials issue "
+        "supervisor; see SECURITY.md)"
+    )
+
+
+def has_unplaced(topology: TopologyModel) -> bool:
+    """Whether some task of the topology is placed in no slot."""
+    placed = topology.assignment.task_slots if topology.assignment else {}
+    return any(task not in placed for task in topology.tasks)
 
 
 def recent_error(errors: Mapping[str, list[dict]], count: RunCount, wall_now: float) -> str | None:

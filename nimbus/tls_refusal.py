@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import ssl
 import struct
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ VERIFY_REASONS = {
     20: "unknown CA (certificate not issued by this cluster's CA)",
     21: "unknown CA (certificate not issued by this cluster's CA)",
 }
+# refusals of a client's own certificate (a supervisor that holds one takes no slots)
+CERTIFICATE_REASONS = frozenset(VERIFY_REASONS.values()) | {"no certificate"}
 REASONS = {
     "PEER_DID_NOT_RETURN_A_CERTIFICATE": "no certificate",
     "TLSV13_ALERT_CERTIFICATE_REQUIRED": "no certificate",
@@ -131,11 +134,27 @@ class RefusalLog:
         self.interval = interval
         self.max_keys = max_keys
         self.seen: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
+        # (peer, reason) -> when last seen, of certificate refusals: read off the event loop
+        self.certificates: dict[tuple[str, str], float] = {}
+        self.lock = threading.Lock()
+
+    def refused_certificates(self, now: float, within: float) -> list[tuple[str, str]]:
+        """(peer, reason) of each certificate refused within `within` seconds of `now`
+        (monotonic), newest first; any thread may ask."""
+        with self.lock:
+            recent = [(at, key) for key, at in self.certificates.items() if now - at <= within]
+        return [key for _, key in sorted(recent, reverse=True)]
 
     def note(self, peer: str, reason: str, now: float, detail: str = "") -> bool:
         """Record one refusal; returns whether a line was logged. `detail` (this one's
         particulars) is logged, not part of the key: varying it cannot flood the log."""
         key = (peer, reason)
+        if reason in CERTIFICATE_REASONS:
+            with self.lock:
+                self.certificates.pop(key, None)
+                self.certificates[key] = now
+                while len(self.certificates) > self.max_keys:
+                    del self.certificates[next(iter(self.certificates))]
         last = self.seen.get(key)
         if last is not None and now - last[0] < self.interval:
             self.seen[key] = (last[0], last[1] + 1)
