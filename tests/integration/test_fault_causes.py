@@ -17,10 +17,8 @@ any supervisor fetches them; then the supervisor starts and each fails its own w
 Last, ZooKeeper goes away: the pages (topology, component, supervisor) are marked stale and
 name ZooKeeper as the cause, and `squall list` and `squall get-errors` say so.
 
-Not here yet: a supervisor whose certificate nimbus refuses. It now takes no slots and says
-why in its own log (tests/security/test_tls_refusals.py), but nothing of that reaches the
-topology it would have run: nimbus would have to tie the refusals it logs to topologies it
-cannot place.
+Then, every slot taken, a supervisor holding another CA's certificate starts for one more
+topology: nimbus refuses it, it takes no slots, and that topology names the refusal.
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -41,8 +40,11 @@ import pytest
 
 from squall.client import download
 from squall.code_package import CODE_FILE, STRUCTURE_FILE
+from squall.config import cluster_conf
 from squall.local import LocalCluster, topology_id, wait_for
 from squall.submit import submit_file
+from squall.tls import ensure_credentials
+from squall.zkserver import free_port
 
 from .conftest import TOPOLOGIES
 
@@ -255,13 +257,17 @@ def shown_on_page(page, cluster: LocalCluster, tid: str) -> str:
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_the_cause_is_shown_where_an_operator_looks(cluster, submitted, browser, fault):
     name, tid = submitted[fault]
-    cause = FAULTS[fault].cause
+    shown_everywhere(cluster, browser, name, tid, FAULTS[fault].cause, fault)
+
+
+def shown_everywhere(cluster, browser, name: str, tid: str, cause: str, fault: str) -> None:
+    """`cause` in REST, in `squall list`, in `squall get-errors` and on the topology page,
+    each waited for (a worker restarting between two reads: the next read has it again)."""
 
     def in_rest() -> bool:
         return any(cause in text for text in rest_causes(rest(cluster, tid)))
 
     wait_for(in_rest, 150, f"{fault}: the cause in REST: {rest_causes(rest(cluster, tid))}")
-    # a restart of the worker may come between two reads: the next read has it again
     wait_for(
         lambda: cause in listed_cause(cluster, name, tid),
         60,
@@ -278,6 +284,37 @@ def test_the_cause_is_shown_where_an_operator_looks(cluster, submitted, browser,
         f"{fault}: the cause on the topology page",
     )
     assert "Traceback" not in listed_cause(cluster, name, tid)
+
+
+def test_a_supervisor_nimbus_refuses_is_named_on_the_topology_it_would_run(
+    cluster, submitted, browser, tmp_path
+):
+    """Every slot is taken by the faults above; the one supervisor that could run one more
+    topology holds a certificate of another CA (its ca.pem trusts both, so its own check
+    passes): it takes no slots, and the topology with tasks placed nowhere says why."""
+    other = ensure_credentials(cluster_conf(**{"storm.local.dir": str(tmp_path / "other")}))
+    security = tmp_path / "supervisor-security"
+    shutil.copytree(cluster.credentials_dir, security)
+    for name in ("supervisor.pem", "supervisor.key"):
+        shutil.copy(other / name, security / name)
+    (security / "ca.pem").write_bytes(
+        (other / "ca.pem").read_bytes() + (cluster.credentials_dir / "ca.pem").read_bytes()
+    )
+    extra = {"security.dir": str(security), "supervisor.slots.ports": [free_port()]}
+    extra |= {"supervisor.heartbeat.frequency.secs": 2, "supervisor.id": "untrusted"}
+    folder = tmp_path / "cert"
+    folder.mkdir()
+    (folder / "topology.py").write_text(source("plain"))
+    with cluster.client() as client:
+        submit_file(client, folder / "topology.py", cluster.client_conf(), name="cert")
+        tid = topology_id(client, "cert")
+    cluster._spawn("untrusted-supervisor", "supervisor", extra)
+    try:
+        cause = "nimbus refused the certificate of 127.0.0.1: unknown CA"
+        shown_everywhere(cluster, browser, "cert", tid, cause, "cert")
+        assert "squall credentials issue supervisor" in listed_cause(cluster, "cert", tid)
+    finally:
+        cluster.stop_process("untrusted-supervisor")
 
 
 def test_zookeeper_loss_marks_every_place_stale_and_names_zookeeper(cluster, submitted, browser):
