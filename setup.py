@@ -71,6 +71,8 @@ def _extensions() -> list:
     reason = _pure_reason()
     if reason is not None:
         print(f"squall: the per-tuple path stays interpreted ({reason})", file=sys.stderr)
+        if {"editable_wheel", "develop"} & set(sys.argv[1:]):  # build_ext will not run:
+            (ROOT / "squall" / hot_path.DIGESTS).unlink(missing_ok=True)  # old ones stop
         return []
     from mypyc.build import mypycify
 
