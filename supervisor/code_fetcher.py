@@ -19,7 +19,7 @@ from typing import Any
 
 from squall.certificates import SUPERVISOR
 from squall.client import download, nimbus_address, nimbus_client
-from squall.code_package import CODE_FILE, STRUCTURE_FILE, unpack
+from squall.code_package import CODE_FILE, STRUCTURE_FILE, PackageError, unpack
 
 from .backoff import Retry
 from .topology_jobs import TopologyJobs
@@ -89,9 +89,22 @@ def fetch_code(conf: dict[str, Any], tid: str, code_dir: Path) -> None:
     with nimbus_session(conf) as client:
         for name in (CODE_FILE, STRUCTURE_FILE):
             download(client, f"{tid}/{name}", code_dir / name)
-    unpack(
-        code_dir / CODE_FILE,
-        code_dir / "code",
-        conf["supervisor.code.max.bytes"],
-        conf["supervisor.code.max.entries"],
+    try:
+        unpack(
+            code_dir / CODE_FILE,
+            code_dir / "code",
+            conf["supervisor.code.max.bytes"],
+            conf["supervisor.code.max.entries"],
+        )
+    except PackageError as exc:
+        raise PackageError(unpack_problem(str(exc))) from exc
+
+
+def unpack_problem(problem: str) -> str:
+    """A package nimbus accepted at submit that does not unpack here: the two ways that
+    happens, and what to do about each (the bare "cannot unpack the tgz" said neither)."""
+    return (
+        f"{problem} (nimbus accepted this package at submit: either its copy is damaged, "
+        "then kill the topology and submit it again, or this supervisor's "
+        "supervisor.code.max.bytes or supervisor.code.max.entries is below nimbus's)"
     )

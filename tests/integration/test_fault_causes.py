@@ -138,7 +138,14 @@ def source(bolt: str, **config) -> str:
 
 FAULTS = {
     "fetch": Fault(source("plain"), "nimbus cannot read its copy", None, unreadable),
-    "unpack": Fault(source("plain"), "cannot unpack", None, corrupt),
+    "unpack": Fault(
+        source("plain"),
+        "cannot unpack the tgz: unsupported compression method (nimbus accepted this "
+        "package at submit: either its copy is damaged, then kill the topology and submit it "
+        "again",
+        None,
+        corrupt,
+    ),
     "import": Fault(
         source("import"), "ModuleNotFoundError: No module named 'squall_geocoder_not_installed'"
     ),
