@@ -202,7 +202,9 @@ def _type_problem(key: str, value: Any, defaults: Conf) -> str | None:
     validators for Storm's other keys."""
     storm = STORM_KEYS.get(key, ("", ()))[1]
     if key in defaults:
-        if value is not None and not _matches(defaults[key], value):
+        # squall's null says nothing of a Storm key's type: Storm's validators below do
+        typed = defaults[key] is not None or key not in STORM_KEYS
+        if value is not None and typed and not _matches(defaults[key], value):
             wanted = _type_name(defaults[key])
             article = "an" if wanted[0] in "aeiou" else "a"
             return f"{key} must be {article} {wanted}, got {_shown(value)}"

@@ -206,7 +206,7 @@ def test_config_set_refuses_a_likely_typo_and_a_cluster_setting():
         ("topology.max.task.parallelism", "2", "must be a whole number (32-bit)"),
         ("storm.messaging.netty.buffer_size", 2**40, "must be a whole number (32-bit)"),
         ("pacemaker.auth.method", "PLAIN", "must be NONE, DIGEST or KERBEROS"),
-        ("topology.scheduler.strategy", None, "must not be null"),
+        ("storm.network.topography.plugin", None, "must not be null"),
         ("storm.zookeeper.topology.auth.payload", None, "must not be null"),  # @Password
         (
             "nimbus.impersonation.acl",
