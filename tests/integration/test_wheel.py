@@ -1,9 +1,10 @@
 """The built wheel, not the editable install: `pip wheel` of a copy of the sources gives a
 wheel with every package and its data files; installed into a fresh virtual environment
 (dependencies from this one, offline, and no path back to the sources) its `squall nimbus`
-and `squall supervisor` run a cluster whose workers run a topology. `squall ui` (engineer
-U's) joins the commands checked here once it lands."""
+and `squall supervisor` run a cluster whose workers run a topology. The wheel carries the
+per-tuple path compiled by mypyc (setup.py), and the installed workers run it."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,32 +16,37 @@ from pathlib import Path
 
 import pytest
 
+from squall.hot_path import DIGESTS, HOT_PATH, PURE_ENV, runs_compiled
 from squall.local import LocalCluster, wait_for
 from squall.submit import submit_file
 
 from .conftest import TOPOLOGIES
 from .gated_run import running
 
+# mypyc's compile in the wheel's build (a minute and a half on two cores, more under load)
+# counts in the first test's time
+pytestmark = pytest.mark.timeout(900)
 ROOT = Path(__file__).parents[2]
-SOURCES = ["pyproject.toml", "README.md", "squall", "nimbus", "supervisor", "worker"]
+SOURCES = ["pyproject.toml", "setup.py", "README.md", "squall", "nimbus", "supervisor", "worker"]
 LINKED = ["conf", "thrift"]  # what squall/defaults.yaml and squall/squall.thrift point into
 PACKAGE_DIRS = {"squall": "squall", "nimbus": "squall/nimbus", "supervisor": "squall/supervisor"}
 PACKAGE_DIRS["worker"] = "squall/worker"
+PURE = os.environ.get(PURE_ENV, "") not in ("", "0")  # an environment built without mypyc
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     """A wheel built from a copy of the sources (the build leaves nothing in the checkout),
-    offline: setuptools from this environment, no index."""
+    offline: setuptools and mypyc from this environment, no index (mypyc's minute and a half
+    on two cores counts in the first test's time)."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
     src.mkdir()
     for name in SOURCES + LINKED:
         path = ROOT / name
         if path.is_dir():
-            shutil.copytree(
-                path, src / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
-            )
+            ignore = shutil.ignore_patterns("__pycache__", "*.so", DIGESTS)  # not the venv's
+            shutil.copytree(path, src / name, symlinks=True, ignore=ignore)
         else:
             shutil.copy2(path, src / name)
     pip = [sys.executable, "-m", "pip"]
@@ -48,7 +54,7 @@ def wheel(tmp_path_factory) -> Path:
         [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(src)],
         cwd=tmp,
         check=True,
-        timeout=300,
+        timeout=900,
     )
     [built] = tmp.glob("squall-*.whl")
     return built
@@ -107,6 +113,19 @@ def test_the_wheel_holds_every_package_and_its_data(wheel):
     )
 
 
+@pytest.mark.skipif(PURE, reason=f"{PURE_ENV}=1: the wheel is built without mypyc")
+def test_the_wheel_holds_the_per_tuple_path_compiled_beside_its_sources(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "-py3-none-any" not in wheel.name  # a platform's wheel: it holds extensions
+    for module in HOT_PATH:
+        where = module.replace(".", "/")
+        assert f"{where}.py" in names
+        assert any(n.startswith(f"{where}.") and n.endswith(".so") for n in names), module
+    assert any(n.startswith("squall/hot_path__mypyc.") for n in names)
+    digests = json.loads(zipfile.ZipFile(wheel).read(f"squall/{DIGESTS}"))
+    assert sorted(digests) == sorted(HOT_PATH)
+
+
 def test_squall_comes_from_the_wheel(installed, tmp_path):
     code = (
         "import squall, squall.nimbus.daemon, squall.supervisor.daemon, squall.worker.main, "
@@ -151,3 +170,8 @@ def test_nimbus_and_supervisor_from_the_wheel_run_a_topology(installed, tmp_path
             python += [b"-P"] if sys.version_info >= (3, 11) else []  # not from its cwd
             assert command[: len(python) + 2] == [*python, b"-m", b"squall.worker"]
             assert Path(os.readlink(f"/proc/{pid}/cwd")) == tmp_path
+            assert runs_compiled(pid) is not PURE
+        path = "interpreted: " if PURE else "compiled (mypyc)"
+        logs = list(cluster.directory.glob("supervisor1/supervisor/logs/worker-*.log"))
+        assert len(logs) == 2
+        assert all(f"per-tuple path {path}" in log.read_text() for log in logs)
