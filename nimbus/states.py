@@ -163,19 +163,22 @@ def _set_status(status: TopologyStatus) -> Transition:
     def set_status(base: StormBase, event: Any, now: float) -> list[Instruction]:
         return [SetBase(replace(base, status=status.value))]
 
+    set_status.__doc__ = f"set `{status.value}`"
     return set_status
 
 
 def _nothing(base: StormBase, event: Any, now: float) -> list[Instruction]:
+    """nothing (already so)"""
     return []
 
 
 def _kill(base: StormBase, event: KillAction, now: float) -> list[Instruction]:
-    """Legal in every status; a second kill resets the wait."""
+    """set `killed`, `remove` after the wait (a second kill restarts it)"""
     return _delayed(base, TopologyStatus.KILLED, Remove(), event.wait_secs, now)
 
 
 def _rebalance(base: StormBase, event: RebalanceAction, now: float) -> list[Instruction]:
+    """set `rebalancing` with the new sizes, `do-rebalance` after the wait"""
     counts = dict(base.component_executors)
     counts.update(dict(event.num_executors))
     rebalanced = replace(
@@ -187,18 +190,22 @@ def _rebalance(base: StormBase, event: RebalanceAction, now: float) -> list[Inst
 
 
 def _monitor(base: StormBase, event: Monitor, now: float) -> list[Instruction]:
+    """place what needs it"""
     return [Reassign(scratch=False)]
 
 
 def _startup(base: StormBase, event: Startup, now: float) -> list[Instruction]:
+    """schedule its pending event again"""
     return _resume(base, now)
 
 
 def _remove(base: StormBase, event: Remove, now: float) -> list[Instruction]:
+    """remove the topology"""
     return [RemoveNow()]
 
 
 def _do_rebalance(base: StormBase, event: DoRebalance, now: float) -> list[Instruction]:
+    """place every task from scratch, set the previous status back"""
     restored = replace(
         base,
         status=base.previous_status or TopologyStatus.ACTIVE.value,
@@ -252,3 +259,34 @@ def transition(base: StormBase, event: Event, now: float) -> list[Instruction]:
         action = type(event).__name__.removesuffix("Action").lower()
         raise IllegalTransition(f"cannot {action} topology {base.name!r}: it is {status.value}")
     return []
+
+
+ACTION_NAMES = {  # Storm's TopologyActions, as the docs and the CLI name them
+    ActivateAction: "activate",
+    DeactivateAction: "deactivate",
+    KillAction: "kill",
+    RebalanceAction: "rebalance",
+    Monitor: "monitor",
+    Startup: "startup",
+    Remove: "remove",
+    DoRebalance: "do-rebalance",
+}
+
+
+def table_markdown() -> str:
+    """`TRANSITIONS` as the Markdown table docs/architecture.md shows (a test keeps the two
+    equal): a row per status, a column per action."""
+    lines = [
+        "| status | " + " | ".join(ACTION_NAMES.values()) + " |",
+        "|---" * (len(ACTION_NAMES) + 1) + "|",
+    ]
+    for status, row in TRANSITIONS.items():
+        cells = []
+        for action in ACTION_NAMES:
+            step = row.get(action)
+            if step is not None:
+                cells.append(step.__doc__ or "")
+            else:
+                cells.append("refused" if action in USER_EVENTS else "ignored")
+        lines.append(f"| `{status.value}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -214,3 +214,13 @@ def test_a_user_action_a_status_does_not_take_says_which():
     with pytest.raises(IllegalTransition, match="cannot rebalance topology 'wc': it is killed"):
         transition(base("killed"), RebalanceAction(0), 0)
     assert transition(base("active"), Remove(), 0) == []  # a late system action: nothing
+
+
+def test_the_docs_show_the_table_as_it_is():
+    from pathlib import Path
+
+    from squall.nimbus.states import table_markdown
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    shown = text.split("<!-- begin states table")[1].split("-->\n", 1)[1]
+    assert shown.split("<!-- end states table -->")[0] == table_markdown()
