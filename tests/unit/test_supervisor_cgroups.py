@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor import cgroup_fs, cgroups
-from supervisor.cgroups import MB, CgroupConfigError, Limits
+from squall.supervisor import cgroup_fs, cgroups
+from squall.supervisor.cgroups import MB, CgroupConfigError, Limits
 
 SUP = {cgroups.MARGIN: 256.0, cgroups.ENFORCE: True}
 
