@@ -4,7 +4,8 @@ cluster (one supervisor), with and without the supervisor's warm Spark Connect s
 - cold: supervisor.spark.connect.enable false; the SparkBolt's worker starts a SparkSession
   of its own (a JVM) on every submission.
 - warm: the supervisor's server is up and warmed before the first submission; the worker
-  opens a Connect session on it.
+  opens a Connect session on it. The server's own start (its JVM's start to READY, warmed)
+  is printed once per run.
 
 "First output" is the first non-empty file the word count's sink writes; "done" is the
 topology's input processed (squall.local.wait_until_quiet) and the counts checked exact.
@@ -82,6 +83,22 @@ def one_round(cluster: LocalCluster, out: Path, wc) -> tuple[float, float]:
     return first, done
 
 
+def server_start(server: Path) -> float:
+    """Seconds from the server's JVM start to its READY state: the process's start time
+    (/proc: clock ticks after boot) to the state file's last write, which is READY's."""
+    state = sc.read_state(server)
+    assert state is not None and state.state == sc.READY
+    ticks = os.sysconf("SC_CLK_TCK")
+    fields = Path(f"/proc/{state.pid}/stat").read_text().rpartition(")")[2].split()
+    boot = next(
+        float(line.split()[1])
+        for line in Path("/proc/stat").read_text().splitlines()
+        if line.startswith("btime ")
+    )
+    started = boot + int(fields[19]) / ticks  # field 22 of stat: starttime
+    return sc.state_file(server).stat().st_mtime - started
+
+
 def run_mode(mode: str, rounds: int, wc) -> list[tuple[float, float]]:
     with tempfile.TemporaryDirectory(prefix=f"squall-startup-{mode}-") as tmp:
         conf = {sc.ENABLE: mode == "warm"}
@@ -96,6 +113,10 @@ def run_mode(mode: str, rounds: int, wc) -> list[tuple[float, float]]:
                     return bool(state and state.state == sc.READY)
 
                 wait_for(ready, 180, "the supervisor's Spark Connect server")
+                print(
+                    f"warm: the Spark Connect server was ready {server_start(server):.1f}s "
+                    "after its JVM started (listening and warmed with two jobs)"
+                )
             results = []
             for i in range(rounds):
                 first, done = one_round(cluster, Path(tmp) / f"out-{i}", wc)
