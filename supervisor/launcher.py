@@ -114,7 +114,7 @@ class Exit:
     def describe(self) -> str:
         code = self.returncode
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        how += f" ({self.cause})" if self.cause else ""
+        how += f": {self.cause}," if self.cause else ""
         where = f"worker {self.key[0]}:{self.key[1]}"
         return f"{where} {how} after {self.ran_for:.0f}s; its last lines:\n{self.tail}"
 

@@ -75,8 +75,9 @@ def memory_error(limit: int, used_bytes: int) -> str:
 
 
 def cgroup_memory_error(limit: int, cgroup_bytes: int) -> str:
+    """As memory_error says it, for a worker the kernel OOM-killed in (its cgroup's cap)."""
     return (
-        f"worker exceeded its memory limit of {limit} MB: its cgroup reached "
-        f"{cgroup_bytes // MB} MB (the limit plus storm.cgroup.memory.limit.tolerance.margin.mb)"
-        " and the kernel killed a process in it; it was stopped (topology.worker.max.memory.mb)"
+        f"worker exceeded its memory limit of {limit} MB ({cgroup_bytes // MB} MB in its "
+        "cgroup, the limit plus storm.cgroup.memory.limit.tolerance.margin.mb: the kernel "
+        "killed a process in it); it was stopped (topology.worker.max.memory.mb)"
     )

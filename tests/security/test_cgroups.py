@@ -7,12 +7,14 @@ session of its own, its parent init), which left the worker's session: before cg
 memory went uncounted (860 MB against a 400 MB limit) and it survived `squall kill`. Now
 - it runs in its worker's cgroup;
 - its memory counts against the worker's limit: the worker is stopped for memory;
-- it is killed when its worker dies and is reaped, and when the topology is killed.
+- it is killed when its worker dies and is reaped, and when the topology is killed;
+- a supervisor started again ends what a dead run of it left in its cgroups.
 """
 
 import contextlib
 import os
 import signal
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -22,6 +24,8 @@ from squall import thrift_api as T
 from squall.local import LocalCluster, topology_id, wait_for
 from squall.submit import submit_file
 from squall.supervisor import cgroup_fs
+from squall.supervisor.cgroups import Limits
+from squall.supervisor.launcher import Launcher
 
 LIMIT_MB = 300
 
@@ -191,3 +195,25 @@ def test_a_setsid_child_dies_with_its_worker_and_with_squall_kill(cluster, tmp_p
         assert not alive(worker)
     finally:
         kill(cluster, "sleeper")
+
+
+def test_a_restarted_supervisor_ends_what_a_dead_run_left_in_its_cgroups(tmp_path):
+    """A supervisor SIGKILLed leaves its workers' cgroups, children in them; the next run
+    with its id ends every process in them and removes them, before starting anything."""
+    dead = Launcher(tmp_path, "cgroup-test-restart", "127.0.0.1", {})
+    assert dead.cgroups is not None
+    group = dead.cgroups.create("worker-gone-6700", Limits(64 << 20, None))
+    escaped = subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=subprocess.DEVNULL)
+    try:
+        dead.cgroups.enter(group, escaped.pid)
+        restarted = Launcher(tmp_path, "cgroup-test-restart", "127.0.0.1", {})
+        restarted.kill_strays()
+        assert escaped.wait(30) == -signal.SIGKILL
+        assert not any(d.exists() for d in group.dirs.values())
+        restarted.stop_all()
+        assert not any(d.exists() for d in restarted.cgroups.base.values())
+    finally:
+        escaped.kill()
+        escaped.wait()
+        dead.cgroups.end(group)
+        dead.cgroups.close()

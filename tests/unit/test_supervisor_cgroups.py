@@ -8,6 +8,8 @@ import pytest
 
 from squall.supervisor import cgroup_fs, cgroups
 from squall.supervisor.cgroups import MB, CgroupConfigError, Limits
+from squall.supervisor.launcher import Exit
+from squall.supervisor.memory import cgroup_memory_error
 
 SUP = {cgroups.MARGIN: 256.0, cgroups.ENFORCE: True}
 
@@ -168,3 +170,9 @@ def test_unavailable_by_default_is_one_warning(tmp_path, monkeypatch, caplog):
     assert cgroup_fs.for_supervisor({}, "s1") is None
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1 and "does not run as root" in warnings[0]
+
+
+def test_a_worker_the_kernel_killed_for_memory_says_so_with_its_limit():
+    cause = cgroup_memory_error(300, 556 * MB)
+    text = Exit(("t-1", 6700), -9, 3.0, "last", cause=cause).describe()
+    assert "killed by signal 9: worker exceeded its memory limit of 300 MB (556 MB" in text
