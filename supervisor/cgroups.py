@@ -11,6 +11,7 @@ limits from the confs, and the values written for cgroup v2 (one unified hierarc
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -115,6 +116,14 @@ def v1_files(limits: Limits) -> dict[str, list[tuple[str, str]]]:
 def worker_group(topology_id: str, port: int) -> str:
     """A worker's cgroup, under its supervisor's."""
     return f"worker-{topology_id}-{port}"
+
+
+def supervisor_name(supervisor_id: str, local_dir: str) -> str:
+    """The supervisor's directory name: its id and its local dir's, so that two supervisors
+    with one id (every `squall local` cluster has a supervisor1) never end each other's
+    workers as leftovers, while the same supervisor started again finds its own."""
+    digest = hashlib.sha256(local_dir.encode()).hexdigest()[:12]
+    return f"{supervisor_id}-{digest}"
 
 
 def own_cgroups(proc_self_cgroup: str) -> dict[str, str]:

@@ -26,7 +26,7 @@ from squall.zk_identity import write_private
 
 from . import cgroup_fs
 from .cgroup_fs import Group
-from .cgroups import worker_group, worker_limits
+from .cgroups import supervisor_name, worker_group, worker_limits
 from .memory import cgroup_memory_error, limit_mb, resident_of
 from .sync import WorkerKey, WorkerSpec
 from .worker_log import LogPump, RotatingLog, log_caps
@@ -132,7 +132,8 @@ class Launcher:
         self.pid_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.workers: dict[WorkerKey, Worker] = {}
-        self.cgroups = cgroup_fs.for_supervisor(conf, supervisor_id)
+        name = supervisor_name(supervisor_id, str(local_dir.resolve()))
+        self.cgroups = cgroup_fs.for_supervisor(conf, name)
 
     def kill_strays(self) -> None:
         """End workers left by an earlier run of this supervisor (no duplicates on restart),

@@ -176,3 +176,10 @@ def test_a_worker_the_kernel_killed_for_memory_says_so_with_its_limit():
     cause = cgroup_memory_error(300, 556 * MB)
     text = Exit(("t-1", 6700), -9, 3.0, "last", cause=cause).describe()
     assert "killed by signal 9: worker exceeded its memory limit of 300 MB (556 MB" in text
+
+
+def test_two_supervisors_with_one_id_get_two_directories_and_a_restart_its_own():
+    a = cgroups.supervisor_name("supervisor1", "/tmp/a/supervisor")
+    assert a != cgroups.supervisor_name("supervisor1", "/tmp/b/supervisor")
+    assert a == cgroups.supervisor_name("supervisor1", "/tmp/a/supervisor")
+    assert a.startswith("supervisor1-")
