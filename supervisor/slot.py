@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from squall.liveness import beat_is_current, is_alive
+from squall.liveness import is_alive
 from squall.processes import WORKER_REASSIGNED, WORKER_RESTART_ASKED
 
 from .backoff import Retry, after_failure, due
@@ -224,7 +224,7 @@ def step(slot: Slot, event: Event, now: float) -> Result:
             if slot.state is not SlotState.STARTING or slot.worker is None:
                 return slot, []
             text = f"cannot start worker {slot.worker.topology_id}:{slot.port}: {event.error}"
-            return _ended_failed(slot, now, text, 0.0, Log(logging.WARNING, text))
+            return _ended_failed(slot, slot.worker, now, text, 0.0, Log(logging.WARNING, text))
         case BeatSeen():
             return _beat(slot, event.seq, now), []
         case Exited():
@@ -233,7 +233,7 @@ def step(slot: Slot, event: Event, now: float) -> Result:
             if slot.state not in WITH_WORKER or slot.worker is None:
                 return slot, []
             text = f"worker {slot.worker.topology_id}:{slot.port}: {event.text}"
-            return _kill_failed(slot, now, 0, event.text, Log(logging.WARNING, text))
+            return _kill_failed(slot, slot.worker, now, 0, event.text, Log(logging.WARNING, text))
         case Tick():
             return _tick(slot, event, now)
         case Killed():
@@ -270,13 +270,12 @@ def _conf_fetched(slot: Slot, event: ConfFetched, now: float) -> Result:
 
 
 def _beat(slot: Slot, seq: int, now: float) -> Slot:
-    """A beat counts when its seq changed (timed on our clock, never the worker's)."""
+    """A beat counts when its seq changed (timed on our clock, never the worker's): the
+    seq is kept across the slot's workers, so an earlier incarnation's last beat is no
+    change, and the first change since a start makes the worker RUNNING."""
     if slot.state not in WITH_WORKER or (slot.beat is not None and slot.beat[0] == seq):
         return slot
-    slot = replace(slot, beat=(seq, now))
-    if slot.state is SlotState.STARTING and beat_is_current(now, slot.started_at):
-        slot = replace(slot, state=SlotState.RUNNING)
-    return slot
+    return replace(slot, beat=(seq, now), state=SlotState.RUNNING)
 
 
 def _exited(slot: Slot, event: Exited, now: float) -> Result:
@@ -301,7 +300,8 @@ def _exited(slot: Slot, event: Exited, now: float) -> Result:
         note = Log(logging.INFO, f"{where} stopped for an assignment not taken here")
         ended, out = _idle(replace(ended, retry=after_failure(slot.retry, now, event.ran_for)), now)
         return ended, [note, *out]
-    return _ended_failed(slot, now, event.text, event.ran_for, Log(logging.WARNING, event.text))
+    note = Log(logging.WARNING, event.text)
+    return _ended_failed(slot, worker, now, event.text, event.ran_for, note)
 
 
 def _tick(slot: Slot, tick: Tick, now: float) -> Result:
@@ -315,7 +315,8 @@ def _tick(slot: Slot, tick: Tick, now: float) -> Result:
         if not tick.zookeeper_away and _hung(slot, tick.zookeeper_back, now):
             where = f"worker {worker.topology_id}:{slot.port}"
             note = Log(logging.WARNING, f"{where} stopped heartbeating; restarting it")
-            return _kill_failed(slot, now, 1, f"{where} stopped heartbeating; restarted", note)
+            text = f"{where} stopped heartbeating; restarted"
+            return _kill_failed(slot, worker, now, 1, text, note)
         return slot, []
     if slot.state is SlotState.BACKING_OFF:
         return _idle(slot, now)
@@ -329,33 +330,37 @@ def _tick(slot: Slot, tick: Tick, now: float) -> Result:
 def _hung(slot: Slot, zookeeper_back: float, now: float) -> bool:
     """Past its start-up grace with no beat change within the timeout since it started
     (a beat from an earlier incarnation does not count), nor since ZooKeeper came back."""
-    last = slot.beat[1] if slot.beat is not None else None
-    if zookeeper_back > slot.started_at:
-        last = zookeeper_back if last is None else max(last, zookeeper_back)
+    seen = slot.beat[1] if slot.beat is not None else float("-inf")
+    last = max(seen, zookeeper_back)  # is_alive ignores one from before the start
     timeouts = slot.timeouts
     return not is_alive(slot.started_at, last, now, timeouts.worker, timeouts.start)
 
 
-def _kill_failed(slot: Slot, now: float, grace: float, text: str, note: Log) -> Result:
-    """Kill the worker as failed: its error and back-off, then STOPPING."""
-    assert slot.worker is not None
-    kill = KillWorker((slot.worker.topology_id, slot.port), grace)
-    failed, report = _failure(slot, now, text, 0.0)
+def _kill_failed(
+    slot: Slot, worker: WorkerSpec, now: float, grace: float, text: str, note: Log
+) -> Result:
+    """Kill the slot's worker as failed: its error and back-off, then STOPPING."""
+    kill = KillWorker((worker.topology_id, slot.port), grace)
+    failed, report = _failure(slot, worker, now, text, 0.0)
     return replace(failed, state=SlotState.STOPPING), [note, kill, report]
 
 
-def _ended_failed(slot: Slot, now: float, text: str, ran_for: float, note: Log) -> Result:
-    """The worker ended (or never started) as a failure: its error, then the slot idles."""
-    failed, report = _failure(slot, now, text, ran_for)
+def _ended_failed(
+    slot: Slot, worker: WorkerSpec, now: float, text: str, ran_for: float, note: Log
+) -> Result:
+    """The slot's worker ended (or never started) as a failure: its error, then the slot
+    idles."""
+    failed, report = _failure(slot, worker, now, text, ran_for)
     idle, out = _idle(replace(failed, worker=None), now)
     return idle, [note, report, *out]
 
 
-def _failure(slot: Slot, now: float, text: str, ran_for: float) -> tuple[Slot, ReportError]:
+def _failure(
+    slot: Slot, worker: WorkerSpec, now: float, text: str, ran_for: float
+) -> tuple[Slot, ReportError]:
     """A failure of the slot's worker: its topology's error says when the slot starts
     again. The slot backs off only if it still wants that topology."""
-    assert slot.worker is not None
-    tid = slot.worker.topology_id
+    tid = worker.topology_id
     retry = after_failure(slot.retry, now, ran_for)
     report = ReportError(tid, slot.port, f"{text}\n(restarting in {retry.not_before - now:.0f}s)")
     return replace(slot, retry=retry if _tid(slot.desired) == tid else slot.retry), report

@@ -261,9 +261,15 @@ def test_an_unwanted_worker_is_stopped_not_reported_even_when_hung():
 
 
 def test_a_stop_waits_for_killed_and_ignores_the_rest():
-    stopping = replace(running(), state=S.STOPPING)
-    for event in (Tick(), CodeReady(), BeatSeen(7), Exited(1, 1.0, "x"), Assigned(SPEC)):
-        assert step(stopping, event, 150.0) == (stopping, [])
+    stopping = replace(running(now=0.0), state=S.STOPPING, desired=None)
+    others = (Tick(), CodeReady(), BeatSeen(7), Exited(1, 1.0, "x"), OverMemory("x"))
+    for event in (*others, StartFailed("x"), ConfFetched(500.0, CONF)):
+        assert step(stopping, event, 500.0) == (stopping, [])
+
+
+def test_killed_means_nothing_to_a_slot_that_is_not_stopping():
+    for slot in (running(), empty_slot(PORT, TIMEOUTS), Slot(PORT, TIMEOUTS, S.BACKING_OFF, SPEC)):
+        assert step(slot, Killed(), 150.0) == (slot, [])
 
 
 def test_another_topology_on_a_waiting_slot_starts_over_without_the_old_back_off():
