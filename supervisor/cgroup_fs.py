@@ -77,7 +77,9 @@ class Cgroups:
         self.end(group)
         try:
             for controller, directory in group.dirs.items():
-                directory.mkdir()
+                # a directory end() emptied but the kernel has not let go of yet is reused:
+                # nothing runs in it any more (a restart in the same slot met "File exists")
+                directory.mkdir(exist_ok=True)
                 for file, value in files[controller]:
                     target = directory / file
                     if target.exists() or file in ("memory.max", "memory.limit_in_bytes"):

@@ -166,13 +166,7 @@ FAULTS = {
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory) -> Iterator[LocalCluster]:
     directory = tmp_path_factory.mktemp("fault-causes")
-    # cgroups off: with them a restarted worker's cgroup was at times still there ("cannot
-    # create cgroup ...: File exists"), which hid each fault's own cause (reported to the
-    # cgroups work); the memory limit is then the supervisor's resident-memory check
-    conf = {"storm.resource.isolation.plugin.enable": False}
-    with LocalCluster(
-        directory, supervisors=0, slots_per_supervisor=len(FAULTS), ui=True, conf=conf
-    ) as c:
+    with LocalCluster(directory, supervisors=0, slots_per_supervisor=len(FAULTS), ui=True) as c:
         yield c
 
 
