@@ -34,9 +34,11 @@ Every outcome obeys nimbus/schedule_invariants.py.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from squall.records import Slot
 
+from . import generic_resources as gen
 from .constraint_solver import solve
 from .resource_fit import EPSILON, Fit, charges, cpu_added, place
 from .scheduler import schedule
@@ -92,6 +94,8 @@ class _Round:
         self.free: dict[str, tuple[float, float]] = {
             sid: (host.memory_mb, host.cpu) for sid, host in cluster.hosts.items()
         }
+        self.generic = gen.capacities(cluster)  # generic resources free per host
+        self.offered = {sid: host.generic for sid, host in cluster.hosts.items() if host.generic}
         self.kept: dict[str, dict[int, Slot]] = {}  # live tasks charged where they run
         self.pending: dict[str, dict[int, Slot]] = {}  # dead tasks charged on their slot
         self.whole: dict[str, bool] = {}  # every task on a live slot is held and charged
@@ -139,6 +143,7 @@ class _Round:
                 self.whole[request.id] = False
                 continue
             mem, cpu = request.need(task)
+            need = request.generic_need(task)
             host_mem, host_cpu = self.free[slot[0]]
             worker = heap.get(slot, 0.0) + mem
             added = cpu_added(worker_cpu.get(slot), cpu, self.floor)
@@ -146,11 +151,14 @@ class _Round:
                 mem <= host_mem + EPSILON
                 and added <= host_cpu + EPSILON
                 and worker <= request.worker_heap_mb + EPSILON
+                and (not need or gen.fits(self.generic.get(slot[0], {}), need))
             )
             if request.reschedule and not fits:
                 self.whole[request.id] = False
                 continue
             self.free[slot[0]] = (host_mem - mem, host_cpu - added)
+            if need:
+                gen.take(self.generic.setdefault(slot[0], {}), need)
             heap[slot] = worker
             worker_cpu[slot] = worker_cpu.get(slot, 0.0) + cpu
             if alive is not None and task not in alive:
@@ -164,6 +172,7 @@ class _Round:
         for sid, (mem, cpu) in charges(request, tasks, self.floor).items():
             host_mem, host_cpu = self.free[sid]
             self.free[sid] = (host_mem + mem, host_cpu + cpu)
+        gen.give_back(self.generic, gen.charges(request, tasks))
 
     def release(self, request: TopologyRequest) -> None:
         """Give back everything `request` holds (it is evicted, or keeps nothing)."""
@@ -191,6 +200,9 @@ class _Round:
         need = charges(request, back, self.floor)
         if any(mem > request.worker_heap_mb + EPSILON for mem in heap.values()):
             return False
+        taken = gen.charges(request, back)
+        if not all(gen.fits(self.generic.get(sid, {}), got) for sid, got in taken.items()):
+            return False
         return all(
             mem <= self.free[sid][0] + EPSILON and cpu <= self.free[sid][1] + EPSILON
             for sid, (mem, cpu) in need.items()
@@ -206,7 +218,12 @@ class _Round:
         moving: dict[int, Slot] = {}
         for task, slot in self.pending.get(request.id, {}).items():
             (restart if slot in allowed else moving)[task] = slot
+        if request.generic:
+            never = gen.unoffered(request, self.offered)
+            if never:
+                return Fit(None, dict(self.free), never)
         free = dict(self.free)
+        generic = self.generic
         if moving:  # give back their charge: what all charged took less what stays takes
             before = charges(request, {**kept, **self.pending[request.id]}, self.floor)
             after = charges(request, {**kept, **restart}, self.floor)
@@ -214,13 +231,17 @@ class _Round:
                 left_mem, left_cpu = after.get(sid, (0.0, 0.0))
                 host_mem, host_cpu = free[sid]
                 free[sid] = (host_mem + mem - left_mem, host_cpu + cpu - left_cpu)
+            if request.generic:
+                generic = {sid: dict(v) for sid, v in generic.items()}
+                gen.give_back(generic, gen.charges(request, moving))
         own = set(kept.values()) - allowed  # live tasks stay on a slot it would avoid
         if own:
             candidates = sorted(allowed | own, key=self.index.__getitem__)
         if request.constraints is not None:  # ConstraintSolverStrategy
             rules = request.constraints
-            return solve(request, candidates, {**kept, **restart}, free, self.floor, rules)
-        return place(request, candidates, {**kept, **restart}, free, self.floor)
+            solved = solve(request, candidates, {**kept, **restart}, free, self.floor, rules)
+            return _with_generic(request, solved, generic, {**kept, **restart})
+        return place(request, candidates, {**kept, **restart}, free, self.floor, generic)
 
     def holding(self) -> set[str]:
         return {tid for tid, slots in self.held.items() if slots}
@@ -243,6 +264,8 @@ class _Round:
         twin.slots, twin.live, twin.index = self.slots, self.live, self.index
         twin.floor = self.floor
         twin.owner, twin.free = dict(self.owner), dict(self.free)
+        twin.generic = {sid: dict(v) for sid, v in self.generic.items()}
+        twin.offered = self.offered
         twin.held = {tid: set(slots) for tid, slots in self.held.items()}
         twin.unheld = set(self.unheld)
         twin.kept = {tid: dict(k) for tid, k in self.kept.items()}
@@ -297,6 +320,8 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
             outcomes[request.id] = _unplaced(request, state, reason)
             continue
         state.free = dict(fit.free)
+        if request.generic:
+            state.generic = fit.generic
         state.claim(request, fit.placement)
         caps.use(request, fit.placement)
         outcomes[request.id] = Outcome(fit.placement, FULLY_SCHEDULED)
@@ -310,6 +335,28 @@ def schedule_all(requests: Sequence[TopologyRequest], cluster: Cluster) -> dict[
             else:
                 evicted_by[victim.id] = request
     return outcomes
+
+
+def _with_generic(
+    request: TopologyRequest, fit: Fit, generic: gen.GenericFree, kept: Mapping[int, Slot]
+) -> Fit:
+    """The constraint solver's placement, refused when its new tasks need more generic
+    resources than a host has free (the solver itself checks memory and CPU only)."""
+    if fit.placement is None or not request.generic:
+        return fit if fit.placement is None else replace(fit, generic=generic)
+    after = {sid: dict(v) for sid, v in generic.items()}
+    new = {t: s for t, s in fit.placement.items() if kept.get(t) != s}
+    for sid, need in gen.charges(request, new).items():
+        host = after.setdefault(sid, {})
+        if not gen.fits(host, need):
+            return Fit(
+                None,
+                fit.free,
+                f"Not enough resources to schedule: {sid} lacks "
+                f"{gen.described(need)} for its tasks under ConstraintSolverStrategy",
+            )
+        gen.take(host, need)
+    return replace(fit, generic=after)
 
 
 def _evicted(evictor: TopologyRequest) -> str:

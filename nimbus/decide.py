@@ -35,6 +35,7 @@ from .request_checks import (
     wait_secs_of,
     whole,
 )
+from .resource_conf import generic_resources
 from .scheduler import start_times
 from .supervisor_change import narrowed_cluster, touched_topologies
 
@@ -114,6 +115,7 @@ def _submit(model: NimbusModel, e: ev.Submit) -> Result:
         component_executors=executors,
         owner=str(e.conf.get("topology.submitter.user", "")),
         component_resources=check_resources(model, e),
+        component_generic=generic_resources(e.structure, e.conf, model.settings),
     )
     tid, epoch = e.topology_id, model.epoch
     tasks = check_size(model, tid, base, {})

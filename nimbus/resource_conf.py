@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from squall.records import SupervisorInfo
+from squall.records import SupervisorInfo, amounts
 from squall.structure import ACKER, TopologyStructure
 from squall.validation import invalid
 
@@ -38,7 +38,15 @@ MIN_WORKER_CPU = "storm.worker.min.cpu.pcore.percent"
 PRIORITY_STRATEGY = "resource.aware.scheduler.priority.strategy"
 STRATEGY = "topology.scheduler.strategy"
 STRATEGY_PACKAGE = "org.apache.storm.scheduler.resource.strategies.scheduling."
-STRATEGIES = {"DefaultResourceAwareStrategy": "default", "ConstraintSolverStrategy": "constraint"}
+STRATEGIES = {
+    "DefaultResourceAwareStrategy": "default",
+    "GenericResourceAwareStrategy": "generic",
+    "ConstraintSolverStrategy": "constraint",
+}
+GENERIC = "topology.component.resources.map"
+SUPERVISOR_GENERIC = "supervisor.resources.map"
+# names Storm's normalization reads as memory or CPU: squall reads those from their own keys
+NOT_GENERIC = frozenset({"cpu.pcore.percent", "onheap.memory.mb", "offheap.memory.mb", "memory.mb"})
 
 
 def _amount(value: Any, key: str, where: str) -> float | None:
@@ -65,13 +73,46 @@ def component_resources(
         where = f"component {name!r}"
         own = {key: _amount(info.conf.get(key), key, where) for key in (MEMORY, CPU)}
         declared[name] = {key: base[key] if own[key] is None else own[key] for key in own}
-    if all(v is None for d in declared.values() for v in d.values()):
+    undeclared = all(v is None for d in declared.values() for v in d.values())
+    if undeclared and not generic_resources(structure, conf, settings):
         return {}
     default_mem, default_cpu = DEFAULT_TASK_NEED
     return {
         name: (_or(d[MEMORY], default_mem), _or(d[CPU], default_cpu))
         for name, d in sorted(declared.items())
     }
+
+
+def generic_resources(
+    structure: TopologyStructure, conf: Mapping[str, Any], settings: NimbusSettings
+) -> dict[str, dict[str, float]]:
+    """component -> {generic resource: amount per task} from topology.component.resources.map
+    (the component's conf, else the topology's, else the cluster's; the acker needs none),
+    only the components that declare some; a malformed map is refused with
+    InvalidTopologyException. A topology declaring any is resource-aware (memory and CPU
+    then default as Storm's do)."""
+    base = _generic(conf.get(GENERIC, settings.scheduling.get(GENERIC)), "topology conf")
+    out: dict[str, dict[str, float]] = {}
+    for name, info in sorted(structure.components.items()):
+        own = info.conf.get(GENERIC)
+        declared = base if own is None else _generic(own, f"component {name!r}")
+        if any(amount > 0 for amount in declared.values()):
+            out[name] = {k: v for k, v in declared.items() if v > 0}
+    return out
+
+
+def _generic(value: Any, where: str) -> dict[str, float]:
+    try:
+        found = amounts(value)
+    except ValueError as exc:
+        raise invalid(f"{where}: {GENERIC} {exc}") from None
+    wrong = sorted(NOT_GENERIC & found.keys())
+    if wrong:
+        raise invalid(
+            f"{where}: {GENERIC} names {', '.join(wrong)}; declare memory and CPU with "
+            f"{MEMORY} and {CPU} (set_memory_load, set_cpu_load)"
+        )
+    return found
 
 
 def _or(value: float | None, default: float) -> float:
@@ -90,9 +131,9 @@ def priority(conf: Mapping[str, Any], settings: NimbusSettings) -> int:
 
 
 def scheduling_strategy(conf: Mapping[str, Any], settings: NimbusSettings) -> str:
-    """'default' or 'constraint' for topology.scheduler.strategy (Storm's class name, with
-    or without its package; unset: Storm's DefaultResourceAwareStrategy); anything else is
-    refused with InvalidTopologyException."""
+    """'default', 'generic' or 'constraint' for topology.scheduler.strategy (Storm's class
+    name, with or without its package; unset: Storm's DefaultResourceAwareStrategy); anything
+    else is refused with InvalidTopologyException."""
     value = conf.get(STRATEGY, settings.scheduling.get(STRATEGY))
     strategy = _strategy(value)
     if strategy is None:
@@ -137,7 +178,9 @@ def user_pools(settings: NimbusSettings) -> dict[str, tuple[float, float]]:
 
 def cluster_of(supervisors: Mapping[str, SupervisorInfo], settings: NimbusSettings) -> Cluster:
     hosts = {
-        sid: Host(tuple(info.ports), info.memory_capacity_mb, info.cpu_capacity)
+        sid: Host(
+            tuple(info.ports), info.memory_capacity_mb, info.cpu_capacity, info.generic_resources
+        )
         for sid, info in supervisors.items()
     }
     return Cluster(
@@ -171,6 +214,8 @@ def request_of(
         submitted=float(topology.base.launch_time_secs),
         capped=workers_capped(topology.conf, settings),
         constraints=_constraints(topology, settings),
+        generic=topology.base.component_generic,
+        gras=_strategy(topology.conf.get(STRATEGY, settings.scheduling.get(STRATEGY))) == "generic",
     )
 
 

@@ -29,13 +29,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import cast
 
 from squall.records import Slot
 
+from . import generic_resources as gen
 from .scheduler import interleave_slots
 from .scheduling_input import DEFAULT_TASK_NEED, UNBOUNDED, TopologyRequest
 
+Need = Mapping[str, float]  # a task's generic resources
 EPSILON = 1e-9  # sums of fractional MB must not refuse an exact fit
 
 
@@ -44,6 +47,7 @@ class Fit:
     placement: dict[int, Slot] | None  # None: it does not fit
     free: dict[str, tuple[float, float]]  # what each host has free afterwards
     reason: str = ""
+    generic: gen.GenericFree = field(default_factory=dict)  # each host's free generic resources
 
 
 def cpu_added(worker: float | None, cpu: float, floor: float) -> float:
@@ -83,12 +87,22 @@ def place(
     kept: Mapping[int, Slot],
     free: Mapping[str, tuple[float, float]],
     floor: float = 0.0,
+    generic: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Fit:
     """Place `request`'s tasks on `candidates`; `kept` tasks are already counted in `free`
-    (their workers' CPU at least `floor`, storm.worker.min.cpu.pcore.percent)."""
+    (their workers' CPU at least `floor`, storm.worker.min.cpu.pcore.percent) and in
+    `generic` (each host's free generic resources; None: none anywhere)."""
     ordered = interleave_slots(candidates)
     order = {slot: i for i, slot in enumerate(ordered)}
     room = {host: list(v) for host, v in free.items()}
+    # copied only where this topology's tasks take some; else read, never written
+    generic = generic or {}
+    gfree: gen.GenericFree = (
+        {host: dict(v) for host, v in generic.items()}
+        if request.generic
+        else cast(gen.GenericFree, dict(generic))
+    )
+    no_room: dict[str, float] = {}
     n = len(request.tasks)
     packing = request.max_workers >= UNBOUNDED
     k = min(request.max_workers, len(ordered), n)
@@ -110,6 +124,7 @@ def place(
         for host, (mem, cpu) in charges(request, dropped, floor).items():
             room[host][0] += mem
             room[host][1] += cpu
+        gen.give_back(gfree, gen.charges(request, dropped))
         for slot in set(dropped.values()):
             del load[slot]
     heap: dict[Slot, float] = {}
@@ -128,26 +143,33 @@ def place(
         (t for t in request.tasks if t not in placement),
         key=lambda t: (-request.need(t)[0], -request.need(t)[1], t),
     )
+    if request.gras:  # GenericResourceAwareStrategy: the scarce resources' tasks first
+        movers.sort(key=lambda t: -sum(request.generic_need(t).values()))
+    rare = gen.totals(gfree, {s[0] for s in ordered}) if request.gras else {}
     smallest = min((request.need(t)[0] for t in movers), default=0.0)
     limit = request.worker_heap_mb + EPSILON
     open_slots = [s for s in used if heap.get(s, 0.0) + smallest <= limit]
     for left, task in enumerate(movers):
         mem, cpu = request.need(task)
+        need = request.generic_need(task)
         if mem > request.worker_heap_mb + EPSILON:
             return Fit(None, _frozen(room), _too_big(request, task, mem))
 
-        def fits(slot: Slot, mem: float = mem, cpu: float = cpu) -> bool:
+        def fits(slot: Slot, mem: float = mem, cpu: float = cpu, need: Need = need) -> bool:
             host = room[slot[0]]
             return (
                 heap.get(slot, 0.0) + mem <= limit
                 and host[0] + EPSILON >= mem
                 and host[1] + EPSILON >= cpu_added(worker_cpu.get(slot), cpu, floor)
+                and (not need or gen.fits(gfree.get(slot[0], no_room), need))
             )
 
         def by_load(s: Slot) -> tuple[int, int]:
             return (load[s], order[s])
 
-        def holds(host: str, mem: float = mem, cpu: float = cpu, rest: int = n) -> int:
+        def holds(
+            host: str, mem: float = mem, cpu: float = cpu, rest: int = n, need: Need = need
+        ) -> int:
             """How many tasks like this one a new worker on `host` could take, up to the
             target (packing: the tasks still to place)."""
             free_mem, free_cpu = room[host]
@@ -157,6 +179,11 @@ def place(
                 request.worker_heap_mb / mem if mem > 0 else rest,
                 free_mem / mem if mem > 0 else rest,
                 free_cpu / cpu if cpu > 0 else rest,
+                *(
+                    gfree.get(host, no_room).get(name, 0.0) / amount
+                    for name, amount in need.items()
+                    if amount > 0
+                ),
             )
             return min(int(fit + EPSILON), rest)
 
@@ -173,10 +200,13 @@ def place(
         if chosen is None and len(used) < k:  # a new slot: one host at a time, not every slot
             rest = len(movers) - left if packing else target
 
-            def new_worker(h: str, rest: int = rest) -> tuple[float, ...]:
+            def new_worker(h: str, rest: int = rest, need: Need = need) -> tuple[float, ...]:
+                affinity = gen.rare_penalty(gfree.get(h, no_room), need, rare) if rare else 0.0
                 if packing:
-                    return (-holds(h, rest=rest), -on_host[h], -room[h][0], order[spare[h][-1]])
-                return (on_host[h], -holds(h, rest=rest), -room[h][0], order[spare[h][-1]])
+                    key = (-holds(h, rest=rest), -on_host[h], -room[h][0], order[spare[h][-1]])
+                else:
+                    key = (on_host[h], -holds(h, rest=rest), -room[h][0], order[spare[h][-1]])
+                return (affinity, *key)
 
             opened = min(
                 (h for h, free_slots in spare.items() if free_slots and fits(free_slots[-1])),
@@ -192,16 +222,18 @@ def place(
         if chosen is None and not packing:
             chosen = min((s for s in used if fits(s)), key=by_load, default=None)
         if chosen is None:
-            return Fit(None, _frozen(room), _short(request, candidates, free))
+            return Fit(None, _frozen(room), _short(request, candidates, free, generic))
         placement[task] = chosen
         load[chosen] += 1
         room[chosen[0]][0] -= mem
         room[chosen[0]][1] -= cpu_added(worker_cpu.get(chosen), cpu, floor)
+        if need:
+            gen.take(gfree.setdefault(chosen[0], {}), need)
         heap[chosen] = heap.get(chosen, 0.0) + mem
         worker_cpu[chosen] = worker_cpu.get(chosen, 0.0) + cpu
         if packing and heap[chosen] + smallest > limit:
             open_slots.remove(chosen)
-    return Fit(placement, _frozen(room))
+    return Fit(placement, _frozen(room), generic=gfree)
 
 
 def _frozen(room: Mapping[str, list[float]]) -> dict[str, tuple[float, float]]:
@@ -234,16 +266,25 @@ def _workers_too_small(request: TopologyRequest, k: int, mem: float) -> str:
 
 
 def _short(
-    request: TopologyRequest, candidates: list[Slot], free: Mapping[str, tuple[float, float]]
+    request: TopologyRequest,
+    candidates: list[Slot],
+    free: Mapping[str, tuple[float, float]],
+    generic: Mapping[str, Mapping[str, float]] | None,
 ) -> str:
     mem, cpu = request.demand()
     hosts = {s[0] for s in candidates}
     free_mem = sum(free[h][0] for h in hosts)
     free_cpu = sum(free[h][1] for h in hosts)
     workers = "" if request.max_workers >= UNBOUNDED else f"at most {request.num_workers} "
+    wanted = gen.charges(request, dict.fromkeys(request.tasks, ("", 0))).get("", {})
+    extra = free_extra = ""
+    if wanted:
+        have = gen.totals(generic or {}, hosts)
+        extra = ", " + gen.described(wanted)
+        free_extra = ", " + gen.described({name: have.get(name, 0.0) for name in wanted})
     return (
-        f"Not enough resources to schedule: needs {mem:.0f} MB and {cpu:.0f}% CPU in {workers}"
-        f"workers of {request.worker_heap_mb:g} MB; "
-        f"{free_mem:.0f} MB and {free_cpu:.0f}% CPU free on {len(hosts)} supervisors "
-        f"with {len(candidates)} free slots"
+        f"Not enough resources to schedule: needs {mem:.0f} MB and {cpu:.0f}% CPU{extra} in "
+        f"{workers}workers of {request.worker_heap_mb:g} MB; "
+        f"{free_mem:.0f} MB and {free_cpu:.0f}% CPU{free_extra} free on {len(hosts)} "
+        f"supervisors with {len(candidates)} free slots"
     )

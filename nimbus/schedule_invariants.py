@@ -1,5 +1,6 @@
 """What no scheduling outcome may ever do, checked in one place (issue 37 item 1): no
-supervisor past its memory or CPU capacity, no worker past its topology's
+supervisor past its memory or CPU capacity or any generic resource it offers
+(supervisor.resources.map), no worker past its topology's
 topology.worker.max.heap.size.mb, no slot running two topologies, no topology placed in part.
 A resource-aware worker's CPU counts at least storm.worker.min.cpu.pcore.percent (Storm's
 Cluster.calculateWorkerResources), as nimbus/resource_fit.py charges it.
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from squall.records import Slot
 
+from . import generic_resources as gen
 from .scheduling_input import DEFAULT_TASK_NEED, Cluster, Outcome, TopologyRequest
 
 EPSILON = 1e-6  # sums of fractional MB and CPU percent
@@ -60,6 +62,7 @@ def _breaches(
     out: Breaches = {}
     holder: dict[Slot, str] = {}
     used: dict[str, list[float]] = {}
+    generic: gen.GenericFree = {}
     for request in requests:
         placement = placed.get(request.id, {})
         for slot in slots.of(placement) & live:
@@ -90,12 +93,20 @@ def _breaches(
         for slot, mem in heap.items():
             if mem > request.worker_heap_mb + EPSILON:
                 out[("heap", request.id, slot)] = mem
+        if request.generic:
+            live_tasks = {t: s for t, s in placement.items() if s in live}
+            gen.give_back(generic, gen.charges(request, live_tasks))  # sums usage
     for sid, (mem, cpu) in used.items():
         host = cluster.hosts[sid]
         if mem > host.memory_mb + EPSILON:
             out[("memory", sid)] = mem
         if cpu > host.cpu + EPSILON:
             out[("cpu", sid)] = cpu
+    for sid, taken in generic.items():
+        offer = cluster.hosts[sid].generic
+        for name, amount in taken.items():
+            if amount > offer.get(name, 0.0) + EPSILON:
+                out[("generic", sid, name)] = amount
     return out
 
 
@@ -106,6 +117,9 @@ def _describe(key: tuple, value: float | frozenset[str], cluster: Cluster) -> st
     if kind == "heap":
         return f"a worker of {key[1]} on {key[2]} holds {value:g} MB, past its heap size"
     capacity = cluster.hosts[key[1]]
+    if kind == "generic":
+        offer = capacity.generic.get(key[2], 0.0)
+        return f"supervisor {key[1]} is given {value:g} {key[2]} of its {offer:g}"
     limit = capacity.memory_mb if kind == "memory" else capacity.cpu
     unit = "MB" if kind == "memory" else "% CPU"
     return f"supervisor {key[1]} is given {value:g} {unit} of its {limit:g}"

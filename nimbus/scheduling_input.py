@@ -19,6 +19,7 @@ Need = tuple[float, float]  # (on-heap memory MB, CPU percent of one core), per 
 DEFAULT_TASK_NEED: Need = (128.0, 10.0)
 DEFAULT_WORKER_HEAP_MB = 768.0
 DEFAULT_PRIORITY = 29
+NO_GENERIC: Mapping[str, float] = {}
 UNBOUNDED = 1 << 62  # "no limit" where a worker count is compared
 
 
@@ -30,6 +31,8 @@ class Host:
     ports: tuple[int, ...]
     memory_mb: float = 4096.0
     cpu: float = 400.0
+    # supervisor.resources.map: generic resources offered, name -> amount ({"gpu.count": 2})
+    generic: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,11 @@ class TopologyRequest:
     # topology.scheduler.strategy ConstraintSolverStrategy: its constraints (None: Storm's
     # DefaultResourceAwareStrategy, nimbus/resource_fit.py)
     constraints: Constraints | None = None
+    # topology.component.resources.map: component -> {generic resource: amount per task}
+    generic: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # topology.scheduler.strategy GenericResourceAwareStrategy: hosts ordered by Storm's
+    # rare-resource affinity (nimbus/resource_fit.py); generic needs are checked either way
+    gras: bool = False
 
     @property
     def max_workers(self) -> int:
@@ -111,6 +119,10 @@ class TopologyRequest:
 
     def need(self, task: int) -> Need:
         return self.needs.get(self.tasks[task], DEFAULT_TASK_NEED)
+
+    def generic_need(self, task: int) -> Mapping[str, float]:
+        """The generic resources one task needs ({} for most)."""
+        return self.generic.get(self.tasks[task], NO_GENERIC) if self.generic else NO_GENERIC
 
     def demand(self) -> Need:
         """All tasks' memory and CPU together (0, 0 for a slot-count topology)."""

@@ -153,11 +153,15 @@ class StormBase:
     # Resource-aware scheduling: component id -> (on-heap MB, CPU %) per task, fixed at submit
     # from the component and topology confs; empty when the topology declares no resources.
     component_resources: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Generic resources (topology.component.resources.map, Storm's addResource): component
+    # id -> {resource name: amount per task}, fixed at submit; only components declaring some.
+    component_generic: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> StormBase:
         pending = raw.get("pending")
         resources = raw.get("component_resources", {})
+        generic = raw.get("component_generic", {})
         for key, allowed in (("status", STATUSES), ("previous_status", STATUSES | {None})):
             if raw.get(key) not in allowed:
                 raise ValueError(f"{key}: no topology status {raw.get(key)!r:.40}")
@@ -174,6 +178,7 @@ class StormBase:
                 },
                 "pending": PendingEvent(**pending) if pending else None,
                 "component_resources": {str(k): _need(v) for k, v in resources.items()},
+                "component_generic": {str(k): amounts(v) for k, v in generic.items()},
             }
         )
 
@@ -185,6 +190,21 @@ def _need(value: Any) -> tuple[float, float]:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < math.inf:
             raise ValueError(f"resources must be two finite numbers >= 0, got {value!r:.40}")
     return (float(mem), float(cpu))
+
+
+def amounts(value: Any) -> dict[str, float]:
+    """A generic-resource map ({"gpu.count": 2}: names to finite numbers >= 0, Storm's
+    supervisor.resources.map and topology.component.resources.map), or ValueError."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"resources must be a map of names to numbers, got {value!r:.40}")
+    out: dict[str, float] = {}
+    for name, x in value.items():
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < math.inf:
+            raise ValueError(f"resource {name!r:.40} must be a finite number >= 0, got {x!r:.40}")
+        out[str(name)] = float(x)
+    return out
 
 
 Slot = tuple[str, int]  # (supervisor id, port)
@@ -230,6 +250,8 @@ class SupervisorInfo:
     # defaults.
     memory_capacity_mb: float = 4096.0
     cpu_capacity: float = 400.0
+    # supervisor.resources.map: generic resources offered ({"gpu.count": 2}; none: {})
+    generic_resources: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> SupervisorInfo:
@@ -240,6 +262,7 @@ class SupervisorInfo:
                 "ports": [int(p) for p in raw["ports"]],
                 "memory_capacity_mb": capacity[0],
                 "cpu_capacity": capacity[1],
+                "generic_resources": amounts(raw.get("generic_resources")),
             }
         )
 

@@ -89,6 +89,14 @@ class ComponentSpec:
         key = "topology.component.cpu.pcore.percent"
         return replace(self, config={**self.config, key: pcore_percent})
 
+    def set_generic_resource(self, name: str, amount: float) -> ComponentSpec:
+        """Storm's addResource: a generic resource each task needs ({"gpu.count": 1}), kept in
+        topology.component.resources.map; it lands only on supervisors whose
+        supervisor.resources.map offers it (docs/scheduling.md)."""
+        key = "topology.component.resources.map"
+        declared = {**self.config.get(key, {}), name: amount}
+        return replace(self, config={**self.config, key: declared})
+
     def __hash__(self) -> int:
         return id(self)
 

@@ -35,7 +35,7 @@ from squall import zk as zk_mod
 from squall.certificate_check import ClientCertificateError, TlsRefusedError
 from squall.certificates import SUPERVISOR
 from squall.client import nimbus_address
-from squall.records import Assignment, SupervisorInfo, encode
+from squall.records import Assignment, SupervisorInfo, amounts, encode
 from squall.security import security_on
 from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
@@ -111,6 +111,7 @@ class Supervisor:
             __version__,
             memory_capacity_mb=float(self.conf["supervisor.memory.capacity.mb"]),
             cpu_capacity=float(self.conf["supervisor.cpu.capacity"]),
+            generic_resources=amounts(self.conf.get("supervisor.resources.map")),
         )
         path = self.layout.supervisor(self.id)
         try:

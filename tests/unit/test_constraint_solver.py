@@ -214,7 +214,7 @@ def test_the_strategy_is_chosen_by_class_name_and_an_unknown_one_refused_at_subm
 
     settings = NimbusSettings(1, 1, 1, 1, 1)
     package = "org.apache.storm.scheduler.resource.strategies.scheduling."
-    for name in ("GenericResourceAwareStrategy", package + "RoundRobinResourceAwareStrategy", "x"):
+    for name in (package + "RoundRobinResourceAwareStrategy", "x"):
         with pytest.raises(InvalidTopologyException, match="topology.scheduler.strategy"):
             component_resources(Plain.structure(), {"topology.scheduler.strategy": name}, settings)
     conf = {

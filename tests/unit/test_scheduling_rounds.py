@@ -142,12 +142,16 @@ def topology(draw, tid):
         submitted=float(draw(st.integers(0, 3))),
         capped=draw(st.booleans()),  # topology.ras.workers.cap
         constraints=draw(st.sampled_from(CONSTRAINTS)),  # ConstraintSolverStrategy or not
+        # topology.component.resources.map, and GenericResourceAwareStrategy's host order
+        generic=draw(st.sampled_from([{}, {}, {"x": {"gpu": 1.0}}])) if resources else {},
+        gras=draw(st.booleans()),
     )
 
 
 def host(draw):
     ports = tuple(range(1, draw(st.integers(1, 3)) + 1))
-    return Host(ports, draw(st.sampled_from(MEMORY)), float(draw(st.sampled_from([50, 400]))))
+    gpus = draw(st.sampled_from([{}, {}, {"gpu": 1.0}, {"gpu": 2.0}]))  # supervisor.resources.map
+    return Host(ports, draw(st.sampled_from(MEMORY)), float(draw(st.sampled_from([50, 400]))), gpus)
 
 
 @st.composite
