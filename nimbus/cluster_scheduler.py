@@ -42,7 +42,7 @@ from . import generic_resources as gen
 from .constraint_solver import solve
 from .resource_fit import EPSILON, Fit, charges, cpu_added, place
 from .scheduler import schedule
-from .scheduling_input import UNBOUNDED, Cluster, Need, Outcome, TopologyRequest
+from .scheduling_input import NO_GENERIC, UNBOUNDED, Cluster, Need, Outcome, TopologyRequest
 from .scheduling_priority import ordered
 
 FULLY_SCHEDULED = "Fully Scheduled"
@@ -132,6 +132,7 @@ class _Round:
         pending: dict[int, Slot] = {}
         heap: dict[Slot, float] = {}
         worker_cpu: dict[Slot, float] = {}
+        generic = request.generic  # most topologies declare none: one test per task
         dead_last = sorted(request.existing)  # live tasks first: they keep their room
         if alive is not None:
             dead_last.sort(key=alive.__contains__, reverse=True)  # stable: ids stay sorted
@@ -143,7 +144,7 @@ class _Round:
                 self.whole[request.id] = False
                 continue
             mem, cpu = request.need(task)
-            need = request.generic_need(task)
+            need = request.generic_need(task) if generic else NO_GENERIC
             host_mem, host_cpu = self.free[slot[0]]
             worker = heap.get(slot, 0.0) + mem
             added = cpu_added(worker_cpu.get(slot), cpu, self.floor)

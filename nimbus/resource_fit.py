@@ -36,7 +36,7 @@ from squall.records import Slot
 
 from . import generic_resources as gen
 from .scheduler import interleave_slots
-from .scheduling_input import DEFAULT_TASK_NEED, UNBOUNDED, TopologyRequest
+from .scheduling_input import DEFAULT_TASK_NEED, NO_GENERIC, UNBOUNDED, TopologyRequest
 
 Need = Mapping[str, float]  # a task's generic resources
 EPSILON = 1e-9  # sums of fractional MB must not refuse an exact fit
@@ -151,7 +151,7 @@ def place(
     open_slots = [s for s in used if heap.get(s, 0.0) + smallest <= limit]
     for left, task in enumerate(movers):
         mem, cpu = request.need(task)
-        need = request.generic_need(task)
+        need = request.generic_need(task) if request.generic else NO_GENERIC
         if mem > request.worker_heap_mb + EPSILON:
             return Fit(None, _frozen(room), _too_big(request, task, mem))
 
@@ -179,12 +179,12 @@ def place(
                 request.worker_heap_mb / mem if mem > 0 else rest,
                 free_mem / mem if mem > 0 else rest,
                 free_cpu / cpu if cpu > 0 else rest,
-                *(
-                    gfree.get(host, no_room).get(name, 0.0) / amount
-                    for name, amount in need.items()
-                    if amount > 0
-                ),
             )
+            if need:  # and as many as its generic resources allow
+                offer = gfree.get(host, no_room)
+                for name, amount in need.items():
+                    if amount > 0:
+                        fit = min(fit, offer.get(name, 0.0) / amount)
             return min(int(fit + EPSILON), rest)
 
         if packing:
@@ -201,12 +201,13 @@ def place(
             rest = len(movers) - left if packing else target
 
             def new_worker(h: str, rest: int = rest, need: Need = need) -> tuple[float, ...]:
-                affinity = gen.rare_penalty(gfree.get(h, no_room), need, rare) if rare else 0.0
                 if packing:
                     key = (-holds(h, rest=rest), -on_host[h], -room[h][0], order[spare[h][-1]])
                 else:
                     key = (on_host[h], -holds(h, rest=rest), -room[h][0], order[spare[h][-1]])
-                return (affinity, *key)
+                if rare:  # GenericResourceAwareStrategy: Storm's rare-resource affinity first
+                    return (gen.rare_penalty(gfree.get(h, no_room), need, rare), *key)
+                return key
 
             opened = min(
                 (h for h, free_slots in spare.items() if free_slots and fits(free_slots[-1])),
