@@ -218,7 +218,8 @@ def test_random_rounds_never_break_an_invariant_nor_evict_for_nothing_and_settle
             hosts[f"n{pick}"] = arg
         elif kind == "shrink" and names:
             name = names[pick % len(names)]
-            hosts[name] = replace(hosts[name], memory_mb=hosts[name].memory_mb / 2)
+            gpus = {k: v // 2 for k, v in hosts[name].generic.items()}  # 1 GPU: none left
+            hosts[name] = replace(hosts[name], memory_mb=hosts[name].memory_mb / 2, generic=gpus)
         elif kind == "submit":
             current[arg.id] = arg
         elif kind == "kill" and ids:
