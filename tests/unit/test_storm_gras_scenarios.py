@@ -91,18 +91,30 @@ GPU_TOPOLOGY = [
 ]
 
 
-def test_gpu_tasks_pack_on_three_hosts_as_storm_expects() -> None:
-    """Storm: 3 slots on 3 hosts; the bolt-3 tasks on separate hosts (2 GPUs each), the
-    bolt-2 tasks together (1 GPU each), spout and bolt-1 filling in."""
+@pytest.mark.parametrize(
+    ("ackers", "heap"),
+    [
+        (0, 2000.0),  # numOfAckersPerWorker 0
+        (2, 2000.0),  # -1 and 1: two ackers of 250 MB, 50% CPU
+        (4, 2000.0),  # 2: four ackers
+        (0, 1e12),  # testGenericResourceAwareStrategyInFavorOfShuffle: unbounded heap
+    ],
+)
+def test_gpu_tasks_pack_on_three_hosts_as_storm_expects(ackers: int, heap: float) -> None:
+    """Storm: 3 hosts; the bolt-3 tasks on separate hosts (2 GPUs each), the bolt-2 tasks
+    together (1 GPU each), spout, bolt-1 and the ackers filling in. DIFFERS: which of those
+    share a worker (Storm's executor order), and Storm's InFavorOfShuffle case uses 4 workers
+    (topology.ras.order.executors.by.proximity.needs, not read) where squall packs 3."""
     cluster = Cluster(supervisors(4, 4, 200, 2000, {GPU: 2}))
-    topo = request("testTopology-id", GPU_TOPOLOGY, 500, 50, 2000)
+    components = GPU_TOPOLOGY + ([("__acker", ackers, {})] if ackers else [])
+    topo = request("testTopology-id", components, 500, 50, heap)
+    topo = replace(topo, needs={**topo.needs, "__acker": (250.0, 50.0)})
     out = run([topo], cluster)["testTopology-id"]
     assert out.placed and out.status == FULLY_SCHEDULED
     placement = out.placement
-    assert len(placement) == 7
-    hosts = {slot[0] for slot in placement.values()}
-    assert len(hosts) == 3
-    assert len(set(placement.values())) == 3  # one worker per host, as Storm's
+    assert len(placement) == 7 + ackers
+    assert len({slot[0] for slot in placement.values()}) == 3
+    assert len(set(placement.values())) == 3  # one worker per host
     bolt3 = [s[0] for t, s in placement.items() if topo.tasks[t] == "bolt-3"]
     bolt2 = {s[0] for t, s in placement.items() if topo.tasks[t] == "bolt-2"}
     assert len(set(bolt3)) == 2 and len(bolt2) == 1 and not bolt2 & set(bolt3)
