@@ -10,20 +10,27 @@ item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> c
     .venv/bin/python bench/pertuple.py --cases ack2 --perf prof/  # perf on the workers
     .venv/bin/python bench/pertuple.py --cases ack2,ack2-near     # two workers, and with
                                                   # nothing crossing between them (a ceiling)
+    .venv/bin/python bench/pertuple.py --cases work1,work2 --others ''   # scaling over workers
 
-squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on
-as by default), one per round, the topology of bench/pertuple_topology.py submitted once per
-case (bench/pertuple_squall.py): acking on with 1 and 2 workers, acking off with 1 worker,
-and emit_batch of 1000 rows with 1 worker. Each is measured over a window after a warm-up
-from the progress lines its spout and counting tasks write: tuples counted per second at
-the counting bolt (the rate), the spout's complete latency p50/p99 (emit to ack or fail),
-for acking off the emit-to-count lag; worker CPU and RSS from /proc. Bytewax 0.21 (pip
-install '.[bench]') and the plain loop run in their own processes (bench/pertuple_others.py).
-Figures are medians of --rounds; ratios are squall over Bytewax, of the rates and of the
-tuples per CPU-second (on a shared machine each process's rate follows the share of a core
-it got; the second ratio does not). With several rounds, each case's ratio within each round
-is printed too, and its median: a round runs squall and Bytewax minutes apart, so these
-drift less with this machine's load (Bytewax alone ran at 34-54k items/s within an hour).
+squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on as
+by default), one per round, the topology of bench/pertuple_topology.py submitted once per case
+(bench/pertuple_squall.py): acking on with 1 and 2 workers, acking off with 1 worker,
+emit_batch of 1000 rows with 1 worker, and the scaling cases (issue #39): one spout, the
+middle bolt doing ~30 us of Python per tuple, on 1 and on 2 workers. Each is measured over a
+window after a warm-up from the progress lines its spout and counting tasks write: tuples
+counted per second at the counting bolt (the rate), the spout's complete latency p50/p99 (emit
+to ack or fail), for acking off the emit-to-count lag; worker CPU and RSS from /proc. Bytewax
+0.21 (pip install '.[bench]') and the plain loop run in their own processes
+(bench/pertuple_others.py). Figures are medians of --rounds; ratios are squall over Bytewax,
+of the rates and of the tuples per CPU-second (on a shared machine each process's rate follows
+the share of a core it got; the second ratio does not). With several rounds, each case's ratio
+within each round is printed too, and its median: a round runs squall and Bytewax minutes
+apart, so these drift less with this machine's load (Bytewax alone ran at 34-54k items/s
+within an hour).
+
+Scaling is printed as ratios of cases of one round (work2 over work1: the rate and tuples
+per CPU-second; ack2 over ack1: tuples per CPU-second, the cost of crossing between
+workers), with each worker's CPU: a saturated worker beside an idling one is the bottleneck.
 """
 
 from __future__ import annotations
@@ -134,6 +141,33 @@ def round_ratios(rounds: list[list[dict[str, Any]]], case: str) -> list[float]:
     return [r["vs_bytewax"] for r in rows if r["vs_bytewax"] is not None]
 
 
+SCALING = (  # (more workers, one worker, what is compared): printed as ratios in one round
+    ("work2", "work1", "rate"),
+    ("work2", "work1", "per_cpu_s"),
+    ("ack2", "ack1", "per_cpu_s"),
+)
+
+
+def scaling_lines(rounds: list[list[dict[str, Any]]]) -> list[str]:
+    """Each SCALING ratio round by round (both cases ran in one cluster, a minute apart),
+    and its median."""
+    lines = []
+    for more, one, key in SCALING:
+        ratios = []
+        for rows in rounds:
+            by_case = {r["case"]: r for r in rows}
+            if more in by_case and one in by_case:
+                value = ratio(by_case[more].get(key), by_case[one].get(key))
+                if value is not None:
+                    ratios.append(value)
+        if ratios:
+            listed = ", ".join(f"{v:.2f}x" for v in ratios)
+            what = "tuples/s" if key == "rate" else "tuples per CPU-second"
+            median = statistics.median(ratios)
+            lines.append(f"  {more} over {one}, {what}: {listed} (median {median:.2f}x)")
+    return lines
+
+
 def medians(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     by_case: dict[str, list[dict[str, Any]]] = {}
     for rows in rounds:
@@ -229,6 +263,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# {header}; medians of {args.rounds} round(s)")
     print(table(rows))
     for r in rows:
+        if r.get("cpu_each"):
+            each = " + ".join(f"{v:.0f}" for v in r["cpu_each"])
+            print(f"{r['system']}: CPU % of each worker (highest first) {each}")
         if r.get("error"):
             print(f"{r['system']}: FAILED (in at least one round): {r['error']}")
         if r.get("rss_series_mib"):
@@ -246,6 +283,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.rss_bound and r.get("rss_mib") is not None:
             verdict = "stayed under" if r["rss_mib"] < args.rss_bound else "went OVER"
             print(f"{r['system']}: worker RSS {verdict} {args.rss_bound:,.0f} MiB")
+    scaling = scaling_lines(rounds)
+    if scaling:
+        print("scaling over workers, ratios within each round:")
+        print("\n".join(scaling))
     if len(rounds) > 1:
         for case in dict.fromkeys(r["case"] for rows in rounds for r in rows):
             each = [r["rate"] for rows in rounds for r in rows if r["case"] == case]

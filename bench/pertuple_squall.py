@@ -23,6 +23,9 @@ from progress_log import read_progress
 from worker_usage import WorkerUsage
 
 TOPOLOGY = Path(__file__).resolve().parent / "pertuple_topology.py"
+# rounds of the topology's busy() per tuple in the middle bolt of the work cases: ~30 us of
+# Python on this 2-core machine (its best of several timings, 2026-11)
+WORK_ROUNDS = 100
 
 # name -> (label, settings of the topology, topology conf overrides)
 CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
@@ -35,6 +38,16 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "ack2-near": (  # not run unless named (CEILINGS)
         "squall, acking, 2 workers, nothing crosses: counted local_or_shuffle (a ceiling)",
         {"tracked": True, "spouts": 2, "counted_by": "local_or_shuffle"},
+        {"topology.workers": 2},
+    ),
+    "work1": (
+        "squall, acking, 1 spout, ~30 us bolt, 1 worker",
+        {"tracked": True, "work": WORK_ROUNDS},
+        {"topology.workers": 1},
+    ),
+    "work2": (
+        "squall, acking, 1 spout, ~30 us bolt, 2 workers",
+        {"tracked": True, "work": WORK_ROUNDS},
         {"topology.workers": 2},
     ),
     "noack1": (
@@ -96,7 +109,7 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
         with perf_record(usage.pids(), args.perf, f"{case}-{number}"):
             rss_series = usage.sample_rss(soak or args.measure, args.rss_every, args.rss_stop)
         t1 = time.time()
-        cpu_pct = usage.cpu_pct()
+        cpu_pct, cpu_each = usage.cpu_pct(), usage.cpu_pct_each()
         wait_for(
             lambda: all(r[-1]["t"] > t1 for r in _by_task(read_progress(out, "*"))),
             args.start_timeout,
@@ -113,6 +126,7 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
         "rate": sum(rate_between(r, "counted", t0, t1) for r in _by_task(counts)),
         "emitted_rate": sum(rate_between(r, "emitted", t0, t1) for r in _by_task(spouts)),
         "cpu_pct": cpu_pct,
+        "cpu_each": cpu_each,
         "rss_mib": max(rss_series),
         "window_s": t1 - t0,
     }

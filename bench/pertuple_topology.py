@@ -8,7 +8,9 @@ tables), `tracked` (emit with a message id, so that acking measures complete lat
 `par` (tasks of each bolt) and `spouts` (tasks of the spout, 1 unless given: with two
 workers one spout task would be half of one worker's work and the ceiling of both), and
 `counted_by` ("local_or_shuffle" instead of the word's fields grouping: nothing crosses
-between workers, a ceiling, not a word count).
+between workers, a ceiling, not a word count), and `work` (0: the middle bolt only
+upper-cases; N: it also runs N rounds of a Python loop per tuple, the work cases' ~30 us
+of bench/pertuple_squall.py: bolts whose work is real, which more workers should share).
 
 The topology measures itself, because only its components see every tuple: the spout and
 each counting task append a JSON line to <topology.output.dir>/<component>-<task>.jsonl
@@ -169,6 +171,28 @@ class UpperBolt(Bolt):
         self.emit([word.upper(), ts])
 
 
+def busy(seed: int, rounds: int) -> int:
+    """Pure Python work of a known size: `rounds` steps of a small hash."""
+    h = seed
+    for i in range(rounds):
+        h = (h * 31 + i) & 0xFFFFF
+    return h
+
+
+class WorkBolt(Bolt):
+    """UpperBolt with real per-tuple work: `work` rounds of busy() before its emit."""
+
+    outputs = ["word", "ts"]
+
+    def initialize(self, conf, context):
+        self.rounds = int(self.kwargs.get("work") or 0)
+
+    def process(self, tup):
+        word, ts = tup.values
+        busy(len(word), self.rounds)
+        self.emit([word.upper(), ts])
+
+
 class UpperTableBolt(Bolt):
     outputs = ["word", "ts"]
 
@@ -231,6 +255,7 @@ class CountTableBolt(CountBolt):
 _BATCH = int(SETTINGS.get("batch") or 0)
 _PAR = int(SETTINGS.get("par") or 2)
 _SPOUTS = int(SETTINGS.get("spouts") or 1)
+_WORK = int(SETTINGS.get("work") or 0)
 # how the counter takes its words: by the word (a word count), or local_or_shuffle (each
 # worker keeps its tuples: bench/pertuple_squall.py's ceiling case)
 _COUNTED_BY = (
@@ -249,7 +274,11 @@ class PerTuple(Topology):
         batch=_BATCH,
         tracked=SETTINGS.get("tracked", True),
     )
-    upper = (UpperTableBolt if _BATCH else UpperBolt).spec(
-        inputs={words: Grouping.shuffle}, par=_PAR
+    upper = (
+        UpperTableBolt.spec(inputs={words: Grouping.shuffle}, par=_PAR)
+        if _BATCH
+        else WorkBolt.spec(inputs={words: Grouping.shuffle}, par=_PAR, work=_WORK)
+        if _WORK
+        else UpperBolt.spec(inputs={words: Grouping.shuffle}, par=_PAR)
     )
     count = (CountTableBolt if _BATCH else CountBolt).spec(inputs={upper: _COUNTED_BY}, par=_PAR)

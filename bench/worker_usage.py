@@ -50,6 +50,19 @@ class WorkerUsage:
         ticks = sum(w.cpu_ticks - self.begin.get(w.pid, 0) for w in self.workers())
         return 100 * ticks / TICKS / seconds
 
+    def cpu_pct_each(self) -> list[float]:
+        """Each worker's CPU since start() in percent of one core (with what it started),
+        highest first: a saturated worker beside an idle one shows here, not in the sum."""
+        seconds = time.monotonic() - self.began
+        stats = self.workers()
+        tops = [w for w in stats if w.ppid in self.roots]
+        shares = []
+        for top in tops:
+            family = [top, *descendants(stats, [top.pid])]
+            ticks = sum(w.cpu_ticks - self.begin.get(w.pid, 0) for w in family)
+            shares.append(100 * ticks / TICKS / seconds)
+        return sorted(shares, reverse=True)
+
     def rss_mib(self) -> float:
         return sum(w.rss_pages for w in self.workers()) * PAGE / 2**20
 

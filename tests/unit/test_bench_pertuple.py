@@ -187,3 +187,44 @@ def test_the_ceiling_case_runs_only_when_named():
     assert "ack2-near" not in pertuple.parse_args([]).cases
     assert pertuple.parse_args(["--cases", "ack2,ack2-near"]).cases == ["ack2", "ack2-near"]
     assert pertuple.BASE["ack2-near"] == "bytewax-item"  # compared as ack2 is
+
+
+def test_scaling_ratios_are_taken_within_each_round_and_skip_a_round_missing_a_case():
+    import pertuple
+
+    rounds = [
+        [
+            {"case": "work1", "rate": 10.0, "per_cpu_s": 20.0},
+            {"case": "work2", "rate": 18.0, "per_cpu_s": 19.0},
+            {"case": "ack1", "rate": 5.0, "per_cpu_s": 40.0},
+            {"case": "ack2", "rate": 9.0, "per_cpu_s": 30.0},
+        ],
+        [{"case": "work1", "rate": 20.0, "per_cpu_s": 20.0}, {"case": "ack1", "rate": 1.0}],
+        [
+            {"case": "work1", "rate": 20.0, "per_cpu_s": 10.0},
+            {"case": "work2", "rate": 30.0, "per_cpu_s": 10.0},
+        ],
+    ]
+    assert pertuple.scaling_lines(rounds) == [
+        "  work2 over work1, tuples/s: 1.80x, 1.50x (median 1.65x)",
+        "  work2 over work1, tuples per CPU-second: 0.95x, 1.00x (median 0.97x)",
+        "  ack2 over ack1, tuples per CPU-second: 0.75x (median 0.75x)",
+    ]
+    assert pertuple.scaling_lines([]) == []
+
+
+def test_the_work_cases_differ_only_in_workers_and_do_work_of_the_size_asked():
+    import pertuple_squall
+    import pertuple_topology
+
+    (_, one, conf1), (_, two, conf2) = (
+        pertuple_squall.CASES["work1"],
+        pertuple_squall.CASES["work2"],
+    )
+    assert one == two and one["work"] == pertuple_squall.WORK_ROUNDS
+    assert (conf1["topology.workers"], conf2["topology.workers"]) == (1, 2)
+    h = 3
+    for i in range(4):
+        h = (h * 31 + i) & 0xFFFFF
+    assert pertuple_topology.busy(3, 4) == h
+    assert pertuple_topology.busy(3, 0) == 3
