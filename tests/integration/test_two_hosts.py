@@ -18,8 +18,12 @@ What is not the page's word for word:
   made (two_hosts.start_unit); `systemctl daemon-reload` does nothing; stop is SIGTERM.
   PrivateTmp, ProtectSystem and the other sandboxing keys are not applied.
 - "after copying the tar file over" is a copy from host1's /tmp to host2's by the test.
+- Each unit's environment also has JAVA_TOOL_OPTIONS=QUICK_JVM (C1 only, the serial GC), for
+  its JVMs (ZooKeeper, each supervisor's Spark Connect server): on a shared 2-core host C2's
+  compiler threads took most of their start-up.
 """
 
+import dataclasses
 import re
 import shlex
 import subprocess
@@ -38,6 +42,8 @@ DOC = ROOT / "docs" / "operations.md"
 ADDRESSES = {"host1": "10.0.0.1", "host2": "10.0.0.2"}  # the page's, inside the namespaces
 CREDENTIALS = "/var/lib/squall/credentials"
 INSTALL_LINES = ("apt-get install", "python3 -m venv /opt/squall", "/opt/squall/bin/pip install")
+INSTALLED = "/opt/squall/bin/squall version"  # step 1's check of the install: run as written
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 @pytest.fixture
@@ -92,7 +98,9 @@ class Walkthrough:
         assert args[:2] == ["enable", "--now"], args
         for name in args[2:]:
             text = self.hosts[host].sh(f"cat /etc/systemd/system/{name}.service", ROOT).stdout
-            two_hosts.start_unit(self.hosts[host], two_hosts.parse_unit(name, text))
+            unit = two_hosts.parse_unit(name, text)
+            quick = {**unit.environment, "JAVA_TOOL_OPTIONS": QUICK_JVM}  # see the docstring
+            two_hosts.start_unit(self.hosts[host], dataclasses.replace(unit, environment=quick))
 
     def write(self, host: str, path: str, text: str, mode: str, owner: str) -> None:
         quoted = shlex.quote(text)
@@ -136,10 +144,13 @@ def test_the_two_host_walkthrough_runs_as_written(hosts):
     # 1. Install: not run (see the docstring); /opt/squall is this checkout's environment
     [wheel, install] = two_hosts.step(found, 1)
     assert "pip wheel" in wheel.text
+    checks = [line for line in two_hosts.shell_lines(install.text) if line.startswith(INSTALLED)]
     for line in two_hosts.shell_lines(install.text):
-        assert any(known in line for known in INSTALL_LINES), line
+        assert line in checks or any(known in line for known in INSTALL_LINES), line
     for name in hosts:
         do.run(name, f"ln -s {ROOT / '.venv'} /opt/squall")
+        for line in checks:
+            assert "per-tuple path" in do.run(name, line)
 
     # 2. The squall user and its folders, on both hosts
     [folders] = two_hosts.step(found, 2)
