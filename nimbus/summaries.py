@@ -53,6 +53,7 @@ def cluster_summary(
                 used_cpu=placed.get(sid, (0.0, 0.0))[1],
                 blacklisted=sid in blacklisted,
                 blacklist_reason=blacklisted.get(sid),
+                spark_connect=info.spark_connect,
             )
             for sid, info in sorted(supervisors.items())
         ],

@@ -252,6 +252,10 @@ class SupervisorInfo:
     cpu_capacity: float = 400.0
     # supervisor.resources.map: generic resources offered ({"gpu.count": 2}; none: {})
     generic_resources: dict[str, float] = field(default_factory=dict)
+    # its warm Spark Connect server: "off", "starting", "ready" or "failed: <reason>"
+    # (supervisor/spark_server.py readiness); a record without it (an older supervisor)
+    # reads as "unknown"
+    spark_connect: str = "unknown"
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> SupervisorInfo:

@@ -15,6 +15,7 @@ checks in identity.py.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -27,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kazoo.exceptions import NodeExistsError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.states import KazooState
 
 from squall import __version__
@@ -38,6 +39,7 @@ from squall.client import nimbus_address
 from squall.records import Assignment, SupervisorInfo, amounts, encode
 from squall.security import security_on
 from squall.spark_connect import ENABLE as SPARK_CONNECT
+from squall.spark_connect import ServerState
 from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
 
 from . import slot as sl
@@ -53,7 +55,7 @@ from .identity import (
     supervisor_id,
 )
 from .launcher import RUN_AS_USER, Launcher, check_run_as_user
-from .spark_server import SparkConnectServer
+from .spark_server import SparkConnectServer, readiness
 from .sync import accept_epochs, by_port, desired_workers
 from .worker_checks import beat_seqs, over_memory
 from .worker_starts import start_worker
@@ -96,6 +98,8 @@ class Supervisor:
         self.zk_back = float("-inf")  # when it last came back
         self.started = int(time.time())
         self.spark_server: SparkConnectServer | None = None
+        self.spark_connect = readiness(None)  # shown in the registration
+        self.spark_changed = threading.Event()  # the registration must say a new state
         self.zk = zk_mod.connect(conf, "supervisor")
         self.worker_auth = zk_mod.worker_auth_conf(conf)
         full_every = conf["supervisor.assignments.full.read.secs"]
@@ -103,8 +107,8 @@ class Supervisor:
 
     # --- registration ---
 
-    def register(self) -> None:
-        info = SupervisorInfo(
+    def _info(self) -> SupervisorInfo:
+        return SupervisorInfo(
             self.host,
             self.ports,
             self.started,
@@ -112,10 +116,13 @@ class Supervisor:
             memory_capacity_mb=float(self.conf["supervisor.memory.capacity.mb"]),
             cpu_capacity=float(self.conf["supervisor.cpu.capacity"]),
             generic_resources=amounts(self.conf.get("supervisor.resources.map")),
+            spark_connect=self.spark_connect,
         )
+
+    def register(self) -> None:
         path = self.layout.supervisor(self.id)
         try:
-            self.zk.create(path, encode(info), ephemeral=True, makepath=True)
+            self.zk.create(path, encode(self._info()), ephemeral=True, makepath=True)
         except NodeExistsError as exc:
             stat = self.zk.exists(path)
             if stat is not None and stat.ephemeralOwner == self.zk.client_id[0]:
@@ -163,6 +170,19 @@ class Supervisor:
             self.needs_register.set()
             self.assignment_watch.read_all_next()  # a watch may have been missed meanwhile
 
+    def _on_spark(self, state: ServerState) -> None:
+        """On the server's thread: the sync loop rewrites the registration."""
+        self.spark_connect = readiness(state)
+        self.spark_changed.set()
+        self.wake.set()
+
+    def _rewrite_registration(self) -> None:
+        """The node says the Spark Connect server's state; a node gone with a lost session
+        is created again, with it, by _register_again."""
+        self.spark_changed.clear()
+        with contextlib.suppress(NoNodeError):
+            self.zk.set(self.layout.supervisor(self.id), encode(self._info()))
+
     # --- the sync loop ---
 
     def run(self) -> None:
@@ -170,7 +190,8 @@ class Supervisor:
         try:
             self.launcher.kill_strays()
             if self.conf.get(SPARK_CONNECT):
-                self.spark_server = SparkConnectServer(self.conf, f"squall-{self.id}")
+                name = f"squall-{self.id}"
+                self.spark_server = SparkConnectServer(self.conf, name, on_state=self._on_spark)
                 self.spark_server.start()
             layout_dirs = [self.layout.assignments, self.layout.supervisors]
             if not zk_mod.await_paths(self.zk, layout_dirs, self.stopping):  # nimbus makes them
@@ -215,6 +236,8 @@ class Supervisor:
     def sync(self) -> None:
         if self.needs_register.is_set():  # the session was lost: this node went with it
             self._register_again(time.monotonic())
+        elif self.spark_changed.is_set():
+            self._rewrite_registration()
         # only what changed is read; a refused assignment is judged again each time (the
         # epoch it waits for may have come)
         if self.assignment_watch.refresh(time.monotonic()) or self.refused:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,16 @@ def server_env(base: dict[str, str], spark_home: Path, token: str) -> dict[str, 
     }
 
 
+def readiness(state: sc.ServerState | None) -> str:
+    """What the supervisor's registration says of its server (SupervisorInfo.spark_connect):
+    "starting", "ready" or "failed: <reason>"; "off" when there is none."""
+    if state is None:
+        return "off"
+    if state.state == sc.FAILED:
+        return f"failed: {state.reason}"
+    return state.state
+
+
 def _die_with_parent() -> None:
     """In the child before exec: SIGTERM when the supervisor's thread that started it ends
     (run() starts it on the main thread, which lives as long as the supervisor)."""
@@ -95,9 +106,11 @@ class SparkConnectServer:
         directory: Path | None = None,
         port: int | None = None,
         memory: str | None = None,
+        on_state: Callable[[sc.ServerState], None] | None = None,
     ) -> None:
         """The supervisor's server by default; `squall spark connect-server` names its own
-        directory, port and memory."""
+        directory, port and memory. `on_state` hears each state it writes (on the thread
+        that writes it): the supervisor shows it in its registration."""
         self.directory = directory or sc.server_dir(conf)
         self.conf = conf
         self.name = name
@@ -106,6 +119,7 @@ class SparkConnectServer:
         self.process: subprocess.Popen | None = None
         self.stopping = threading.Event()
         self.thread: threading.Thread | None = None
+        self.on_state = on_state
 
     def start(self) -> None:
         """Start the JVM now (call on the main thread); it is awaited and warmed with one
@@ -164,6 +178,8 @@ class SparkConnectServer:
 
     def _write(self, state: sc.ServerState) -> None:
         write_private(sc.state_file(self.directory), state.to_json())
+        if self.on_state is not None:
+            self.on_state(state)
 
     def stop(self) -> None:
         self.stopping.set()

@@ -154,6 +154,8 @@ struct SupervisorSummary {
   100: optional string squall_version;
   // squall: why the blacklist scheduler left it out of scheduling (set when blacklisted)
   101: optional string blacklist_reason;
+  // squall: its warm Spark Connect server: "off", "starting", "ready" or "failed: <reason>"
+  102: optional string spark_connect;
 }
 
 struct NimbusSummary {

@@ -22,8 +22,15 @@ STORM_COLUMNS = (
     "Topology_Id",
     "Owner",
 )
-SUPERVISOR_FORMAT = "%-40s %-20s %-6s %-10s %-12s"
-SUPERVISOR_COLUMNS = ("Supervisor_Id", "Host", "Slots", "Used_slots", "Uptime_secs")
+SUPERVISOR_FORMAT = "%-40s %-20s %-6s %-10s %-12s %-13s"
+SUPERVISOR_COLUMNS = (
+    "Supervisor_Id",
+    "Host",
+    "Slots",
+    "Used_slots",
+    "Uptime_secs",
+    "Spark_connect",
+)
 RULE = "-" * 88  # Storm's separator line
 
 
@@ -47,12 +54,17 @@ def listing_lines(info: Any, now: float | None = None) -> list[str]:
     if supervisors:
         lines += [(SUPERVISOR_FORMAT % SUPERVISOR_COLUMNS).rstrip(), RULE]
         for s in supervisors:
+            spark = spark_connect(s)
             fields = (s.supervisor_id, s.host, s.num_workers, s.num_used_workers, s.uptime_secs)
-            lines.append((SUPERVISOR_FORMAT % fields).rstrip())
+            lines.append((SUPERVISOR_FORMAT % (*fields, spark.split(":")[0])).rstrip())
         for s in supervisors:  # out of scheduling (nimbus/blacklist.py): say why
             if getattr(s, "blacklisted", None):
                 reason = getattr(s, "blacklist_reason", None) or "blacklisted"
                 lines.append(f"{s.supervisor_id} ({s.host}): {reason}")
+        for s in supervisors:  # the column says "failed": say why, as for the blacklist
+            if spark_connect(s).startswith("failed:"):
+                why = spark_connect(s).removeprefix("failed:").strip()
+                lines.append(f"{s.supervisor_id} ({s.host}): Spark Connect server failed: {why}")
     else:
         lines.append("No supervisors running.")
     return lines
@@ -81,6 +93,7 @@ def listing_json(info: Any) -> str:
         "version",
         "blacklisted",
         "blacklist_reason",
+        "spark_connect",
     )
     return json.dumps(
         {
@@ -90,6 +103,12 @@ def listing_json(info: Any) -> str:
         },
         indent=2,
     )
+
+
+def spark_connect(summary: Any) -> str:
+    """Its warm Spark Connect server's state; "unknown" from a nimbus or supervisor too old
+    to say."""
+    return getattr(summary, "spark_connect", None) or "unknown"
 
 
 def _fields(struct: Any, keys: tuple[str, ...]) -> dict[str, Any]:

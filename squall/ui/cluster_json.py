@@ -129,6 +129,8 @@ def supervisor_json(s: Any) -> dict[str, Any]:
         # Storm's field; squall adds why (nimbus/blacklist.py)
         "blacklisted": bool(getattr(s, "blacklisted", False)),
         "blacklistReason": getattr(s, "blacklist_reason", None) or "",
+        # squall: its warm Spark Connect server ("off", "starting", "ready", "failed: ...")
+        "sparkConnect": getattr(s, "spark_connect", None) or "unknown",
     }
 
 

@@ -71,3 +71,24 @@ def test_a_storm_record_whose_pending_due_time_is_not_a_number_is_refused(due):
     data["pending"] = {"event": "remove", "due_secs": due}
     with pytest.raises(ValueError, match="due_secs"):
         decode(StormBase, json.dumps(data).encode(), "/storms/t")
+
+
+def test_a_supervisor_record_says_its_spark_connect_state_and_an_older_one_still_reads():
+    info = SupervisorInfo("h1", [6700], 900, spark_connect="failed: exited with code 1")
+    assert decode(SupervisorInfo, encode(info), "/s") == info
+    older = json.dumps({"host": "h1", "ports": [6700], "start_time_secs": 900}).encode()
+    assert decode(SupervisorInfo, older, "/s").spark_connect == "unknown"
+
+
+def test_a_newer_supervisor_record_with_fields_this_reader_lacks_still_reads():
+    newer = {"host": "h1", "ports": [6700], "start_time_secs": 900, "spark_connect": "ready"}
+    data = json.dumps({**newer, "a_later_field": {"x": 1}}).encode()
+    assert decode(SupervisorInfo, data, "/s") == SupervisorInfo(
+        "h1", [6700], 900, spark_connect="ready"
+    )
+
+
+def test_a_spark_connect_state_that_is_not_a_string_is_refused():
+    data = json.dumps({"host": "h1", "ports": [6700], "start_time_secs": 9, "spark_connect": 1})
+    with pytest.raises(RecordError, match="spark_connect"):
+        decode(SupervisorInfo, data.encode(), "/s")

@@ -105,3 +105,23 @@ def test_the_new_keys_have_defaults_and_minimums():
         cluster_conf(**{sc.START_TIMEOUT: 0})
     with pytest.raises(ConfigError):
         cluster_conf(**{sc.ENABLE: "yes"})
+
+
+def test_the_registration_says_off_starting_ready_or_failed_with_the_reason():
+    from squall.supervisor.spark_server import readiness
+
+    assert readiness(None) == "off"
+    assert readiness(sc.ServerState(sc.STARTING, 1)) == "starting"
+    assert readiness(sc.ServerState(sc.READY, 1, 2)) == "ready"
+    assert readiness(sc.ServerState(sc.FAILED, 1, 2, "exited")) == "failed: exited"
+
+
+def test_each_state_the_server_writes_is_told_to_the_supervisor(tmp_path):
+    from squall.supervisor.spark_server import SparkConnectServer
+
+    heard: list[sc.ServerState] = []
+    server = SparkConnectServer({}, "n", tmp_path, port=1, memory="1g", on_state=heard.append)
+    for state in (sc.ServerState(sc.STARTING, 1), sc.ServerState(sc.READY, 1, 2)):
+        server._write(state)
+    assert heard == [sc.ServerState(sc.STARTING, 1), sc.ServerState(sc.READY, 1, 2)]
+    assert sc.read_state(tmp_path) == sc.ServerState(sc.READY, 1, 2)

@@ -108,3 +108,29 @@ def test_a_spouts_complete_latency_is_served_and_junk_is_left_out():
     rows = [SimpleNamespace(stats={"complete_ms": good})]  # an ExecutorRow's stats
     agg = aggregate_stats("spout", totals(rows, False))
     assert agg.specific_stats.spout.complete_latency_ms == 4.5
+
+
+def test_a_supervisors_spark_connect_state_is_in_the_summary_the_ui_and_squall_list():
+    from squall.commands.listing import listing_json, listing_lines
+    from squall.ui.cluster_json import supervisor_json
+
+    why = "did not listen in time (see /x/server.log)"
+    supervisors = {
+        "s1": SupervisorInfo("h1", [6700], 900, spark_connect="ready"),
+        "s2": SupervisorInfo("h2", [6700], 900, spark_connect=f"failed: {why}"),
+        "s3": SupervisorInfo("h3", [6700], 900),  # an older supervisor: it does not say
+    }
+    info = cluster_summary({}, {}, {}, supervisors, [], 1100)
+    ready, failed, older = info.supervisors
+    assert [s.spark_connect for s in info.supervisors] == ["ready", f"failed: {why}", "unknown"]
+    assert supervisor_json(ready)["sparkConnect"] == "ready"
+    assert supervisor_json(failed)["sparkConnect"] == f"failed: {why}"
+    assert (
+        supervisor_json(SimpleNamespace(**{**vars(older), "spark_connect": None}))["sparkConnect"]
+        == "unknown"
+    )  # from a nimbus too old to fill the field
+    lines = listing_lines(info)
+    assert lines[-6].split()[-1] == "Spark_connect"
+    assert [line.split()[-1] for line in lines[-4:-1]] == ["ready", "failed", "unknown"]
+    assert lines[-1] == f"s2 (h2): Spark Connect server failed: {why}"
+    assert '"spark_connect": "ready"' in listing_json(info)
