@@ -29,21 +29,17 @@ from typing import Any
 from squall import spark_connect as sc
 from squall import zk as zk_mod
 from squall.code_package import STRUCTURE_FILE
-from squall.hot_path import describe as per_tuple_path
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
-from squall.processes import (
-    WORKER_ORPHANED,
-    WORKER_REASSIGNED,
-    WORKER_RESTART_ASKED,
-    WORKER_UNHEALTHY,
-)
+from squall.hot_path import describe as per_tuple_path
+from squall.processes import WORKER_REASSIGNED
 from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
 from squall.tree_tracking import tree_trackers
 from squall.zk_identity import component_conf
 
+from . import lifecycle
 from .bind_address import bind_address, loopback_surprise
 from .credentials_watch import CredentialsWatch
 from .error_reports import ErrorReports
@@ -57,7 +53,7 @@ from .profiler_actions import ProfilerActions
 from .routing import Router
 from .spark import SparkHolder
 from .task_io import WorkerTaskIO
-from .transport import Transport
+from .transport import Receiving, Transport, TransportSettings
 from .watchdog import Watchdog
 from .zk_agent import ZOOKEEPER_AWAY, ZooKeeperAgent
 from .zk_reactions import ZooKeeperReactions
@@ -93,18 +89,8 @@ class WorkerProcess(ZooKeeperReactions):
             self.structure, self.executors, conf.get("topology.backpressure.enable", True)
         )
         self.exit_code = 0
-        # spouts emit while the topology is active and, from the first time it is, ready
-        self.activation = threading.Lock()
-        self.status_active = False
-        self.topology_ready = False
-        self.topology_tasks: tuple[int, ...] = ()
-        self.topology_beats: dict[int, str] = {}
-        self.topology_workers = 1
-        self.beat_period = conf["worker.heartbeat.frequency.secs"]
-        self.beat_due = 0.0
-        self.beaten_ready: frozenset[int] = frozenset()
-        self.components: dict[int, str] = {}
-        self.waiting_logged = 0.0
+        self.stepping = threading.Lock()
+        self.my_tasks: tuple[int, ...] = ()
         self.errors = ErrorReports(conf, self._write_error)
         self.watchdog = Watchdog(
             self.executors,
@@ -119,8 +105,9 @@ class WorkerProcess(ZooKeeperReactions):
             self.exit_code = WORKER_REASSIGNED
             return False
         task_components = self.agent.task_components()
-        self.components = task_components
-        self._note_topology(assignment)
+        self.life = lifecycle.begin(
+            self.slot, assignment, self.conf["worker.heartbeat.frequency.secs"], task_components
+        )
         keys = self.agent.topology_keys() if security_on(self.conf) else None
         address = bind_address(self.host)
         if loopback_surprise(self.host, address):
@@ -131,23 +118,19 @@ class WorkerProcess(ZooKeeperReactions):
                 address,
             )
         self.transport = Transport(
-            address,
-            self.slot[1],
-            self.inbound.deliver_many,
-            self.inbound.fields_of,
-            self.conf["worker.max.message.bytes"],
-            keys,
-            self.inbound.congested if self.inbound.backpressure else None,
-            self.conf.get("topology.backpressure.check.millis", 50) / 1000,
-            self.conf.get("topology.batch.flush.interval.millis", 1) / 1000,
-            self.conf.get("topology.transfer.buffer.size", 0),
-            self.inbound.deliver_rows,
+            TransportSettings.from_conf(self.conf, address, self.slot[1], keys),
+            Receiving(
+                self.inbound.deliver_many,
+                self.inbound.fields_of,
+                self.inbound.congested if self.inbound.backpressure else None,
+                self.inbound.deliver_rows,
+            ),
         )
         self.router = router = Router(
             self.structure, task_components, self.my_tasks, locality_bounds(self.conf)
         )
         router.load = self._task_load
-        self._route(assignment)
+        self.react(lifecycle.AssignmentRead(assignment))  # routes to every task
         ackers = tree_trackers(self.conf, self.structure, task_components)
         io = WorkerTaskIO(
             router,
@@ -215,9 +198,7 @@ class WorkerProcess(ZooKeeperReactions):
 
     def _restart(self) -> None:
         """Storm's JVM_RESTART: exit; the supervisor starts the worker again."""
-        log.warning("restarting on request (JVM_RESTART)")
-        self.exit_code = WORKER_RESTART_ASKED
-        self.stopping.set()
+        self.react(lifecycle.RestartAsked())
 
     def components_now(self) -> list[Any]:
         return [e.component for e in self.executors.values() if e.component is not None]
@@ -241,16 +222,12 @@ class WorkerProcess(ZooKeeperReactions):
                 # its supervisor died (kill -9): an orphan would hold its slot's tasks and its
                 # ZooKeeper session with nobody to read its log, and the next supervisor on
                 # this host kills it as a stray anyway
-                log.error("its supervisor (pid %d) is gone: exiting", self.supervisor_pid)
-                self.exit_code = WORKER_ORPHANED
-                self.stopping.set()
+                self.react(lifecycle.SupervisorGone(self.supervisor_pid))
                 break
             wait = self._zookeeper_round()
             reason = self.watchdog.check(time.monotonic())
             if reason is not None:
-                log.error("exiting so the supervisor restarts this worker: %s", reason)
-                self.exit_code = WORKER_UNHEALTHY
-                self.stopping.set()
+                self.react(lifecycle.Unhealthy(reason))
 
     def shutdown(self) -> None:
         for executor in self.executors.values():

@@ -32,6 +32,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter, not_
 from typing import Any, cast
@@ -58,26 +59,56 @@ MESSAGES_PER_DRAIN = 64  # a fast peer must not keep the shared thread reading
 READ_EVERY = 0.0005
 
 
+@dataclass(frozen=True)
+class TransportSettings:
+    """What a worker's transport is built from: where it binds, and the conf's limits
+    (`from_conf`); `keys`: the topology's CURVE keypair (security on), None speaks plain
+    ZeroMQ."""
+
+    address: str
+    port: int
+    max_message_bytes: int
+    keys: TopologyKeys | None = None
+    check_secs: float = 0.05  # topology.backpressure.check.millis
+    gather_secs: float = 0.0  # topology.batch.flush.interval.millis
+    transfer_limit: int = 0  # topology.transfer.buffer.size (0: none)
+
+    @staticmethod
+    def from_conf(
+        conf: dict[str, Any], address: str, port: int, keys: TopologyKeys | None
+    ) -> TransportSettings:
+        return TransportSettings(
+            address,
+            port,
+            int(conf["worker.max.message.bytes"]),
+            keys,
+            conf.get("topology.backpressure.check.millis", 50) / 1000,
+            conf.get("topology.batch.flush.interval.millis", 1) / 1000,
+            int(conf.get("topology.transfer.buffer.size", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class Receiving:
+    """Where what arrives goes (Inbound's methods). `deliver_many`: takes a list for this
+    worker's tasks at once (an executor's flush may wait in it while a local queue is full,
+    the receiving thread never does); `full`: whether a local task's queue is full (None: no
+    backpressure); `deliver_rows`: takes a compact frame's rows as they came, or says
+    False."""
+
+    deliver_many: Callable[[list[Delivery], threading.Event | None], None]
+    fields_of: FieldsOf
+    full: Callable[[int], bool] | None = None
+    deliver_rows: Callable[[CompactRows], bool] | None = None
+
+
 class Transport:
-    def __init__(
-        self,
-        address: str,
-        port: int,
-        deliver_many: Callable[[list[Delivery], threading.Event | None], None],
-        fields_of: FieldsOf,
-        max_message_bytes: int,
-        keys: TopologyKeys | None = None,
-        full: Callable[[int], bool] | None = None,
-        check_secs: float = 0.05,
-        gather_secs: float = 0.0,
-        transfer_limit: int = 0,
-        deliver_rows: Callable[[CompactRows], bool] | None = None,
-    ):
-        """`keys`: the topology's CURVE keypair (security on); None speaks plain ZeroMQ.
-        `deliver_many`: takes a list for this worker's tasks at once (Inbound's; an
-        executor's flush may wait in it while a local queue is full, the receiving thread
-        never does). `deliver_rows`: takes
-        a compact frame's rows as they came, or says False (Inbound's)."""
+    def __init__(self, settings: TransportSettings, receiving: Receiving):
+        address, port, keys = settings.address, settings.port, settings.keys
+        max_message_bytes, check_secs = settings.max_message_bytes, settings.check_secs
+        gather_secs, transfer_limit = settings.gather_secs, settings.transfer_limit
+        deliver_many, fields_of = receiving.deliver_many, receiving.fields_of
+        full, deliver_rows = receiving.full, receiving.deliver_rows
         self.ctx = zmq.Context()
         try:
             self.receiver = Receiver(self.ctx, address, port, max_message_bytes, keys)

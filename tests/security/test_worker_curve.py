@@ -28,7 +28,7 @@ from squall.worker import curve
 from squall.worker.codec import encode
 from squall.worker.delivery import TupleDelivery
 from squall.worker.framing import frame_limit
-from squall.worker.transport import Transport
+from squall.worker.transport import Receiving, Transport, TransportSettings
 from squall.zkserver import free_port
 
 from .test_worker_ports import rss_bytes, worker_pids
@@ -325,7 +325,9 @@ def test_a_too_many_parts_message_is_read_a_part_at_a_time_and_let_go():
     keys = new_keys()
     received = Received()
     port = free_port()
-    receiver = Transport("127.0.0.1", port, received, fields_of, 2**16, keys)
+    receiver = Transport(
+        TransportSettings("127.0.0.1", port, 2**16, keys), Receiving(received, fields_of)
+    )
     receiver.start()
     ctx = zmq.Context()
     try:
@@ -349,8 +351,13 @@ def test_transports_with_the_topology_keys_talk_through_curve():
     keys = new_keys()
     received = Received()
     port = free_port()
-    receiver = Transport("127.0.0.1", port, received, fields_of, 2**20, keys)
-    sender = Transport("127.0.0.1", free_port(), lambda ds, stopping: None, fields_of, 2**20, keys)
+    receiver = Transport(
+        TransportSettings("127.0.0.1", port, 2**20, keys), Receiving(received, fields_of)
+    )
+    sender = Transport(
+        TransportSettings("127.0.0.1", free_port(), 2**20, keys),
+        Receiving(lambda ds, stopping: None, fields_of),
+    )
     receiver.start()
     sender.start()
     try:

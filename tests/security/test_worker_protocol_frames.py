@@ -14,7 +14,7 @@ from squall.worker import curve
 from squall.worker.acking import AckTree, FailTree, InitTree, TreeDone
 from squall.worker.delivery import TupleDelivery
 from squall.worker.protocol_frames import PROTOCOL_MAGIC
-from squall.worker.transport import Transport
+from squall.worker.transport import Receiving, Transport, TransportSettings
 from squall.zkserver import free_port
 
 
@@ -37,15 +37,14 @@ def test_protocol_messages_cross_as_themselves_and_junk_frames_are_dropped():
     received = Received()
     port = free_port()
     receiver = Transport(
-        "127.0.0.1",
-        port,
-        received.many,
-        fields_of,
-        2**16,
-        keys,
-        full=lambda task: False,  # backpressure on: arrivals go through Parking
+        TransportSettings("127.0.0.1", port, 2**16, keys),
+        # backpressure on: arrivals go through Parking
+        Receiving(received.many, fields_of, full=lambda task: False),
     )
-    sender = Transport("127.0.0.1", free_port(), lambda ds, stopping: None, fields_of, 2**16, keys)
+    sender = Transport(
+        TransportSettings("127.0.0.1", free_port(), 2**16, keys),
+        Receiving(lambda ds, stopping: None, fields_of),
+    )
     receiver.start()
     sender.start()
     ctx = zmq.Context()
@@ -82,8 +81,12 @@ def test_a_flush_splits_local_remote_and_unknown_targets_keeping_order():
     keys = new_keys()
     here, there = Received(), Received()
     port = free_port()
-    receiver = Transport("127.0.0.1", port, there.many, fields_of, 2**16, keys)
-    sender = Transport("127.0.0.1", free_port(), here.many, fields_of, 2**16, keys)
+    receiver = Transport(
+        TransportSettings("127.0.0.1", port, 2**16, keys), Receiving(there.many, fields_of)
+    )
+    sender = Transport(
+        TransportSettings("127.0.0.1", free_port(), 2**16, keys), Receiving(here.many, fields_of)
+    )
     receiver.start()
     sender.start()
     try:

@@ -1,11 +1,6 @@
 """Spouts wait until every task of the topology is ready (worker/readiness.py)."""
 
-import threading
-
-from kazoo.exceptions import ConnectionLoss
-
 from squall.records import WorkerBeat
-from squall.worker.main import WorkerProcess
 from squall.worker.readiness import (
     READS_PER_SEC,
     READY_POLL_SECS,
@@ -56,70 +51,3 @@ def test_a_waiting_worker_looks_often_and_less_often_the_larger_the_topology():
     assert round_wait(False, 25, 1.0) == 25 / READS_PER_SEC  # each round reads 25 beats
     assert round_wait(False, 500, 1.0) == 1.0  # never rarer than the heartbeat
     assert round_wait(False, 3, 0.05) == 0.05  # nor than a heartbeat period set shorter
-
-
-class Stats:
-    def __init__(self, ready: bool) -> None:
-        self.ready = ready
-
-
-class Executor:
-    def __init__(self, ready: bool) -> None:
-        self.stats = Stats(ready)
-        self.emitting = False
-
-    def activate(self, emit: bool) -> None:
-        self.emitting = emit
-
-
-class Agent:
-    def __init__(self, beats: dict[str, WorkerBeat]) -> None:
-        self.others = beats
-        self.beaten = 0
-
-    def beats(self) -> dict[str, WorkerBeat]:
-        return self.others
-
-    def recheck_assignment(self) -> None:
-        pass
-
-
-def waiting_worker(executors: dict[int, Executor], others: dict[str, WorkerBeat]) -> WorkerProcess:
-    """A WorkerProcess with only what a heartbeat round touches (no ZooKeeper, no tasks running)."""
-    w = WorkerProcess.__new__(WorkerProcess)
-    w.agent, w.executors, w.errors = Agent(others), executors, Errors()
-    w.beat = lambda: setattr(w.agent, "beaten", w.agent.beaten + 1)
-    w.topology_ready, w.topology_tasks, w.topology_workers = False, (1, 2, 3), 2
-    w.topology_beats = {1: "s1-6700", 2: "s1-6700", 3: "s2-6700"}
-    w.beat_period, w.beat_due, w.beaten_ready, w.waiting_logged = 1.0, 0.0, frozenset(), 0.0
-    w.components, w.activation, w.status_active = {}, threading.Lock(), True
-    return w
-
-
-class Errors:
-    def report_held_back(self) -> None:
-        pass
-
-    def write_pending(self) -> None:
-        pass
-
-
-def test_a_task_that_becomes_ready_is_beaten_at_once_and_spouts_start_on_the_next_look():
-    spout, spark = Executor(True), Executor(False)
-    w = waiting_worker({1: spout, 2: spark}, {"s2-6700": beat(t3=True)})
-    assert w._zookeeper_round() == READY_POLL_SECS and w.agent.beaten == 1  # the first beat
-    assert w._zookeeper_round() == READY_POLL_SECS and w.agent.beaten == 1  # nothing new
-    spark.stats.ready = True  # its SparkSession came up between two looks
-    w.agent.others = {"s1-6700": beat(t1=True, t2=True), "s2-6700": beat(t3=True)}  # next read
-    assert w._zookeeper_round() == 1.0  # beaten at once, and the topology is ready now
-    assert w.agent.beaten == 2 and w.topology_ready and spout.emitting
-
-
-def test_while_zookeeper_is_away_a_waiting_worker_looks_once_a_period():
-    w = waiting_worker({1: Executor(True)}, {})
-
-    def away() -> dict[str, WorkerBeat]:
-        raise ConnectionLoss()
-
-    w.agent.beats = away  # the beat goes through, the read of the others' does not
-    assert w._zookeeper_round() == 1.0 and not w.topology_ready  # no 0.1 s warnings

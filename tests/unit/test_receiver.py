@@ -9,7 +9,7 @@ import pytest
 import zmq
 
 from squall.worker.receiver import Receiver
-from squall.worker.transport import Transport
+from squall.worker.transport import Receiving, Transport, TransportSettings
 from squall.zkserver import free_port
 
 
@@ -21,7 +21,10 @@ def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():
 
     def start() -> None:
         try:
-            Transport("127.0.0.1", taken.getsockname()[1], print, lambda *a: None, 2**16)
+            Transport(
+                TransportSettings("127.0.0.1", taken.getsockname()[1], 2**16),
+                Receiving(print, lambda *a: None),
+            )
         except zmq.ZMQError as exc:
             failures.append(exc)
 
@@ -33,7 +36,9 @@ def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():
         assert len(failures) == 1 and failures[0].errno == zmq.EADDRINUSE
     finally:
         taken.close()
-    transport = Transport("127.0.0.1", free_port(), print, lambda *a: None, 2**16)
+    transport = Transport(
+        TransportSettings("127.0.0.1", free_port(), 2**16), Receiving(print, lambda *a: None)
+    )
     transport.start()
     transport.close()
 

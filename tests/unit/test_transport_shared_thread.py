@@ -16,7 +16,7 @@ from squall.worker.acking import AckTree
 from squall.worker.backpressure import BackpressureStatus
 from squall.worker.delivery import TupleDelivery
 from squall.worker.sender import NOT_DUE
-from squall.worker.transport import Transport
+from squall.worker.transport import Receiving, Transport, TransportSettings
 from squall.worker.wakeup import FdWake
 from squall.zkserver import free_port
 
@@ -33,12 +33,10 @@ class Shared:
     def __init__(self, port: int, received: list, wake: FdWake | None = None) -> None:
         self.wake = wake or FdWake()
         self.transport = Transport(
-            "127.0.0.1",
-            port,
-            lambda items, stopping: received.extend(items),
-            fields_of,
-            2**16,
-            full=lambda task: False,
+            TransportSettings("127.0.0.1", port, 2**16),
+            Receiving(
+                lambda items, stopping: received.extend(items), fields_of, full=lambda task: False
+            ),
         )
         self.transport.share(self.wake, threading.current_thread())
         self.transport.start()
@@ -165,7 +163,7 @@ def test_closing_while_the_shared_thread_is_busy_leaves_its_sockets_and_returns(
     busy = threading.Thread(target=release.wait, args=(30,), daemon=True)
     busy.start()
     port = free_port()
-    transport = Transport("127.0.0.1", port, print, fields_of, 2**16)
+    transport = Transport(TransportSettings("127.0.0.1", port, 2**16), Receiving(print, fields_of))
     transport.share(FdWake(), busy)  # stalled in a task's call, say
     transport.start()
     try:
@@ -249,7 +247,7 @@ def test_a_transport_that_never_started_closes_without_raising():
     """A worker whose component failed to load closes a transport whose threads never ran;
     joining them raised RuntimeError, and that crash was the worker's reported last lines."""
     port = free_port()
-    transport = Transport("127.0.0.1", port, print, fields_of, 2**16)
+    transport = Transport(TransportSettings("127.0.0.1", port, 2**16), Receiving(print, fields_of))
     transport.route({1: ("127.0.0.1", free_port())}, set())
     transport.close()  # returns: no join of an unstarted thread, no context left waiting
     assert transport.receiver.pull.closed
