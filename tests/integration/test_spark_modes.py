@@ -142,6 +142,20 @@ def test_wordcount_runs_on_the_supervisors_warm_server_without_a_jvm_per_worker(
     count_words(cluster, tmp_path / "out", during=no_worker_jvm)
 
 
+def test_the_supervisors_summary_says_when_its_server_is_ready(cluster):
+    """The registration is rewritten when the server's state changes; nimbus reads it on its
+    next monitor round, and getClusterInfo (the UI's and `squall list`'s source) says it."""
+    ready_state(cluster)
+
+    def summary_says() -> str | None:
+        with cluster.client() as client:
+            [supervisor] = client.getClusterInfo().supervisors
+        assert not (supervisor.spark_connect or "").startswith("failed"), supervisor
+        return supervisor.spark_connect if supervisor.spark_connect == "ready" else None
+
+    assert wait_for(summary_says, 120, "the summary to say the server is ready") == "ready"
+
+
 def _listening_addresses(port: int) -> set[str]:
     """Local addresses (hex, as /proc/net shows them) listening on `port`."""
     found = set()
