@@ -102,6 +102,7 @@ def test_cluster_reads(cluster, words):
     check(sup, {"id": STR, "host": STR, "uptime": STR, "uptimeSeconds": INT, "slotsTotal": INT})
     check(sup, {"slotsUsed": INT, "totalMem": FLOAT, "totalCpu": FLOAT, "usedMem": FLOAT})
     assert (sup["id"], sup["slotsTotal"], sup["slotsUsed"]) == ("supervisor1", 4, 1)
+    assert sup["sparkConnect"] == "off"  # squall's field; this cluster's conf starts no Spark
     assert body["schedulerDisplayResource"] is False
 
     [topo] = get(cluster, "/topology/summary").json()["topologies"]
