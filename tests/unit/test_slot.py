@@ -261,10 +261,12 @@ def test_an_unwanted_worker_is_stopped_not_reported_even_when_hung():
 
 
 def test_a_stop_waits_for_killed_and_ignores_the_rest():
-    stopping = replace(running(now=0.0), state=S.STOPPING, desired=None)
+    unwanted = replace(running(now=0.0), state=S.STOPPING, desired=None)
+    replaced = replace(running(now=0.0), state=S.STOPPING)  # hung: SPEC is still wanted
     others = (Tick(), CodeReady(), BeatSeen(7), Exited(1, 1.0, "x"), OverMemory("x"))
-    for event in (*others, StartFailed("x"), ConfFetched(500.0, CONF)):
-        assert step(stopping, event, 500.0) == (stopping, [])
+    for stopping in (unwanted, replaced):
+        for event in (*others, StartFailed("x"), ConfFetched(500.0, CONF)):
+            assert step(stopping, event, 500.0) == (stopping, [])
 
 
 def test_killed_means_nothing_to_a_slot_that_is_not_stopping():
