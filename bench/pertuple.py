@@ -10,7 +10,7 @@ item 5): words -> shuffle -> upper-case bolt -> fields grouping on the word -> c
     .venv/bin/python bench/pertuple.py --cases ack2 --perf prof/  # perf on the workers
     .venv/bin/python bench/pertuple.py --cases ack2,ack2-near     # two workers, and with
                                                   # nothing crossing between them (a ceiling)
-    .venv/bin/python bench/pertuple.py --cases work1,work2 --others ''   # scaling over workers
+    .venv/bin/python bench/pertuple.py --cases work1,work2,work2-rr --others ''  # scaling
 
 squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; security on as
 by default), one per round, the topology of bench/pertuple_topology.py submitted once per case
@@ -144,6 +144,8 @@ def round_ratios(rounds: list[list[dict[str, Any]]], case: str) -> list[float]:
 SCALING = (  # (more workers, one worker, what is compared): printed as ratios in one round
     ("work2", "work1", "rate"),
     ("work2", "work1", "per_cpu_s"),
+    ("work2-rr", "work1", "rate"),
+    ("work2-rr", "work1", "per_cpu_s"),
     ("ack2", "ack1", "per_cpu_s"),
 )
 

@@ -50,6 +50,11 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         {"tracked": True, "work": WORK_ROUNDS},
         {"topology.workers": 2},
     ),
+    "work2-rr": (  # not run unless named (CEILINGS)
+        "squall, acking, 1 spout, ~30 us bolt, 2 workers, shuffle round robin",
+        {"tracked": True, "work": WORK_ROUNDS},
+        {"topology.workers": 2, "topology.disable.loadaware.messaging": True},
+    ),
     "noack1": (
         "squall, no acking, 1 worker",
         {"tracked": False},
@@ -64,7 +69,10 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 # what two workers do when no tuple or ack crosses between them (the counter takes its words
 # local_or_shuffle, so each worker counts a share of every word: not a word count): the
 # ceiling of ack2 on this machine, whatever the transport costs
-CEILINGS = ("ack2-near",)
+# work2-rr: the work case with load-aware shuffle off, each bolt task getting its share of the
+# spout's tuples wherever it runs: load-aware shuffle keeps them in the spout's worker while
+# its queue has room, and topology.max.spout.pending keeps that queue short (issue 39)
+CEILINGS = ("ack2-near", "work2-rr")
 
 
 def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> dict[str, Any]:

@@ -185,6 +185,7 @@ def test_the_ceiling_case_runs_only_when_named():
     import pertuple
 
     assert "ack2-near" not in pertuple.parse_args([]).cases
+    assert "work2-rr" not in pertuple.parse_args([]).cases
     assert pertuple.parse_args(["--cases", "ack2,ack2-near"]).cases == ["ack2", "ack2-near"]
     assert pertuple.BASE["ack2-near"] == "bytewax-item"  # compared as ack2 is
 
