@@ -267,7 +267,8 @@ def main(argv: list[str] | None = None) -> None:
     for r in rows:
         if r.get("cpu_each"):
             each = " + ".join(f"{v:.0f}" for v in r["cpu_each"])
-            print(f"{r['system']}: CPU % of each worker (highest first) {each}")
+            which = "first round's, " if len(rounds) > 1 else ""  # a list: not a median
+            print(f"{r['system']}: CPU % of each worker ({which}highest first) {each}")
         if r.get("error"):
             print(f"{r['system']}: FAILED (in at least one round): {r['error']}")
         if r.get("rss_series_mib"):
