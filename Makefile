@@ -20,7 +20,7 @@ test: system-deps venv bytecode
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m squall.type_check
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_PROCESSES) --dist loadfile
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_PROCESSES) --dist loadfile --durations=25
 
 bench: system-deps venv
 	$(PY) bench/scheduler.py
