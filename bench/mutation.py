@@ -1,8 +1,8 @@
 """Mutation testing of squall's decision modules: would the unit tests notice a one-line change?
 
-For each module in TARGETS, every mutant (one small change made with `ast`) runs the module's
-unit tests in a fresh process that loads the mutated source in place of the module through an
-import hook. A mutant the tests fail on is killed; one they pass with survived, and its
+For each module in TARGETS, every mutant (one small change made with `ast`) runs the unit tests
+that import the module, in a fresh process that loads the mutated source in place of the module
+through an import hook. A mutant the tests fail on is killed; one they pass with survived, and its
 file:line and change tell a developer which test is missing.
 
 Why our own script and not mutmut: our package layout maps squall.nimbus -> nimbus/,
@@ -15,7 +15,8 @@ Correctness before speed:
   to repair, and mutants may run side by side (--jobs, at most 2: the machine has 2 cores).
 - A run whose tests never import the target is an error, not a survivor.
 - Hypothesis runs with a fixed seed so a score is repeatable.
-- A target whose module file does not exist yet is skipped with a line saying so.
+- A module's tests are every tests/unit/test_*.py that imports it (any import form, read with
+  `ast`), never a hand-kept list that falls behind; a target no test imports is an error.
 
 Run: .venv/bin/python bench/mutation.py [MODULE...] [--max-per-module N] [--jobs N] [--list]
      [--markdown]
@@ -44,59 +45,41 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# (module file, the unit-test files that should kill its mutants). Add a decision module here.
-TARGETS: dict[str, tuple[str, ...]] = {
-    "nimbus/decide.py": (
-        "tests/unit/test_nimbus_decide.py",
-        "tests/unit/test_nimbus_limits.py",
-        "tests/unit/test_nimbus_properties.py",
-        "tests/unit/test_nimbus_controller.py",
-    ),
-    "nimbus/reassign.py": (
-        "tests/unit/test_nimbus_decide.py",
-        "tests/unit/test_nimbus_properties.py",
-    ),
-    "nimbus/model.py": (
-        "tests/unit/test_nimbus_decide.py",
-        "tests/unit/test_nimbus_properties.py",
-        "tests/unit/test_nimbus_controller.py",
-    ),
-    "nimbus/heartbeats.py": ("tests/unit/test_heartbeats.py", "tests/unit/test_nimbus_decide.py"),
-    "nimbus/states.py": ("tests/unit/test_states.py", "tests/unit/test_nimbus_decide.py"),
-    "nimbus/scheduler.py": ("tests/unit/test_scheduler.py",),
-    "squall/liveness.py": (
-        "tests/unit/test_liveness.py",
-        "tests/unit/test_summaries.py",
-        "tests/unit/test_heartbeats.py",
-        "tests/unit/test_supervisor_sync.py",
-    ),
-    "supervisor/sync.py": ("tests/unit/test_supervisor_sync.py",),
-    "squall/recipes/ownership.py": (
-        "tests/unit/test_ownership.py",
-        "tests/unit/test_source_partitions.py",
-    ),
-    "squall/recipes/offsets.py": (
-        "tests/unit/test_offsets.py",
-        "tests/unit/test_source_partitions.py",
-    ),
-    "squall/source_partitions.py": ("tests/unit/test_source_partitions.py",),
-    # the worker's state machines (issue #10); skipped until their files land
-    "worker/spout_tracking.py": (
-        "tests/unit/test_spout_tracking.py",
-        "tests/unit/test_reliability_properties.py",
-    ),
-    "worker/anchoring.py": (
-        "tests/unit/test_anchoring.py",
-        "tests/unit/test_reliability_properties.py",
-    ),
-    "worker/acker.py": ("tests/unit/test_acker.py", "tests/unit/test_reliability_properties.py"),
-    "worker/micro_batches.py": ("tests/unit/test_micro_batches.py",),
-    "worker/acking.py": ("tests/unit/test_acking.py",),
-    # liveness and error reports (issue #11, item 7 and part of 5)
-    "worker/stall.py": ("tests/unit/test_liveness_rules.py", "tests/unit/test_watchdog.py"),
-    "worker/error_throttle.py": ("tests/unit/test_liveness_rules.py",),
-    "worker/root_cause.py": ("tests/unit/test_liveness_rules.py",),
-}
+# The decision modules: pure functions and frozen state machines, no I/O. Add one here; its
+# unit tests are found, not listed (see tests_of).
+TARGETS: tuple[str, ...] = (
+    "nimbus/decide.py",
+    "nimbus/reassign.py",
+    "nimbus/model.py",
+    "nimbus/heartbeats.py",
+    "nimbus/states.py",
+    "nimbus/scheduler.py",
+    "nimbus/cluster_scheduler.py",
+    "nimbus/resource_fit.py",
+    "nimbus/scheduling_priority.py",
+    "nimbus/constraint_solver.py",
+    "nimbus/coordinator_log.py",
+    "nimbus/schedule_invariants.py",
+    "nimbus/blacklist.py",
+    "supervisor/slot.py",
+    "supervisor/sync.py",
+    "worker/lifecycle.py",
+    "squall/liveness.py",
+    "squall/recipes/ownership.py",
+    "squall/recipes/offsets.py",
+    "squall/source_partitions.py",
+    "worker/spout_tracking.py",
+    "worker/anchoring.py",
+    "worker/acker.py",
+    "worker/micro_batches.py",
+    "worker/acking.py",
+    "worker/stall.py",
+    "worker/error_throttle.py",
+    "worker/root_cause.py",
+)
+
+# where the unit tests of a target are looked for: every file here that imports it
+UNIT_TESTS = "tests/unit/test_*.py"
 
 # pyproject's package-dir: the folder each import package is installed from
 PACKAGE_DIRS = {
@@ -530,23 +513,43 @@ def run_all(
             raise
 
 
-def existing(modules: list[str]) -> tuple[dict[str, tuple[str, ...]], list[str]]:
-    """({module to run: its tests here}, lines about what is skipped): a module, or some of
-    its tests, may not exist yet on this branch."""
-    run: dict[str, tuple[str, ...]] = {}
-    skipped: list[str] = []
+class UntestedTarget(ValueError):
+    """A target with no unit test importing it (or no file): its mutants could only survive."""
+
+
+def imported_names(source: bytes) -> set[str]:
+    """Every module an import statement of `source` may name: `import a.b` gives a.b,
+    `from a.b import c` gives a.b and a.b.c (c may be a module or a name in a.b)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def tests_of(modules: list[str] | tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """{module file: the unit-test files that import it}, found by reading every test file's
+    imports, so a new test counts at once and none is forgotten; UntestedTarget names each
+    module that is missing or that no test imports."""
+    found = {
+        test.relative_to(ROOT).as_posix(): imported_names(test.read_bytes())
+        for test in sorted(ROOT.glob(UNIT_TESTS))
+    }
+    tests: dict[str, tuple[str, ...]] = {}
+    problems: list[str] = []
     for path in modules:
-        tests = [t for t in TARGETS[path] if (ROOT / t).exists()]
-        if not (ROOT / path).exists():
-            skipped.append(f"skipped {path}: no such file yet")
-        elif not tests:
-            skipped.append(f"skipped {path}: none of its tests exist yet")
-        else:
-            run[path] = tuple(tests)
-            missing = sorted(set(TARGETS[path]) - set(tests))
-            if missing:
-                skipped.append(f"{path}: not yet here, so not run: {', '.join(missing)}")
-    return run, skipped
+        name = module_name(path)
+        tests[path] = tuple(test for test, names in found.items() if name in names)
+        if not (ROOT / path).is_file():
+            problems.append(f"{path}: no such file")
+        elif not tests[path]:
+            problems.append(f"{path}: no file {UNIT_TESTS} imports {name}")
+    if problems:
+        raise UntestedTarget("; ".join(problems))
+    return tests
 
 
 # --- reporting ----------------------------------------------------------------------------
@@ -573,7 +576,7 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores (nproc), {model}, Python {platform.python_version()}"
 
 
-def report(results: dict[str, list[Outcome]], skipped: list[str], markdown: bool) -> str:
+def report(results: dict[str, list[Outcome]], markdown: bool) -> str:
     rows = [(path, *_counts(outcomes)) for path, outcomes in results.items()]
     every = [o for outcomes in results.values() for o in outcomes]
     rows.append(("total", *_counts(every)))
@@ -583,13 +586,11 @@ def report(results: dict[str, list[Outcome]], skipped: list[str], markdown: bool
         lines = [f"Date: {date.today().isoformat()}. Machine: {_machine()}.", ""]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-        lines += [""] + [f"- {s}" for s in skipped] + ([""] if skipped else [])
-        lines += ["Survivors:", ""] + [f"- {s}" for s in survivors]
+        lines += ["", "Survivors:", ""] + [f"- {s}" for s in survivors]
     else:
         lines = ["{:<32}{:>8}{:>8}{:>10}{:>11}{:>9}".format(*head)]
         lines += ["{:<32}{:>8}{:>8}{:>10}{:>11}{:>9}".format(*row) for row in rows]
-        lines += [""] + skipped + ([""] if skipped else [])
-        lines += [f"survivors ({len(survivors)}):"] + [f"  {s}" for s in survivors]
+        lines += ["", f"survivors ({len(survivors)}):"] + [f"  {s}" for s in survivors]
     return "\n".join(lines)
 
 
@@ -617,9 +618,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.modules if m not in TARGETS]
     if unknown:
         parser.error(f"not in TARGETS: {', '.join(unknown)}")
-    tests, skipped = existing(args.modules or list(TARGETS))
-    for line in skipped:
-        print(line, file=sys.stderr)
+    try:
+        tests = tests_of(args.modules or TARGETS)
+    except UntestedTarget as error:
+        parser.error(str(error))
     plan = {
         m: sample(generate(m, (ROOT / m).read_bytes()), args.max_per_module, args.seed)
         for m in tests
@@ -633,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
         results = run_all(plan, tests, args.jobs, not args.quiet)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    print(report(results, skipped, args.markdown))
+    print(report(results, args.markdown))
     return 0
 
 

@@ -117,35 +117,91 @@ def test_package_dirs_are_pyprojects():
     assert {folder: name for name, folder in package_dir.items()} == mutation.PACKAGE_DIRS
 
 
-def test_every_target_present_is_the_module_python_imports_under_that_name():
-    present = [path for path in mutation.TARGETS if (mutation.ROOT / path).exists()]
-    assert "nimbus/decide.py" in present
-    for path in present:
+def test_every_target_is_the_module_python_imports_under_that_name():
+    assert "nimbus/decide.py" in mutation.TARGETS
+    for path in mutation.TARGETS:
         spec = importlib.util.find_spec(mutation.module_name(path))
         assert Path(spec.origin).resolve() == (mutation.ROOT / path).resolve()
 
 
-def test_targets_not_here_yet_are_skipped_with_a_line(tmp_path, monkeypatch):
-    (tmp_path / "here.py").write_text("x = 1\n")
-    (tmp_path / "test_here.py").write_text("")
+def test_every_import_form_names_the_module():
+    source = b"""\
+import squall.nimbus.decide
+import squall.worker.acker as acker
+from squall.nimbus import states, model as m
+from squall.supervisor.slot import Slot, step
+from . import helpers
+from .helpers import thing
+"""
+    assert mutation.imported_names(source) == {
+        "squall.nimbus.decide",
+        "squall.worker.acker",
+        "squall.nimbus",
+        "squall.nimbus.states",
+        "squall.nimbus.model",
+        "squall.supervisor.slot",
+        "squall.supervisor.slot.Slot",
+        "squall.supervisor.slot.step",
+    }
+
+
+def test_imports_inside_functions_count():
+    source = b"def test_x():\n    from squall.worker import lifecycle\n"
+    assert "squall.worker.lifecycle" in mutation.imported_names(source)
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A repository root with pkg/ (as package pkg) and three unit-test files."""
+    (tmp_path / "pkg").mkdir()
+    for name in ("a", "b", "c", "untested"):
+        (tmp_path / "pkg" / f"{name}.py").write_text("x = 1\n")
+    unit = tmp_path / "tests" / "unit"
+    unit.mkdir(parents=True)
+    (unit / "test_one.py").write_text("from pkg import a\nimport pkg.b\n")
+    (unit / "test_two.py").write_text("from pkg.a import x\n")
+    (unit / "test_three.py").write_text("def test():\n    from pkg.c import x as y\n")
+    (unit / "helper_a.py").write_text("from pkg import untested\n")  # not a test file
+    (unit / "test_near.py").write_text("import pkg.aa\nfrom pkg import bb\n")
     monkeypatch.setattr(mutation, "ROOT", tmp_path)
-    monkeypatch.setattr(
-        mutation,
-        "TARGETS",
-        {
-            "here.py": ("test_here.py", "test_later.py"),
-            "later.py": ("test_later.py",),
-            "untested.py": ("test_later.py",),
-        },
+    monkeypatch.setitem(mutation.PACKAGE_DIRS, "pkg", "pkg")
+    return tmp_path
+
+
+def test_the_tests_of_a_module_are_the_test_files_importing_it(tree):
+    assert mutation.tests_of(["pkg/a.py", "pkg/b.py", "pkg/c.py"]) == {
+        "pkg/a.py": ("tests/unit/test_one.py", "tests/unit/test_two.py"),
+        "pkg/b.py": ("tests/unit/test_one.py",),
+        "pkg/c.py": ("tests/unit/test_three.py",),
+    }
+
+
+def test_a_target_no_test_imports_or_with_no_file_is_an_error_naming_it(tree):
+    with pytest.raises(mutation.UntestedTarget) as error:
+        mutation.tests_of(["pkg/a.py", "pkg/untested.py", "pkg/gone.py"])
+    assert str(error.value) == (
+        "pkg/untested.py: no file tests/unit/test_*.py imports pkg.untested; "
+        "pkg/gone.py: no such file"
     )
-    (tmp_path / "untested.py").write_text("x = 1\n")
-    tests, skipped = mutation.existing(list(mutation.TARGETS))
-    assert tests == {"here.py": ("test_here.py",)}
-    assert skipped == [
-        "here.py: not yet here, so not run: test_later.py",
-        "skipped later.py: no such file yet",
-        "skipped untested.py: none of its tests exist yet",
-    ]
+
+
+def test_every_target_here_has_unit_tests_that_import_it():
+    tests = mutation.tests_of(mutation.TARGETS)
+    assert set(tests) == set(mutation.TARGETS)
+    assert "tests/unit/test_slot.py" in tests["supervisor/slot.py"]
+    assert "tests/unit/test_worker_lifecycle.py" in tests["worker/lifecycle.py"]
+
+
+def test_main_refuses_a_target_no_test_imports(tree, monkeypatch, capsys):
+    monkeypatch.setattr(mutation, "TARGETS", ("pkg/a.py", "pkg/untested.py"))
+    with pytest.raises(SystemExit) as exit:
+        mutation.main(["pkg/untested.py", "--list"])
+    assert exit.value.code == 2
+    assert "pkg/untested.py: no file tests/unit/test_*.py imports pkg.untested" in (
+        capsys.readouterr().err
+    )
+    assert mutation.main(["pkg/a.py", "--list"]) == 0
+    assert capsys.readouterr().out == "pkg/a.py:1: `1` -> `0`\n"
 
 
 @pytest.fixture
@@ -196,7 +252,6 @@ def test_run_all_scores_each_mutant_of_each_module(package):
     results = mutation.run_all(plan, {"pkg/target.py": ("test_target.py",)}, 2, False)
     statuses = [o.status for o in results["pkg/target.py"]]
     assert statuses == ["killed", "killed", "survived", "survived"]
-    table = mutation.report(results, ["skipped later.py: no such file yet"], markdown=True)
+    table = mutation.report(results, markdown=True)
     assert "| pkg/target.py | 4 | 2 | 2 | 0 | 50.0 |" in table
     assert "- pkg/target.py:6: `5` -> `6`" in table
-    assert "- skipped later.py: no such file yet" in table
