@@ -17,6 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from squall.cgroup_names import own_cgroups, worker_group
+
+__all__ = ["own_cgroups", "worker_group"]  # supervisor/launcher.py and cgroup_fs.py use them here
+
 # Storm's keys (DaemonConfig); squall's defaults differ where noted in conf/defaults.yaml
 ENABLE = "storm.resource.isolation.plugin.enable"  # null: on where the host allows it
 HIERARCHY = "storm.cgroup.hierarchy.dir"
@@ -113,30 +117,12 @@ def v1_files(limits: Limits) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def worker_group(topology_id: str, port: int) -> str:
-    """A worker's cgroup, under its supervisor's."""
-    return f"worker-{topology_id}-{port}"
-
-
 def supervisor_name(supervisor_id: str, local_dir: str) -> str:
     """The supervisor's directory name: its id and its local dir's, so that two supervisors
     with one id (every `squall local` cluster has a supervisor1) never end each other's
     workers as leftovers, while the same supervisor started again finds its own."""
     digest = hashlib.sha256(local_dir.encode()).hexdigest()[:12]
     return f"{supervisor_id}-{digest}"
-
-
-def own_cgroups(proc_self_cgroup: str) -> dict[str, str]:
-    """controller -> this process's cgroup path from /proc/self/cgroup ("" is v2's unified
-    hierarchy; a v1 line may name several co-mounted controllers)."""
-    out: dict[str, str] = {}
-    for line in proc_self_cgroup.splitlines():
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        for controller in parts[1].split(",") if parts[1] else [""]:
-            out[controller] = parts[2]
-    return out
 
 
 def supervisor_path(own: str, rootdir: str, supervisor_id: str) -> str:

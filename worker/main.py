@@ -32,7 +32,7 @@ from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
 from squall.hot_path import describe as per_tuple_path
-from squall.processes import WORKER_REASSIGNED
+from squall.processes import WORKER_ORPHANED, WORKER_REASSIGNED
 from squall.security import security_on
 from squall.structure import TopologyStructure
 from squall.topology_keys import TopologyKeysError
@@ -49,6 +49,7 @@ from .executors import Executor
 from .inbound import Inbound
 from .locality import locality_bounds
 from .log_levels import LogLevels
+from .orphan_cleanup import end_orphaned_children
 from .profiler_actions import ProfilerActions
 from .routing import Router
 from .spark import SparkHolder
@@ -295,4 +296,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         worker.shutdown()
+        if worker.exit_code == WORKER_ORPHANED:  # nobody else will end what it forked
+            end_orphaned_children(Path(conf.get("storm.cgroup.hierarchy.dir") or "/sys/fs/cgroup"))
     return worker.exit_code

@@ -217,3 +217,16 @@ def test_a_restarted_supervisor_ends_what_a_dead_run_left_in_its_cgroups(tmp_pat
         escaped.wait()
         dead.cgroups.end(group)
         dead.cgroups.close()
+
+
+def test_a_setsid_child_dies_when_its_supervisor_is_killed(tmp_path):
+    """kill -9 of the supervisor: its worker exits as an orphan and, on its way out, kills
+    what it forked (worker/orphan_cleanup.py), instead of leaving it to the next run."""
+    with LocalCluster(tmp_path / "cluster", supervisors=1, slots_per_supervisor=1) as cluster:
+        submit(cluster, tmp_path / "orphan", "orphan", child_mb=20)
+        worker, child = escaped_child(tmp_path / "orphan" / "children.txt")
+        supervisor = cluster.processes["supervisor1"]
+        supervisor.kill()  # SIGKILL
+        supervisor.wait()
+        wait_for(lambda: not alive(worker), 60, "the orphaned worker gone")
+        wait_for(lambda: not alive(child), 30, "its setsid child killed with it")
