@@ -73,6 +73,12 @@ def test_an_assignment_that_moves_other_tasks_reroutes():
     assert s.topology_beats[3] == "s3-6701" and s.exit_code is None
 
 
+def test_a_node_without_a_known_host_is_addressed_by_its_id():
+    unknown = Assignment(3, "code", {}, {1: SLOT, 2: SLOT, 3: ("s3", 6701)}, {})
+    s, out = lc.step(begun(), lc.AssignmentRead(unknown), 0.0)
+    assert out == [lc.Route({1: ("s1", 6700), 2: ("s1", 6700), 3: ("s3", 6701)}, "s1")]
+
+
 def test_an_assignment_that_changes_this_worker_s_tasks_exits():
     for changed in (
         assignment(t1=SLOT, t2=("s2", 6700), t3=("s2", 6700)),  # one moved away
