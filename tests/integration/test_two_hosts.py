@@ -131,7 +131,7 @@ def supervisor_rows(listing: str) -> dict[str, tuple[int, int]]:
     rows = {}
     for line in listing.splitlines():
         fields = line.split()
-        if len(fields) == 5 and fields[1] in ADDRESSES.values() and fields[2].isdecimal():
+        if len(fields) in (5, 6) and fields[1] in ADDRESSES.values() and fields[2].isdecimal():
             rows[fields[1]] = (int(fields[2]), int(fields[3]))
     return rows
 
