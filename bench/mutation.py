@@ -444,6 +444,8 @@ def run_tests(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        # interpreted: compiled neighbours would call the original module in C, past the mutant
+        env={**os.environ, "SQUALL_PURE": "1"},
     ) as proc:
         with _running_lock:
             _running.add(proc.pid)
