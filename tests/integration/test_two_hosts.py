@@ -226,8 +226,8 @@ def test_the_two_host_walkthrough_runs_as_written(hosts):
     # "The list should show two supervisors with four free slots each."
     two_hosts.wait_for(two_supervisors_free, 120, "two supervisors with 4 free slots each")
 
-    # "ready once its log (...) says `Spark Connect server ready`": wait for it on both hosts
-    [ready] = re.findall(r"once its log \([^)]*\) says `([^`]+)`", markdown)
+    # "... and its log (...) says `Spark Connect server ready`": wait for it on both hosts
+    [ready] = re.findall(r"its log \([^)]*\)\s+says\s+`([^`]+)`", markdown)
     for host in hosts.values():
         journal = host.journal("squall-supervisor")
         two_hosts.wait_for(
