@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -46,6 +45,7 @@ from squall.submit import submit_file
 from squall.tls import ensure_credentials
 from squall.zkserver import free_port
 
+from ..security.cert_factory import foreign_supervisor_security
 from .conftest import TOPOLOGIES
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -294,12 +294,8 @@ def test_a_supervisor_nimbus_refuses_is_named_on_the_topology_it_would_run(
     topology holds a certificate of another CA (its ca.pem trusts both, so its own check
     passes): it takes no slots, and the topology with tasks placed nowhere says why."""
     other = ensure_credentials(cluster_conf(**{"storm.local.dir": str(tmp_path / "other")}))
-    security = tmp_path / "supervisor-security"
-    shutil.copytree(cluster.credentials_dir, security)
-    for name in ("supervisor.pem", "supervisor.key"):
-        shutil.copy(other / name, security / name)
-    (security / "ca.pem").write_bytes(
-        (other / "ca.pem").read_bytes() + (cluster.credentials_dir / "ca.pem").read_bytes()
+    security = foreign_supervisor_security(
+        cluster.credentials_dir, other, tmp_path / "supervisor-security"
     )
     extra = {"security.dir": str(security), "supervisor.slots.ports": [free_port()]}
     extra |= {"supervisor.heartbeat.frequency.secs": 2, "supervisor.id": "untrusted"}

@@ -4,6 +4,7 @@ another cluster, made with `cryptography` from a credentials dir's CA (or none).
 from __future__ import annotations
 
 import datetime
+import shutil
 from pathlib import Path
 
 from cryptography import x509
@@ -56,3 +57,16 @@ def client_certificate(
     )
     key_path.chmod(0o600)
     return pem, key_path
+
+
+def foreign_supervisor_security(credentials: Path, other_ca: Path, target: Path) -> Path:
+    """A supervisor's security dir (at `target`, from the cluster's `credentials`) whose
+    certificate and key another CA (`other_ca`'s) signed, while its ca.pem trusts both CAs:
+    the supervisor's own certificate check passes and nimbus refuses it."""
+    shutil.copytree(credentials, target)
+    for name in ("supervisor.pem", "supervisor.key"):
+        shutil.copy(other_ca / name, target / name)
+    (target / "ca.pem").write_bytes(
+        (other_ca / "ca.pem").read_bytes() + (credentials / "ca.pem").read_bytes()
+    )
+    return target

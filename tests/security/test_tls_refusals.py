@@ -24,7 +24,7 @@ from squall.config import cluster_conf
 from squall.local import LocalCluster, wait_for
 from squall.tls import ensure_credentials
 
-from .cert_factory import client_certificate
+from .cert_factory import client_certificate, foreign_supervisor_security
 
 STORM = thriftpy2.load(
     str(Path(__file__).parents[1] / "storm_idl" / "storm2.thrift"), module_name="refusal_thrift"
@@ -190,12 +190,8 @@ def test_a_supervisor_nimbus_refuses_takes_no_slots_and_says_why(cluster, tmp_pa
     out of service and logs why each interval."""
     from squall.zkserver import free_port
 
-    security = tmp_path / "supervisor-security"
-    shutil.copytree(cluster.credentials_dir, security)
-    for name in ("supervisor.pem", "supervisor.key"):
-        shutil.copy(other_ca / name, security / name)
-    (security / "ca.pem").write_bytes(
-        (other_ca / "ca.pem").read_bytes() + (cluster.credentials_dir / "ca.pem").read_bytes()
+    security = foreign_supervisor_security(
+        cluster.credentials_dir, other_ca, tmp_path / "supervisor-security"
     )
     extra = {"security.dir": str(security), "supervisor.slots.ports": [free_port()]}
     extra["supervisor.heartbeat.frequency.secs"] = 1
