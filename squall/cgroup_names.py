@@ -4,12 +4,23 @@ it forked when its supervisor is gone (worker/orphan_cleanup.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+HIERARCHY = "storm.cgroup.hierarchy.dir"  # Storm's key: where the cgroup filesystem is mounted
+
 WORKER_PREFIX = "worker-"
 
 
 def worker_group(topology_id: str, port: int) -> str:
     """A worker's cgroup, under its supervisor's."""
     return f"{WORKER_PREFIX}{topology_id}-{port}"
+
+
+def hierarchy(conf: Mapping[str, Any]) -> Path:
+    """The cgroup filesystem's mount (conf/defaults.yaml: /sys/fs/cgroup)."""
+    return Path(conf.get(HIERARCHY) or "/sys/fs/cgroup")
 
 
 def own_cgroups(proc_self_cgroup: str) -> dict[str, str]:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from squall.cgroup_names import hierarchy, own_cgroups
+
 from . import cgroups
 from .cgroups import Limits
 
@@ -237,10 +239,10 @@ def open_cgroups(conf: dict[str, Any], supervisor_id: str) -> Cgroups:
     the host does not allow them)."""
     if os.geteuid() != 0:
         raise CgroupError(f"the supervisor does not run as root (euid {os.geteuid()})")
-    mount = Path(conf.get(cgroups.HIERARCHY) or "/sys/fs/cgroup")
+    mount = hierarchy(conf)
     rootdir = conf.get(cgroups.ROOT) or "squall"
     try:
-        own = cgroups.own_cgroups(Path("/proc/self/cgroup").read_text())
+        own = own_cgroups(Path("/proc/self/cgroup").read_text())
         if (mount / "cgroup.controllers").exists():  # v2: the unified hierarchy
             path = cgroups.supervisor_path(own.get("", "/"), rootdir, supervisor_id)
             host = Cgroups(2, _v2_base(mount, path))

@@ -17,13 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from squall.cgroup_names import own_cgroups, worker_group
-
-__all__ = ["own_cgroups", "worker_group"]  # supervisor/launcher.py and cgroup_fs.py use them here
-
 # Storm's keys (DaemonConfig); squall's defaults differ where noted in conf/defaults.yaml
 ENABLE = "storm.resource.isolation.plugin.enable"  # null: on where the host allows it
-HIERARCHY = "storm.cgroup.hierarchy.dir"
 ROOT = "storm.supervisor.cgroup.rootdir"
 MARGIN = "storm.cgroup.memory.limit.tolerance.margin.mb"
 ENFORCE = "storm.cgroup.memory.enforcement.enable"

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from squall.cgroup_names import worker_group
 from squall.processes import kill_pid_file, python_module, terminate
 from squall.zk_identity import write_private
 
 from . import cgroup_fs
 from .cgroup_fs import Group
-from .cgroups import supervisor_name, worker_group, worker_limits
+from .cgroups import supervisor_name, worker_limits
 from .memory import cgroup_memory_error, limit_mb, resident_of
 from .sync import WorkerKey, WorkerSpec
 from .worker_log import LogPump, RotatingLog, log_caps

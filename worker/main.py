@@ -28,6 +28,7 @@ from typing import Any
 
 from squall import spark_connect as sc
 from squall import zk as zk_mod
+from squall.cgroup_names import hierarchy
 from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
@@ -297,5 +298,5 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         worker.shutdown()
         if worker.exit_code == WORKER_ORPHANED:  # nobody else will end what it forked
-            end_orphaned_children(Path(conf.get("storm.cgroup.hierarchy.dir") or "/sys/fs/cgroup"))
+            end_orphaned_children(hierarchy(conf))
     return worker.exit_code

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from squall.cgroup_names import HIERARCHY, own_cgroups
 from squall.supervisor import cgroup_fs, cgroups
 from squall.supervisor.cgroups import MB, CgroupConfigError, Limits
 from squall.supervisor.launcher import Exit
@@ -71,7 +72,7 @@ def test_v1_files_set_memsw_after_the_memory_limit_and_cpu_only_when_capped():
 
 def test_own_cgroups_reads_v1_comounted_controllers_and_v2():
     text = "4:memory:/a/b\n3:cpu,cpuacct:/\n0::/user.slice/x\n"
-    assert cgroups.own_cgroups(text) == {
+    assert own_cgroups(text) == {
         "memory": "/a/b",
         "cpu": "/",
         "cpuacct": "/",
@@ -159,7 +160,7 @@ def test_no_memory_controller_is_a_reason_not_a_crash(tmp_path):
 
 def test_false_turns_them_off_and_true_refuses_a_host_without_them(tmp_path, monkeypatch):
     assert cgroup_fs.for_supervisor({cgroups.ENABLE: False}, "s1") is None
-    conf = {cgroups.ENABLE: True, cgroups.HIERARCHY: str(tmp_path / "none")}
+    conf = {cgroups.ENABLE: True, HIERARCHY: str(tmp_path / "none")}
     monkeypatch.setattr(cgroup_fs.os, "geteuid", lambda: 0)
     with pytest.raises(cgroup_fs.CgroupError, match="is true but"):
         cgroup_fs.for_supervisor(conf, "s1")
