@@ -93,7 +93,6 @@ def _hand_over(code_dir: Path, uid: int, gid: int) -> None:
 @dataclass
 class Worker:
     key: WorkerKey
-    identity: Any  # the WorkerSpec identity it was started from
     process: subprocess.Popen
     started_at: float
     memory_limit_mb: int
@@ -109,7 +108,6 @@ class Exit:
     returncode: int
     ran_for: float
     tail: str
-    identity: Any = None  # the WorkerSpec identity it was started from
     cause: str = ""  # what the supervisor knows of why (its cgroup's OOM kill)
 
     def describe(self) -> str:
@@ -186,9 +184,7 @@ class Launcher:
             else:
                 rotating.close()
             raise
-        self.workers[key] = Worker(
-            key, spec.identity, process, time.monotonic(), limit, pump, group
-        )
+        self.workers[key] = Worker(key, process, time.monotonic(), limit, pump, group)
         log.info("started worker %s:%d (pid %d) for tasks %s", tid, port, process.pid, spec.tasks)
 
     def _enter(self, process: subprocess.Popen, group: Group) -> None:
@@ -256,7 +252,7 @@ class Launcher:
             cause = self._oom_cause(w) if self.oom_killed_in(w) else ""
             self._end(w.cgroup)  # a setsid child may hold the pipe too
             w.pump.join(1)  # its last lines
-            out.append(Exit(key, code, now - w.started_at, w.pump.tail(), w.identity, cause))
+            out.append(Exit(key, code, now - w.started_at, w.pump.tail(), cause))
             self.stop(key)
         return out
 
@@ -296,12 +292,6 @@ class Launcher:
 
     def memory_limits(self) -> dict[WorkerKey, int]:
         return {k: w.memory_limit_mb for k, w in self.workers.items()}
-
-    def started(self) -> dict[WorkerKey, float]:
-        return {k: w.started_at for k, w in self.workers.items()}
-
-    def running(self) -> dict[WorkerKey, Any]:
-        return {k: w.identity for k, w in self.workers.items()}
 
     def stop_all(self) -> None:
         for key in list(self.workers):
