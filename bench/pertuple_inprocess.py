@@ -7,7 +7,7 @@ noise is smaller than in bench/pertuple.py: it is how an A/B of the per-tuple co
 (interleaved runs, e.g. a compiled build against another) was measured.
 
     python bench/pertuple_inprocess.py [--seconds S] [--untracked] [--ackers] [--gc-young N]
-    PYTHONPATH=build/compiled python bench/pertuple_inprocess.py    # the compiled build
+    SQUALL_PURE=1 python bench/pertuple_inprocess.py    # interpreted, against the compiled install
 """
 
 from __future__ import annotations

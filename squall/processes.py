@@ -25,7 +25,7 @@ WORKER_ORPHANED = 6
 def python_module(module: str) -> list[str]:
     """The command that runs `module` with this Python. With -P (Python 3.11+) the directory
     the process starts in stays off its sys.path, so a daemon or worker imports squall from
-    its installation, or from a build on PYTHONPATH (squall.compiled_build), never from a
+    its installation (compiled or not: squall/hot_path.py), never from a
     squall/ directory that happens to be where it starts: a checkout's, or a stranger's. A
     flag, not PYTHONSAFEPATH: the process's own children (a multilang script importing the
     module beside it) keep Python's usual path."""

@@ -117,7 +117,7 @@ class Executor(Emitter):
     def _init_kind(self) -> None:
         """What a kind of task (bolt, spout, acker) sets up, once the executor's own state is
         there: a hook, not an overridden __init__ passing *args on, which mypyc's compiled
-        classes (compiled_build.py) do not take."""
+        classes (squall/hot_path.py) do not take."""
 
     def start(self) -> None:
         if self.group is not None:

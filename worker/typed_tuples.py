@@ -1,9 +1,9 @@
 """NamedTuples equal only to their own type: a Send(3, ...) is not an AckTree(3, ...) of the
 same numbers, which plain tuple equality would have it be.
 
-A module of its own, left interpreted by squall.compiled_build: the functions below become
-methods of the classes they are set on, and only a Python function binds `self` that way (a
-function compiled by mypyc does not).
+A module of its own, left out of the compiled HOT_PATH (squall/hot_path.py): the functions
+below become methods of the classes they are set on, and only a Python function binds `self`
+that way (a function compiled by mypyc does not).
 """
 
 from __future__ import annotations
