@@ -1,16 +1,20 @@
 """A worker's life cycle as a pure machine: `step(state, event, now) -> (state, instructions)`,
-the clock passed in, as nimbus/decide.py and supervisor/slot.py.
+the clock passed in, as nimbus/core/decide.py and supervisor/slot.py.
 
 The rules it keeps (zk_reactions.py is its shell: it turns ZooKeeper's watches and the
 worker's rounds into events and carries out the instructions):
 
 - Spouts emit while the topology is active and, from the first time every task of it is
   ready (readiness.py says why), ready: SetEmitting(True) is never given otherwise.
-- A new assignment re-routes the worker to the other tasks' addresses; one that changes this
-  worker's own tasks, or none (the topology went), makes it exit (WORKER_REASSIGNED) so that
-  its supervisor starts what is wanted now. So do the topology's record going, a supervisor
-  that died (WORKER_ORPHANED), a task the watchdog found stalled (WORKER_UNHEALTHY) and
-  Storm's JVM_RESTART (WORKER_RESTART_ASKED). A worker exits once: after Exit, nothing.
+- A new assignment re-routes the worker to the other tasks' addresses, live: tasks that
+  moved elsewhere (a lost host's, to new workers) cost this worker nothing. One that changes
+  this worker's own tasks, restarts them in place (a newer start time: a rebalance that
+  renumbered the tasks, or a dead task restarted on this slot), or is none (the topology
+  went), makes it exit (WORKER_REASSIGNED) so that its supervisor, which compares the same
+  two things (supervisor/slot.py), starts what is wanted now. So do the topology's record
+  going, a supervisor that died (WORKER_ORPHANED), a task the watchdog found stalled
+  (WORKER_UNHEALTHY) and Storm's JVM_RESTART (WORKER_RESTART_ASKED). A worker exits once:
+  after Exit, nothing.
 - A heartbeat is written every worker.heartbeat.frequency.secs, and at once when one of its
   tasks became ready (the others' spouts wait for it).
 - A round without ZooKeeper is skipped, not fatal: the next round is a heartbeat period
@@ -41,6 +45,7 @@ WAITING_LOG_SECS = 10.0  # how often a worker says what its spouts wait for
 class Lifecycle:
     slot: Slot
     my_tasks: tuple[int, ...]  # the tasks this worker runs: fixed for its life
+    my_start: int  # their newest start time (nimbus's): a newer one restarts them here
     beat_period: float  # worker.heartbeat.frequency.secs
     components: Mapping[int, str] = field(default_factory=dict)  # each task's, for the logs
     active: bool = False  # the topology's status, as last read
@@ -199,8 +204,10 @@ def begin(
     slot: Slot, assignment: Assignment, beat_period: float, components: Mapping[int, str]
 ) -> Lifecycle:
     """A worker's machine from the assignment it started with (its tasks are those on `slot`)."""
+    tasks = tuple(assignment.tasks_on(slot))
+    start = _newest_start(assignment, tasks)
     return _noted(
-        Lifecycle(slot, tuple(assignment.tasks_on(slot)), beat_period, dict(components)),
+        Lifecycle(slot, tasks, start, beat_period, dict(components)),
         assignment,
     )
 
@@ -262,7 +269,16 @@ def _assigned(state: Lifecycle, assignment: Assignment) -> Result:
     if tuple(assignment.tasks_on(state.slot)) != state.my_tasks:
         text = "this worker's tasks changed; exiting so the supervisor restarts it"
         return _exit(state, WORKER_REASSIGNED, text)
+    if _newest_start(assignment, state.my_tasks) != state.my_start:
+        text = "this worker's tasks were restarted in place; exiting so the supervisor restarts it"
+        return _exit(state, WORKER_REASSIGNED, text)
     return _noted(state, assignment), [routes(state.slot, assignment)]
+
+
+def _newest_start(assignment: Assignment, tasks: tuple[int, ...]) -> int:
+    """As the supervisor's WorkerSpec.started (supervisor/sync.py): nimbus bumps it when it
+    restarts a task in place."""
+    return max((assignment.task_start_secs.get(t, 0) for t in tasks), default=0)
 
 
 def _noted(state: Lifecycle, assignment: Assignment) -> Lifecycle:

@@ -2,6 +2,7 @@
 properties over random event sequences."""
 
 import logging
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,8 +37,6 @@ ALL_READY = {"s1-6700": beat(t1=True, t2=True), "s2-6700": beat(t3=True)}
 
 
 def begun(**changes) -> lc.Lifecycle:
-    from dataclasses import replace
-
     return replace(lc.begin(SLOT, START, 1.0, {1: "spout", 2: "spout", 3: "count"}), **changes)
 
 
@@ -89,6 +88,29 @@ def test_an_assignment_that_changes_this_worker_s_tasks_exits():
         assert out[0] == lc.Say(
             "this worker's tasks changed; exiting so the supervisor restarts it"
         )
+
+
+def test_an_assignment_that_restarts_this_worker_s_tasks_in_place_exits():
+    """A newer start time of a task here (a renumbering rebalance, a dead task restarted on
+    its slot) is what the supervisor restarts a worker for: the worker goes first."""
+    started = START.task_start_secs | {1: 100, 2: 90}
+    first = lc.begin(SLOT, replace(START, task_start_secs=started), 1.0, {})
+    assert first.my_start == 100
+    same = replace(START, task_start_secs=started | {3: 200})  # a task elsewhere restarted
+    s, out = lc.step(first, lc.AssignmentRead(same), 0.0)
+    assert s.exit_code is None and [type(i) for i in out] == [lc.Route]
+    for newer in ({1: 101, 2: 90}, {1: 100, 2: 101}):
+        s, out = lc.step(first, lc.AssignmentRead(replace(START, task_start_secs=newer)), 0.0)
+        assert s.exit_code == WORKER_REASSIGNED and out[-1] == lc.Exit(WORKER_REASSIGNED)
+        assert out[0] == lc.Say(
+            "this worker's tasks were restarted in place; exiting so the supervisor restarts it"
+        )
+
+
+def test_a_worker_without_start_times_starts_at_zero():
+    assert lc.begin(SLOT, START, 1.0, {}).my_start == 0
+    bare = lc.begin(("s9", 6700), START, 1.0, {})  # no task here: nothing to compare
+    assert bare.my_tasks == () and bare.my_start == 0
 
 
 def test_the_assignment_gone_exits():
