@@ -12,9 +12,12 @@ instructions. The rules it keeps:
   restarted, is no failure.
 - A worker starts with its topology's conf as nimbus has it when the start became possible
   (`since`): a conf asked for earlier may predate `squall config set`.
-- A running worker whose tasks changed is stopped on the next tick, after an exit it made
-  meanwhile has been judged (so a worker that stopped itself for its new assignment is not
-  taken for a failure).
+- A running worker whose tasks changed (or were restarted in place: a newer start) is
+  stopped on the next tick, after an exit it made meanwhile has been judged (so a worker
+  that stopped itself for its new assignment is not taken for a failure). As in Storm 2, a
+  worker adopts no task live; one whose tasks stayed runs on when others move, and
+  re-routes to them itself (worker/lifecycle.py), which is why nimbus gives a lost worker's
+  tasks to free slots rather than to the survivors (nimbus/scheduling/scheduler.py).
 - No worker is judged hung while ZooKeeper is away (no beat can change), and each gets a
   whole timeout from ZooKeeper's return.
 

@@ -255,6 +255,24 @@ def test_a_worker_no_longer_wanted_as_started_is_stopped_on_the_tick():
     assert step(stopping, Killed(), 150.0) == (empty_slot(PORT, TIMEOUTS), [])
 
 
+def test_a_running_worker_whose_own_tasks_stayed_runs_on_when_others_move():
+    """A lost host's tasks moved elsewhere: the assignment is rewritten, this port's worker
+    is wanted as it was started (same tasks, same newest start), so nothing happens to it;
+    it re-routes itself (worker/lifecycle.py)."""
+    slot, out = step(running(), Assigned(WorkerSpec("t", PORT, (1, 2), 10)), 150.0)
+    assert slot == running() and out == []
+    assert step(slot, Tick(), 150.0) == (running(), [])
+
+
+def test_a_running_worker_given_more_tasks_is_restarted():
+    """As Storm 2's Slot: a worker whose executors changed is stopped and started again
+    (squall adopts no task into a running worker)."""
+    grown = WorkerSpec("t", PORT, (1, 2, 3), 10)
+    slot, _ = step(running(), Assigned(grown), 150.0)
+    stopping, out = step(slot, Tick(), 150.0)
+    assert stopping.state is S.STOPPING and out == [KillWorker(KEY, 5)]
+
+
 def test_an_unwanted_worker_is_stopped_not_reported_even_when_hung():
     gone, _ = step(running(now=0.0), Assigned(None), 500.0)
     assert step(gone, Tick(), 500.0)[1] == [KillWorker(KEY, 5)]
