@@ -7,7 +7,9 @@ a new process (its uptime is shorter than the time since the kill). Between case
 cluster settles for a few beats. For
 the nimbus leader, the clock also waits for the standby to lead and answer.
 
-Target: at most the ZooKeeper session timeout + 5 s. Run: .venv/bin/python bench/recovery.py
+Target: at most the ZooKeeper session timeout + 5 s. Then, on a cluster of its own, what a
+lost host costs the rest of a topology: the output gap and the surviving workers restarted
+(bench/host_loss_output.py says how). Run: .venv/bin/python bench/recovery.py
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from host_loss_output import measure as measure_host_loss
+from host_loss_output import report as host_loss_report
 from kazoo.client import KazooClient
 
 from squall.local import LocalCluster, wait_for
@@ -117,11 +121,14 @@ def main() -> None:
         ]
         zk.stop()
         zk.close()
+    with tempfile.TemporaryDirectory(prefix="squall-host-loss-") as tmp:
+        host_loss = measure_host_loss(Path(tmp))
     target = SESSION_MS / 1000 + 5
     print(f"# {platform.machine()}, {os.cpu_count()} cores, ZooKeeper session {SESSION_MS} ms")
     for what, secs in results:
         verdict = "met" if secs <= target else "MISSED"
         print(f"{what:>16}: {secs:5.1f} s  (target <= {target:.0f} s: {verdict})")
+    print(host_loss_report(host_loss))
 
 
 if __name__ == "__main__":
