@@ -37,9 +37,9 @@ from squall.local import LocalCluster, wait_for
 from squall.records import Assignment, SupervisorInfo, WorkerBeat, decode, encode
 from squall.submit import submit_file
 from squall.supervisor.sync import desired_workers
-from squall.zk import read_records
-from squall.zk_layout import ZkLayout
-from squall.zkserver import four_letters
+from squall.zk.connection import read_records
+from squall.zk.layout import ZkLayout
+from squall.zk.server import four_letters
 
 HERE = Path(__file__).parent
 # per simulated supervisor; 40 for 5000 workers: the test ZooKeeper server takes 200
@@ -173,7 +173,8 @@ def rss_mb(pid: int) -> float:
 
 def monitor_reads(io: KazooClient, tids: list[str]) -> float:
     """Wall time of what a nimbus monitor round reads (nimbus/controller.py's monitor: every
-    topology's beats, the supervisors), best of three, through squall.zk as nimbus reads."""
+    topology's beats, the supervisors), best of three, through squall.zk.connection as nimbus
+    reads."""
     times = []
     for _ in range(3):
         start = time.perf_counter()

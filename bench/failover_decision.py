@@ -15,11 +15,11 @@ import sys
 import time
 
 from squall.config import load_defaults
-from squall.nimbus import events as ev
-from squall.nimbus.decide import handle
-from squall.nimbus.instructions import WriteAssignment
-from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
-from squall.nimbus.reassign import reassign_round
+from squall.nimbus.core import events as ev
+from squall.nimbus.core.decide import handle
+from squall.nimbus.core.instructions import WriteAssignment
+from squall.nimbus.core.model import NimbusModel, NimbusSettings, TopologyModel
+from squall.nimbus.core.reassign import reassign_round
 from squall.records import StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
 

@@ -1,7 +1,7 @@
 """Nimbus's monitor round in one process, profiled (issue #15 item 4): a real ZooKeeper
 holds N workers' beats (topologies of 50 workers, 2 tasks each, supervisors of 10 slots);
 the round is exactly what nimbus/controller.py's monitor does, the reads through
-nimbus/cluster_state.py and the decision through nimbus/decide.py's handle, timed in
+nimbus/cluster_state.py and the decision through nimbus/core/decide.py's handle, timed in
 process CPU seconds (kazoo's I/O thread included) and profiled with cProfile.
 
     .venv/bin/python bench/monitor_round.py 1000 5000 [--profile]
@@ -20,15 +20,15 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from squall.config import load_defaults
-from squall.nimbus import events as ev
 from squall.nimbus.cluster_state import ClusterState
-from squall.nimbus.decide import handle
-from squall.nimbus.instructions import WriteAssignment
-from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+from squall.nimbus.core import events as ev
+from squall.nimbus.core.decide import handle
+from squall.nimbus.core.instructions import WriteAssignment
+from squall.nimbus.core.model import NimbusModel, NimbusSettings, TopologyModel
 from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat, encode
 from squall.structure import assign_task_ids
-from squall.zk_layout import ZkLayout
-from squall.zkserver import ZooKeeperServer
+from squall.zk.layout import ZkLayout
+from squall.zk.server import ZooKeeperServer
 
 WORKERS_PER_TOPOLOGY, TASKS_PER_WORKER, SLOTS = 50, 2, 10
 LAYOUT = ZkLayout("/squall")

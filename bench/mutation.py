@@ -48,19 +48,19 @@ ROOT = Path(__file__).resolve().parent.parent
 # The decision modules: pure functions and frozen state machines, no I/O. Add one here; its
 # unit tests are found, not listed (see tests_of).
 TARGETS: tuple[str, ...] = (
-    "nimbus/decide.py",
-    "nimbus/reassign.py",
-    "nimbus/model.py",
-    "nimbus/heartbeats.py",
-    "nimbus/states.py",
-    "nimbus/scheduler.py",
-    "nimbus/cluster_scheduler.py",
-    "nimbus/resource_fit.py",
-    "nimbus/scheduling_priority.py",
-    "nimbus/constraint_solver.py",
-    "nimbus/coordinator_log.py",
-    "nimbus/schedule_invariants.py",
-    "nimbus/blacklist.py",
+    "nimbus/core/decide.py",
+    "nimbus/core/reassign.py",
+    "nimbus/core/model.py",
+    "nimbus/core/heartbeats.py",
+    "nimbus/core/states.py",
+    "nimbus/scheduling/scheduler.py",
+    "nimbus/scheduling/cluster_scheduler.py",
+    "nimbus/scheduling/resource_fit.py",
+    "nimbus/scheduling/scheduling_priority.py",
+    "nimbus/scheduling/constraint_solver.py",
+    "nimbus/core/coordinator_log.py",
+    "nimbus/scheduling/schedule_invariants.py",
+    "nimbus/scheduling/blacklist.py",
     "supervisor/slot.py",
     "supervisor/sync.py",
     "worker/lifecycle.py",
@@ -371,7 +371,7 @@ class Outcome:
 
 
 def module_name(path: str) -> str:
-    """The import name of a module file: nimbus/decide.py -> squall.nimbus.decide."""
+    """The import name of a module file: nimbus/core/decide.py -> squall.nimbus.core.decide."""
     parts = list(Path(path).with_suffix("").parts)
     if parts[0] not in PACKAGE_DIRS:
         raise ValueError(f"{path}: not under a package folder ({', '.join(PACKAGE_DIRS)})")

@@ -8,8 +8,8 @@ from typing import Any
 
 
 def all_ready(conf: dict[str, Any], name: str) -> bool:
-    from squall import zk as zk_mod
     from squall.records import WorkerBeat
+    from squall.zk import connection as zk_mod
 
     zk = zk_mod.connect(conf, "nimbus")
     try:

@@ -27,9 +27,9 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from squall.nimbus.cluster_scheduler import schedule_all
-from squall.nimbus.scheduler import assign_scratch, moved_tasks, schedule
-from squall.nimbus.scheduling_input import Cluster, Host, TopologyRequest
+from squall.nimbus.scheduling.cluster_scheduler import schedule_all
+from squall.nimbus.scheduling.scheduler import assign_scratch, moved_tasks, schedule
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host, TopologyRequest
 
 PORTS = 10
 

@@ -29,9 +29,9 @@ from kazoo.exceptions import NoNodeError
 
 from squall import spark_connect as sc
 from squall import thrift_api as T
-from squall import zk as zk_mod
 from squall.local import LocalCluster, topology_id, wait_for, wait_until_quiet
 from squall.submit import submit_file
+from squall.zk import connection as zk_mod
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "wordcount.py"
 

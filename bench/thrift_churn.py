@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from squall.local import LocalCluster
-from squall.tls import client_context
+from squall.security.tls import client_context
 
 QUIET_SECS = 15
 HELLO_HALF = bytes.fromhex("160301020001") + b"\x00" * 64  # a TLS record promising more

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from squall import zk as zk_mod
 from squall.records import (
     Assignment,
     ErrorReport,
@@ -24,7 +23,8 @@ from squall.records import (
     WorkerBeat,
     decode,
 )
-from squall.zk_layout import ZkLayout
+from squall.zk import connection as zk_mod
+from squall.zk.layout import ZkLayout
 
 R = TypeVar("R")
 log = logging.getLogger("squall.nimbus")

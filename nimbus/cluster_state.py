@@ -16,17 +16,16 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
+from squall.nimbus.cluster_reads import ClusterReads
+from squall.nimbus.core.write_size import BUDGET, create_op
 from squall.records import (
     Assignment,
     StormBase,
     encode,
 )
-from squall.topology_keys import TopologyKeys, encode_keys
-from squall.zk_acl_client import repair_acls
-from squall.zk_layout import ZkLayout
-
-from .cluster_reads import ClusterReads
-from .write_size import BUDGET, create_op
+from squall.security.topology_keys import TopologyKeys, encode_keys
+from squall.zk.acl_client import repair_acls
+from squall.zk.layout import ZkLayout
 
 log = logging.getLogger("squall.nimbus")
 

@@ -6,7 +6,7 @@ asks `handle` for the new model and the instructions, carries the instructions o
 ZooKeeper, the store and the timers, and then publishes the new model. Readers on other
 threads use whichever model was last published: it is immutable. Uploads and downloads of
 code never pass through the queue. The jobs are nimbus/controller_jobs.py, the Thrift
-writes that post them nimbus/user_requests.py, and what carries instructions out
+writes that post them nimbus/rpc/user_requests.py, and what carries instructions out
 nimbus/instruction_runner.py.
 """
 
@@ -24,20 +24,19 @@ from typing import Any
 from thriftpy2.thrift import TException
 
 from squall import log_config
-from squall.security import security_on
-from squall.topology_keys import new_keys
-
-from . import events as ev
-from . import instructions as ins
-from .cluster_state import ClusterState, FencedOut
-from .code_store import CodeStore
-from .controller_jobs import Barrier, Decide, Job, Stop, TakeLead
-from .decide import NotLeader, handle
-from .inbox import Inbox
-from .instruction_runner import InstructionRunner, Later, batches
-from .last_known import CachedReads, ZkOutage
-from .model import NimbusModel, NimbusSettings
-from .user_requests import LeaderOf, UserRequests
+from squall.nimbus.blobs.code_store import CodeStore
+from squall.nimbus.blobs.inbox import Inbox
+from squall.nimbus.cluster_state import ClusterState, FencedOut
+from squall.nimbus.controller_jobs import Barrier, Decide, Job, Stop, TakeLead
+from squall.nimbus.core import events as ev
+from squall.nimbus.core import instructions as ins
+from squall.nimbus.core.decide import NotLeader, handle
+from squall.nimbus.core.model import NimbusModel, NimbusSettings
+from squall.nimbus.instruction_runner import InstructionRunner, Later, batches
+from squall.nimbus.reads.last_known import CachedReads, ZkOutage
+from squall.nimbus.rpc.user_requests import LeaderOf, UserRequests
+from squall.security.mode import security_on
+from squall.security.topology_keys import new_keys
 
 log = logging.getLogger("squall.nimbus")
 TIMER_RETRY_SECS = 5.0  # a timed transition whose writes failed is tried again after this

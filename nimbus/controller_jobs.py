@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import events as ev
+from squall.nimbus.core import events as ev
 
 
 @dataclass(frozen=True)

@@ -22,23 +22,22 @@ from kazoo.protocol.states import KazooState
 
 from squall import __version__
 from squall import thrift_api as T
-from squall import zk as zk_mod
 from squall.config import zk_hosts
-from squall.credentials import ensure_cluster_credentials
-from squall.tls import server_context
-
-from .authorizer import authorizer_kind
-from .cluster_state import ClusterState
-from .code_store import CodeStore
-from .controller import Controller
-from .controller_jobs import TakeLead
-from .handler import NimbusHandler
-from .inbox import Inbox
-from .last_known import ZkOutage
-from .server import NimbusServer
-from .store import Store
-from .timers import Timers
-from .upload_policy import UploadQuota
+from squall.nimbus.blobs.code_store import CodeStore
+from squall.nimbus.blobs.inbox import Inbox
+from squall.nimbus.blobs.upload_policy import UploadQuota
+from squall.nimbus.cluster_state import ClusterState
+from squall.nimbus.controller import Controller
+from squall.nimbus.controller_jobs import TakeLead
+from squall.nimbus.reads.last_known import ZkOutage
+from squall.nimbus.rpc.authorizer import authorizer_kind
+from squall.nimbus.rpc.handler import NimbusHandler
+from squall.nimbus.rpc.server import NimbusServer
+from squall.nimbus.store import Store
+from squall.nimbus.timers import Timers
+from squall.security.credentials import ensure_cluster_credentials
+from squall.security.tls import server_context
+from squall.zk import connection as zk_mod
 
 log = logging.getLogger("squall.nimbus")
 

@@ -10,13 +10,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from squall import log_config
-from squall.security import security_on
-from squall.topology_keys import new_keys
-
-from . import instructions as ins
-from .cluster_state import ClusterState, FencedOut
-from .code_store import CodeStore
-from .inbox import Inbox
+from squall.nimbus.blobs.code_store import CodeStore
+from squall.nimbus.blobs.inbox import Inbox
+from squall.nimbus.cluster_state import ClusterState, FencedOut
+from squall.nimbus.core import instructions as ins
+from squall.security.mode import security_on
+from squall.security.topology_keys import new_keys
 
 log = logging.getLogger("squall.nimbus")
 
@@ -146,8 +145,8 @@ class InstructionRunner:
 
 
 def _log_blacklist(type_: str, values: Mapping[str, Any]) -> None:
-    """A supervisor entering or leaving the blacklist (nimbus/blacklist.py) is logged once,
-    as it happens."""
+    """A supervisor entering or leaving the blacklist (nimbus/scheduling/blacklist.py) is logged
+    once, as it happens."""
     if type_ == "blacklist":
         state = "left out of scheduling" if values["listed"] else "back in service"
         log.warning("supervisor %s %s: %s", values["supervisor"], state, values["reason"])

@@ -36,7 +36,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
-from .coordinator_log import CoordinatorMessage, topology_confs
+from squall.nimbus.core.coordinator_log import CoordinatorMessage, topology_confs
 
 __all__ = ["CoordinatorMessage", "Store", "compact", "topology_confs"]
 
@@ -49,7 +49,7 @@ MESSAGE_TYPES = {
     "kill",
     "rebalance",
     "assignment",
-    "blacklist",  # a supervisor left out of scheduling or back (nimbus/blacklist.py)
+    "blacklist",  # a supervisor left out of scheduling or back (nimbus/scheduling/blacklist.py)
 }
 
 metadata = MetaData()

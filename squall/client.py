@@ -18,10 +18,10 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport.framed import TFramedTransportFactory
 
 from squall import thrift_api as T
-from squall.certificate_check import TlsRefusedError, describe, tls_failure
+from squall.security.certificate_check import TlsRefusedError, describe, tls_failure
+from squall.security.tls import ADMIN, CA, client_context, credential_paths
 from squall.staleness import ZOOKEEPER_UNREACHABLE
-from squall.tls import ADMIN, CA, client_context, credential_paths
-from squall.zk_identity import replace_file
+from squall.zk.identity import replace_file
 
 UPLOAD_CHUNK_BYTES = 300 * 1024  # what Storm clients send
 log = logging.getLogger("squall.client")

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from squall import zk as zk_mod
 from squall.records import Assignment, WorkerBeat
+from squall.zk import connection as zk_mod
 
 
 class ClusterError(RuntimeError):

@@ -11,7 +11,7 @@ from kazoo.client import KazooClient
 
 from squall.recipes.offset_store import OffsetStore, ZkOffsetStore
 from squall.recipes.owner import PartitionOwner, ZkPartitionOwner, owner_token
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 
 class SourceCoordination(Protocol):

@@ -33,9 +33,9 @@ from squall.local_conf import credentials_dir, daemon_conf, ensure_local_credent
 from squall.processes import kill_pid_file, python_module, terminate
 from squall.supervisor.spark_server import end_stale
 from squall.ui.token import QUERY, TOKEN_FILE
-from squall.zk_identity import load_identity, role_identities
-from squall.zkensemble import ZooKeeperEnsemble
-from squall.zkserver import ZooKeeperServer, free_port
+from squall.zk.ensemble import ZooKeeperEnsemble
+from squall.zk.identity import load_identity, role_identities
+from squall.zk.server import ZooKeeperServer, free_port
 
 
 @dataclass
@@ -56,7 +56,7 @@ class LocalCluster:
     # lean on 127.0.0.1: supervisor i registers as supervisor_hosts[i - 1] (its
     # storm.local.hostname; its slots and workers bind that address), nimbus binds
     # nimbus_host, one ZooKeeper server listens on zookeeper_host. zookeeper_servers 3 (or
-    # 5) runs an ensemble instead (squall.zkensemble), each server on its own address.
+    # 5) runs an ensemble instead (squall.zk.ensemble), each server on its own address.
     supervisor_hosts: list[str] = field(default_factory=list)
     nimbus_host: str = "127.0.0.1"
     zookeeper_host: str = "127.0.0.1"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from squall.credentials import ensure_cluster_credentials
-from squall.zkensemble import ZooKeeperEnsemble
-from squall.zkserver import ZooKeeperServer
+from squall.security.credentials import ensure_cluster_credentials
+from squall.zk.ensemble import ZooKeeperEnsemble
+from squall.zk.server import ZooKeeperServer
 
 
 def credentials_dir(directory: Path) -> Path:

@@ -31,8 +31,8 @@ from thriftpy2.transport import TMemoryBuffer
 
 from squall import thrift_api as T
 from squall.client import nimbus_address
-from squall.nimbus.tls_refusal import plain_reply, read_plain_call
-from squall.tls import client_context
+from squall.nimbus.rpc.tls_refusal import plain_reply, read_plain_call
+from squall.security.tls import client_context
 from squall.ui.access import is_loopback  # one rule for "loopback only", the UI's too
 
 log = logging.getLogger("squall.proxy")

@@ -120,7 +120,7 @@ def trusted_epoch(assignment_epoch: int, current_epoch: int) -> bool:
     return 0 <= assignment_epoch <= current_epoch
 
 
-# The values a /storms record's statuses and pending event may take (nimbus/states.py's
+# The values a /storms record's statuses and pending event may take (nimbus/core/states.py's
 # TopologyStatus and EVENT_NAMES): checked at the read, as its types are, so that a node
 # holding another value is skipped with a RecordError instead of failing a transition.
 STATUSES = frozenset({"active", "inactive", "killed", "rebalancing"})

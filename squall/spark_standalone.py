@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from squall.zk_identity import write_private
+from squall.zk.identity import write_private
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"

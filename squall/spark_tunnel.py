@@ -25,7 +25,7 @@ import ssl
 from pathlib import Path
 from typing import Any
 
-from squall.certificates import CA, CredentialsError, credential_paths
+from squall.security.certificates import CA, CredentialsError, credential_paths
 
 IDENTITY = "spark-connect"  # the listener's server certificate: spark-connect.pem/.key
 GREETING = b"squall-spark-connect/1 "

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from squall import spark_tunnel as st
-from squall.tls import peer_principal
+from squall.security.tls import peer_principal
 
 log = logging.getLogger("squall.spark")
 HANDSHAKE_SECS = 10.0

@@ -21,9 +21,9 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from squall import zk as zk_mod
 from squall.records import Assignment
-from squall.zk_layout import ZkLayout
+from squall.zk import connection as zk_mod
+from squall.zk.layout import ZkLayout
 
 from .sync import assignment_reads
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from squall.certificates import SUPERVISOR
 from squall.client import download, nimbus_address, nimbus_client
 from squall.code_package import CODE_FILE, STRUCTURE_FILE, PackageError, unpack
+from squall.security.certificates import SUPERVISOR
 
 from .backoff import Retry
 from .topology_jobs import TopologyJobs

@@ -21,7 +21,7 @@ from typing import Any
 
 from squall.client import fetch
 from squall.code_package import CONF_FILE
-from squall.zk_identity import replace_file
+from squall.zk.identity import replace_file
 
 from .backoff import Retry
 from .code_fetcher import nimbus_session

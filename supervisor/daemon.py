@@ -32,15 +32,15 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.states import KazooState
 
 from squall import __version__
-from squall import zk as zk_mod
-from squall.certificate_check import ClientCertificateError, TlsRefusedError
-from squall.certificates import SUPERVISOR
 from squall.client import nimbus_address
 from squall.records import Assignment, SupervisorInfo, amounts, encode
-from squall.security import security_on
+from squall.security.certificate_check import ClientCertificateError, TlsRefusedError
+from squall.security.certificates import SUPERVISOR
+from squall.security.mode import security_on
 from squall.spark_connect import ENABLE as SPARK_CONNECT
 from squall.spark_connect import ServerState
-from squall.zk_identity import HOST_KEY, ensure_host_identity, role_identities
+from squall.zk import connection as zk_mod
+from squall.zk.identity import HOST_KEY, ensure_host_identity, role_identities
 
 from . import slot as sl
 from .assignment_watch import AssignmentWatch

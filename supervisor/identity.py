@@ -12,10 +12,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from squall import zk as zk_mod
-from squall.certificates import SUPERVISOR, CredentialsError
-from squall.tls import client_context
-from squall.zk_identity import ZkIdentityError
+from squall.security.certificates import SUPERVISOR, CredentialsError
+from squall.security.tls import client_context
+from squall.zk import connection as zk_mod
+from squall.zk.identity import ZkIdentityError
 
 
 class DuplicateSupervisorError(RuntimeError):

@@ -23,7 +23,7 @@ from typing import Any
 
 from squall.cgroup_names import worker_group
 from squall.processes import kill_pid_file, python_module, terminate
-from squall.zk_identity import write_private
+from squall.zk.identity import write_private
 
 from . import cgroup_fs
 from .cgroup_fs import Group

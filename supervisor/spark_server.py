@@ -27,8 +27,8 @@ from typing import Any
 
 from squall import spark_connect as sc
 from squall.processes import terminate
-from squall.zk_identity import write_private
-from squall.zkserver import free_port
+from squall.zk.identity import write_private
+from squall.zk.server import free_port
 
 log = logging.getLogger("squall.supervisor")
 

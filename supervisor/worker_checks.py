@@ -8,9 +8,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from squall import zk as zk_mod
 from squall.records import WorkerBeat
-from squall.zk_layout import ZkLayout
+from squall.zk import connection as zk_mod
+from squall.zk.layout import ZkLayout
 
 from . import memory
 from .launcher import Launcher

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from squall.zk_identity import without_zk_logins
+from squall.zk.identity import without_zk_logins
 
 from .launcher import SUBMITTER, Launcher
 from .sync import WorkerSpec

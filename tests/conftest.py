@@ -3,7 +3,7 @@
 `pytest -m 'not integration'` runs the pure unit tests alone.
 
 Under pytest-xdist (`make test` runs two pytest processes) each process draws its free ports
-from a range of its own (squall.zkserver.free_port): a supervisor's slot ports are handed
+from a range of its own (squall.zk.server.free_port): a supervisor's slot ports are handed
 out when it starts and bound only when a worker does, and the other process must not take
 one meanwhile."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from squall.zkserver import PORT_RANGE_ENV
+from squall.zk.server import PORT_RANGE_ENV
 
 WITH_SERVERS = (Path(__file__).parent / "integration", Path(__file__).parent / "security")
 TEST_PORTS = (20000, 32000)  # below Linux's ephemeral ports (32768-60999), shared out

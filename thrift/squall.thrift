@@ -544,7 +544,7 @@ struct BeginDownloadResult {
 
 // Storm 2 profiling, credentials and daemon-internal calls: structs copied from Storm 2's
 // storm.thrift (squall's supervisors use ZooKeeper, so the daemon-internal ones are only ever
-// decoded as arguments: nimbus/daemon_calls.py says what a caller gets)
+// decoded as arguments: nimbus/rpc/daemon_calls.py says what a caller gets)
 struct NodeInfo {
     1: required string node;
     2: required set<i64> port;
@@ -672,7 +672,7 @@ service Nimbus {
   LogConfig getLogConfig(1: string name);
   void debug(1: string name, 2: string component, 3: bool enable, 4: double samplingPercentage) throws (1: NotAliveException e, 2: AuthorizationException aze);
 
-  // Storm 2 blobstore (signatures as in Storm 2's storm.thrift; nimbus/blob_calls.py).
+  // Storm 2 blobstore (signatures as in Storm 2's storm.thrift; nimbus/blobs/blob_calls.py).
   string beginCreateBlob(1: string key, 2: SettableBlobMeta meta) throws (1: AuthorizationException aze, 2: KeyAlreadyExistsException kae);
   string beginUpdateBlob(1: string key) throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
   void uploadBlobChunk(1: string session, 2: binary chunk) throws (1: AuthorizationException aze);
@@ -689,12 +689,12 @@ service Nimbus {
   void createStateInZookeeper(1: string key);
   bool isRemoteBlobExists(1: string blobKey) throws (1: AuthorizationException aze);
 
-  // Storm's profiling actions and credentials (nimbus/profiler_calls.py, credential_calls.py)
+  // Storm's profiling actions and credentials (nimbus/rpc/profiler_calls.py, credential_calls.py)
   void setWorkerProfiler(1: string id, 2: ProfileRequest  profileRequest);
   list<ProfileRequest> getComponentPendingProfileActions(1: string id, 2: string component_id, 3: ProfileAction action);
   void uploadNewCredentials(1: string name, 2: Credentials creds) throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
 
-  // Storm 2's daemon-internal calls: authorized as Storm does, never served (nimbus/daemon_calls.py)
+  // Storm 2's daemon-internal calls: authorized as Storm does, never served (nimbus/rpc/daemon_calls.py)
   SupervisorAssignments getSupervisorAssignments(1: string node) throws (1: AuthorizationException aze);
   void sendSupervisorWorkerHeartbeats(1: SupervisorWorkerHeartbeats heartbeats) throws (1: AuthorizationException aze);
   void sendSupervisorWorkerHeartbeat(1: SupervisorWorkerHeartbeat heatbeat) throws (1: AuthorizationException aze, 2: NotAliveException e);

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 # The same three quarters of ZooKeeper's default jute.maxbuffer that nimbus keeps to
-# (squall/nimbus/write_size.py BUDGET): room for the request's framing and ACLs.
+# (squall/nimbus/core/write_size.py BUDGET): room for the request's framing and ACLs.
 BEAT_BUDGET = 1024 * 1024 * 3 // 4
 
 Tasks = Mapping[int, Mapping[str, Any]]

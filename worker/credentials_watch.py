@@ -1,6 +1,6 @@
 """The worker's shell for Storm's uploadNewCredentials: reads /usercredentials/<topology-id>
-(squall.user_credentials; nimbus/credential_calls.py writes it) and hands the map to every
-component of this worker that has a `set_credentials(creds)` method (Storm's
+(squall.security.user_credentials; nimbus/rpc/credential_calls.py writes it) and hands the map
+to every component of this worker that has a `set_credentials(creds)` method (Storm's
 ICredentialsListener.setCredentials).
 
 As in Storm, a component gets the credentials there are before its initialize runs (`initial`,
@@ -18,7 +18,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from squall import user_credentials as uc
+from squall.security import user_credentials as uc
 
 log = logging.getLogger("squall.worker")
 

@@ -1,4 +1,4 @@
-"""ZeroMQ CURVE on the sockets between a topology's workers (keys: squall.topology_keys).
+"""ZeroMQ CURVE on the sockets between a topology's workers (keys: squall.security.topology_keys).
 
 A worker's receiving socket is a CURVE server with the topology's secret key. CURVE alone
 lets in any client that knows the server's public key; a ZAP handler (pyzmq's
@@ -18,7 +18,7 @@ from collections.abc import Callable
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
-from squall.topology_keys import TopologyKeys
+from squall.security.topology_keys import TopologyKeys
 
 from .framing import Throttle
 

@@ -34,7 +34,7 @@ from squall.processes import (
     WORKER_UNHEALTHY,
 )
 from squall.records import Assignment, Slot, WorkerBeat
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 from .readiness import ready_tasks, round_wait, summary, waiting_for
 

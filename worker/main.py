@@ -27,18 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from squall import spark_connect as sc
-from squall import zk as zk_mod
 from squall.cgroup_names import hierarchy
 from squall.code_package import STRUCTURE_FILE
 from squall.components import TaskContext
 from squall.coordination import ZkCoordination
 from squall.hot_path import describe as per_tuple_path
 from squall.processes import WORKER_ORPHANED, WORKER_REASSIGNED
-from squall.security import security_on
+from squall.security.mode import security_on
+from squall.security.topology_keys import TopologyKeysError
 from squall.structure import TopologyStructure
-from squall.topology_keys import TopologyKeysError
 from squall.tree_tracking import tree_trackers
-from squall.zk_identity import component_conf
+from squall.zk import connection as zk_mod
+from squall.zk.identity import component_conf
 
 from . import lifecycle
 from .bind_address import bind_address, loopback_surprise

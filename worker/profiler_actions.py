@@ -1,5 +1,5 @@
 """The worker's shell for Storm's profiling requests: watches /profilerconfig/<topology-id>
-(nimbus stores requests there: nimbus/profiler_calls.py), takes the ones naming this worker
+(nimbus stores requests there: nimbus/rpc/profiler_calls.py), takes the ones naming this worker
 (squall.profile_requests.for_worker) and carries them out as Storm's supervisor does, writing
 what they produce next to the worker's log (worker-<id>-<port>-<action>-<ms>.txt):
 

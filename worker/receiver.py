@@ -24,7 +24,7 @@ from typing import Any
 
 import zmq
 
-from squall.topology_keys import TopologyKeys
+from squall.security.topology_keys import TopologyKeys
 
 from . import curve
 from .bind_address import endpoint

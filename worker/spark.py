@@ -32,9 +32,9 @@ import pyarrow as pa
 
 from squall import spark_connect as sc
 from squall import spark_tunnel as st
-from squall.certificates import SUPERVISOR
 from squall.components import Batch, Tuple
-from squall.security import security_on
+from squall.security.certificates import SUPERVISOR
+from squall.security.mode import security_on
 
 from .root_cause import KnownCause, jvm_exit_cause
 from .spark_forwarder import Forwarder

@@ -39,7 +39,7 @@ from typing import Any, cast
 
 import zmq
 
-from squall.topology_keys import TopologyKeys
+from squall.security.topology_keys import TopologyKeys
 
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
 from .backpressure import BackpressureStatus, RemoteCongestion

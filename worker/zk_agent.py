@@ -24,10 +24,10 @@ from kazoo.exceptions import (
 )
 
 from squall import error_nodes
-from squall import zk as zk_mod
 from squall.records import Assignment, StormBase, WorkerBeat, decode, encode, trusted_epoch
-from squall.topology_keys import TopologyKeys, TopologyKeysError, decode_keys
-from squall.zk_layout import ZkLayout
+from squall.security.topology_keys import TopologyKeys, TopologyKeysError, decode_keys
+from squall.zk import connection as zk_mod
+from squall.zk.layout import ZkLayout
 
 from .beat_fit import fitted
 

@@ -17,7 +17,7 @@ def credentials() -> None:
 def credentials_init(ctx: click.Context) -> None:
     """Create what is missing of the CA, the nimbus, admin and supervisor certificates and
     the ZooKeeper role identities."""
-    from squall.credentials import ensure_cluster_credentials
+    from squall.security.credentials import ensure_cluster_credentials
 
     directory = ensure_cluster_credentials(ctx.obj)
     console.print(
@@ -31,7 +31,7 @@ def credentials_init(ctx: click.Context) -> None:
 def credentials_issue(ctx: click.Context, name: str) -> None:
     """Issue a client certificate for user NAME (run where the CA key is); NAME is the
     principal nimbus.users, nimbus.admins and topology.users name."""
-    from squall.certificates import issue
+    from squall.security.certificates import issue
 
     pem = issue(ctx.obj, name)
     console.print(

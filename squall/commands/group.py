@@ -13,12 +13,12 @@ from rich.markup import escape
 from thriftpy2.thrift import TApplicationException, TException
 
 from squall import thrift_api as T
-from squall.certificates import CredentialsError
 from squall.client import nimbus_address, nimbus_client
 from squall.commands.storm_args import StormArgError
 from squall.config import ConfigError, cluster_conf
+from squall.security.certificates import CredentialsError
 from squall.topology import TopologyFileError
-from squall.zk import ZooKeeperUnreachable
+from squall.zk.connection import ZooKeeperUnreachable
 
 console = Console()
 err = Console(stderr=True)

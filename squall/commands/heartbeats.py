@@ -3,7 +3,7 @@ ZooKeeper as the nimbus role (it needs the nimbus host's ZooKeeper identity when
 on, as Storm's needs the daemons' credentials).
 
 PATH is under storm.zookeeper.root, as in Storm. squall keeps a worker's heartbeat at
-/taskbeats/[topology-id]/[node]-[port] (squall.zk_layout); Storm's /workerbeats is read as
+/taskbeats/[topology-id]/[node]-[port] (squall.zk.layout); Storm's /workerbeats is read as
 /taskbeats, so `squall heartbeats list /workerbeats` works as a Storm user types it."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def storm_shaped(topology_id: str | None, beat: WorkerBeat) -> dict[str, Any]:
 
 @contextmanager
 def _zookeeper(conf: dict[str, Any]) -> Iterator[Any]:
-    from squall.zk import connect
+    from squall.zk.connection import connect
 
     client = connect(conf, "nimbus")  # ZooKeeperUnreachable: one line, from the group
     try:

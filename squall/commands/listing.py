@@ -57,7 +57,7 @@ def listing_lines(info: Any, now: float | None = None) -> list[str]:
             spark = spark_connect(s)
             fields = (s.supervisor_id, s.host, s.num_workers, s.num_used_workers, s.uptime_secs)
             lines.append((SUPERVISOR_FORMAT % (*fields, spark.split(":")[0])).rstrip())
-        for s in supervisors:  # out of scheduling (nimbus/blacklist.py): say why
+        for s in supervisors:  # out of scheduling (nimbus/scheduling/blacklist.py): say why
             if getattr(s, "blacklisted", None):
                 reason = getattr(s, "blacklist_reason", None) or "blacklisted"
                 lines.append(f"{s.supervisor_id} ({s.host}): {reason}")

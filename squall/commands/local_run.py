@@ -88,7 +88,7 @@ def _free_or_any(port: int) -> int:
     """`port` (ui.port) when nothing listens on it here, else any free loopback port."""
     import socket
 
-    from squall.zkserver import free_port
+    from squall.zk.server import free_port
 
     with socket.socket() as probe:
         try:

@@ -35,7 +35,7 @@ def spark() -> None:
 
 
 def _listener_names(host: str, names: tuple[str, ...]) -> list[str]:
-    from squall.certificates import UNSPECIFIED
+    from squall.security.certificates import UNSPECIFIED
 
     found = [*names, host, "localhost", "127.0.0.1", socket.getfqdn(), socket.gethostname()]
     return [n for i, n in enumerate(found) if n and n not in UNSPECIFIED and n not in found[:i]]
@@ -47,7 +47,7 @@ def _listener_names(host: str, names: tuple[str, ...]) -> list[str]:
 def certificate(ctx: click.Context, names: tuple[str, ...]) -> None:
     """Issue the Spark host's server certificate (spark-connect.pem/.key) naming NAMEs; run
     where the CA key is, then copy both files and ca.pem to the Spark host's security.dir."""
-    from squall.certificates import issue_server
+    from squall.security.certificates import issue_server
     from squall.spark_tunnel import IDENTITY
 
     pem = issue_server(ctx.obj, IDENTITY, _listener_names("", names))
@@ -95,7 +95,7 @@ def connect_server(
     topology.spark.connect.remote: HOST:PORT where SparkBolts should use it."""
     from squall import spark_connect as sc
     from squall import spark_tunnel as st
-    from squall.certificates import CA, credential_paths, issue_server
+    from squall.security.certificates import CA, credential_paths, issue_server
     from squall.spark_tunnel_listener import TunnelListener
     from squall.supervisor.spark_server import SparkConnectServer
 
@@ -141,7 +141,7 @@ def _run_daemon(command: list[str], env: dict[str, str]) -> None:
 
 
 def _auth_file(conf: dict[str, Any], given: Path | None) -> Path:
-    from squall.security import credentials_dir
+    from squall.security.mode import credentials_dir
     from squall.spark_standalone import default_auth_file
 
     return given or default_auth_file(credentials_dir(conf))

@@ -126,7 +126,7 @@ def supervisor_json(s: Any) -> dict[str, Any]:
         "availMem": total_mem - used_mem,
         "availCpu": total_cpu - used_cpu,
         "logLink": "",
-        # Storm's field; squall adds why (nimbus/blacklist.py)
+        # Storm's field; squall adds why (nimbus/scheduling/blacklist.py)
         "blacklisted": bool(getattr(s, "blacklisted", False)),
         "blacklistReason": getattr(s, "blacklist_reason", None) or "",
         # squall: its warm Spark Connect server ("off", "starting", "ready", "failed: ...")

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from thriftpy2.transport import TTransportException
 
 from squall.client import NoLeaderError, nimbus_address, nimbus_client
-from squall.security import security_on
+from squall.security.mode import security_on
 
 UI_IDENTITY = "ui"
 R = TypeVar("R")

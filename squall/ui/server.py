@@ -15,9 +15,9 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from squall.certificates import ui_server_files
-from squall.security import security_on
-from squall.tls import client_context, peer_principal
+from squall.security.certificates import ui_server_files
+from squall.security.mode import security_on
+from squall.security.tls import client_context, peer_principal
 
 from .access import is_loopback
 from .app import VOUCH, build_app

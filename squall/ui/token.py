@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from squall.certificates import _locked, _write_new
-from squall.security import credentials_dir, security_on
+from squall.security.certificates import _locked, _write_new
+from squall.security.mode import credentials_dir, security_on
 
 TOKEN_FILE = "ui.token"
 QUERY = "token"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from squall.local import LocalCluster
-from squall.zkserver import ZooKeeperServer
+from squall.zk.server import ZooKeeperServer
 
 HERE = Path(__file__).parent
 TOPOLOGIES = HERE / "topologies"

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 
 from squall.local import wait_for
-from squall.zkserver import free_port
+from squall.zk.server import free_port
 
 
 def _bin(name: str) -> str:

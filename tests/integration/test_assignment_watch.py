@@ -12,8 +12,8 @@ from kazoo.client import KazooClient
 from squall.local import wait_for
 from squall.records import Assignment, encode
 from squall.supervisor.assignment_watch import AssignmentWatch
-from squall.zk_layout import ZkLayout
-from squall.zkserver import ZooKeeperServer
+from squall.zk.layout import ZkLayout
+from squall.zk.server import ZooKeeperServer
 
 LAYOUT = ZkLayout("/watchtest")
 

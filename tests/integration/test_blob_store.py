@@ -22,11 +22,12 @@ from sqlalchemy import (
     text,
 )
 
-from squall.nimbus import blob_store, store
-from squall.nimbus.blob_acl import ALL, USER, Ace, BlobMeta
-from squall.nimbus.blob_store import STORE_CHUNK, BlobExists, BlobStore, NoBlob
-from squall.nimbus.code_blobs import CONF, JAR, code_blob, code_chunk
-from squall.nimbus.user_quotas import Usage
+from squall.nimbus import store
+from squall.nimbus.blobs import blob_store
+from squall.nimbus.blobs.blob_acl import ALL, USER, Ace, BlobMeta
+from squall.nimbus.blobs.blob_store import STORE_CHUNK, BlobExists, BlobStore, NoBlob
+from squall.nimbus.blobs.code_blobs import CONF, JAR, code_blob, code_chunk
+from squall.nimbus.blobs.user_quotas import Usage
 
 from .pgserver import PostgresServer
 

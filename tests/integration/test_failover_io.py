@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 from squall.nimbus.cluster_state import ClusterState, FencedOut
 from squall.nimbus.store import Store
 from squall.records import Assignment, SupervisorInfo, decode, encode
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 LAYOUT = ZkLayout("/batched")
 

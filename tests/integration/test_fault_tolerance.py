@@ -17,7 +17,7 @@ from squall.nimbus.cluster_state import ClusterState, FencedOut
 from squall.nimbus.store import Store
 from squall.records import Assignment, StormBase, decode
 from squall.submit import submit_file
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 from .conftest import TOPOLOGIES, squall
 

@@ -20,8 +20,8 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport import TFramedTransportFactory
 
 from squall.local import LocalCluster, topology_id, wait_for
+from squall.security.tls import client_context
 from squall.submit import submit_file
-from squall.tls import client_context
 
 from .conftest import TOPOLOGIES
 

@@ -12,8 +12,8 @@ from thriftpy2.thrift import TApplicationException
 from squall import thrift_api as T
 from squall.client import upload
 from squall.local import wait_for
+from squall.security.tls import client_context
 from squall.submit import submit_file
-from squall.tls import client_context
 from squall.topology import load_topology_file
 
 from .conftest import TOPOLOGIES, squall

@@ -15,8 +15,8 @@ from thriftpy2.thrift import TMessageType
 from squall import thrift_api as T
 from squall.config import load_defaults
 from squall.local import wait_for
-from squall.nimbus.server import NimbusServer
-from squall.nimbus.thrift_call import ReplyWriter
+from squall.nimbus.rpc.server import NimbusServer
+from squall.nimbus.rpc.thrift_call import ReplyWriter
 
 
 class Handler:

@@ -16,8 +16,8 @@ from squall.components import TaskContext
 from squall.coordination import ZkCoordination
 from squall.recipes.ownership import Ownership
 from squall.sources import PartitionedFileSpout
-from squall.zk_layout import ZkLayout
-from squall.zkserver import ZooKeeperServer
+from squall.zk.layout import ZkLayout
+from squall.zk.server import ZooKeeperServer
 
 from .tcp_proxy import TcpProxy
 

@@ -1,7 +1,7 @@
 """The resource-aware scheduler against a live cluster: supervisors report their capacity in
 ZooKeeper, nimbus places topologies so none is exceeded, one that does not fit says so in
 getTopologyInfo, getClusterInfo and `squall list`, and a more important topology evicts a
-less important one by the documented rule (nimbus/cluster_scheduler.py)."""
+less important one by the documented rule (nimbus/scheduling/cluster_scheduler.py)."""
 
 from collections import Counter
 
@@ -73,7 +73,7 @@ def test_three_topologies_by_capacity_one_cannot_fit_then_an_eviction(cluster, z
         assert sched.startswith("Not enough resources to schedule"), sched
         assert "600 MB" in sched
         assert client.getTopologySummary(c).sched_status == sched  # Storm 2's UI call too
-        # "N of M tasks starting" is added until their workers beat (nimbus/run_state.py)
+        # "N of M tasks starting" is added until their workers beat (nimbus/reads/run_state.py)
         wait_for(
             lambda: statuses(client)["a"] == statuses(client)["b"] == "Fully Scheduled",
             60,

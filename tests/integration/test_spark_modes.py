@@ -26,7 +26,6 @@ from kazoo.exceptions import NoNodeError
 
 from squall import spark_connect as sc
 from squall import thrift_api as T
-from squall import zk as zk_mod
 from squall.local import LocalCluster, topology_id, wait_for, wait_until_quiet
 from squall.processes import terminate
 from squall.submit import submit_file
@@ -36,7 +35,8 @@ from squall.supervisor.spark_server import (
     server_command,
     server_env,
 )
-from squall.zkserver import free_port
+from squall.zk import connection as zk_mod
+from squall.zk.server import free_port
 
 from .conftest import EXAMPLES
 from .test_end_to_end import wordcount_module

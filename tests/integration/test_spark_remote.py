@@ -33,11 +33,11 @@ import pytest
 from squall import spark_connect as sc
 from squall import spark_tunnel as st
 from squall import thrift_api as T
-from squall.certificates import CA, credential_paths
 from squall.local import LocalCluster, topology_id, wait_for
+from squall.security.certificates import CA, credential_paths
 from squall.submit import submit_file
 from squall.worker.spark_forwarder import Forwarder
-from squall.zkserver import free_port
+from squall.zk.server import free_port
 
 from .conftest import EXAMPLES, TOPOLOGIES, squall
 from .test_spark_modes import (

@@ -25,8 +25,8 @@ from thriftpy2.transport import TFramedTransportFactory
 from squall import thrift_api as T
 from squall.local import LocalCluster, topology_id, wait_for
 from squall.processes import terminate
+from squall.security.tls import issue
 from squall.submit import submit_file
-from squall.tls import issue
 
 from .conftest import TOPOLOGIES
 

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from squall import thrift_api as T
-from squall import user_credentials as uc
 from squall.cli import main
 from squall.local import LocalCluster, wait_for
-from squall.zk_layout import ZkLayout
+from squall.security import user_credentials as uc
+from squall.zk.layout import ZkLayout
 
 from .conftest import TOPOLOGIES
 

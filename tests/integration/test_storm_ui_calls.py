@@ -9,8 +9,8 @@ import pytest
 from squall import thrift_api as T
 from squall.client import nimbus_client
 from squall.local import LocalCluster, topology_id, wait_for
+from squall.security.tls import issue
 from squall.submit import submit_file
-from squall.tls import issue
 
 from .conftest import TOPOLOGIES
 

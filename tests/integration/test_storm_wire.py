@@ -23,11 +23,11 @@ from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TFramedTransportFactory
 
 from squall import thrift_api as T
-from squall import user_credentials as uc
 from squall.local import LocalCluster, wait_for
+from squall.security import user_credentials as uc
+from squall.security.tls import client_context, issue
 from squall.submit import submit_file
-from squall.tls import client_context, issue
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 from .conftest import TOPOLOGIES
 

@@ -1,5 +1,5 @@
-"""Reading many nodes at once against a real ZooKeeper (squall.zk.read_named through
-squall.zk_multiread's multiRead): every node, in chunks, under a chroot too; a missing node
+"""Reading many nodes at once against a real ZooKeeper (squall.zk.connection.read_named through
+squall.zk.multiread's multiRead): every node, in chunks, under a chroot too; a missing node
 is left out, a corrupt one skipped, and a node the client may not read is an error."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 from kazoo.security import make_digest_acl
 
-from squall import zk_multiread
 from squall.records import WorkerBeat, encode
-from squall.zk import read_named, read_records, read_task_components
+from squall.zk import multiread as zk_multiread
+from squall.zk.connection import read_named, read_records, read_task_components
 
 
 @pytest.fixture

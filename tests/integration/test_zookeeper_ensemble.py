@@ -1,4 +1,4 @@
-"""A cluster on a three-server ZooKeeper ensemble (squall.zkensemble). With one server
+"""A cluster on a three-server ZooKeeper ensemble (squall.zk.ensemble). With one server
 killed mid-run (the ensemble's leader, so a new one is elected) nothing is lost and no
 process restarts; with two killed there is no quorum: nimbus, supervisors and workers wait
 without exiting or restarting, and carry on with nothing lost once the quorum is back."""
@@ -47,7 +47,7 @@ def processes(cluster):
 
 
 def ensemble_leader(ensemble) -> int:
-    from squall.zkserver import four_letters
+    from squall.zk.server import four_letters
 
     def leader():
         for myid in ensemble.processes:

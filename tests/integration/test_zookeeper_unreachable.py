@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from squall.zkserver import free_port
+from squall.zk.server import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -20,8 +20,8 @@ from thriftpy2.transport import TFramedTransportFactory
 import squall
 from squall.code_package import pack_directory
 from squall.local import LocalCluster, wait_for
+from squall.security.tls import client_context
 from squall.submit import submit_file
-from squall.tls import client_context
 from squall.topology import load_topology_file
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
@@ -290,13 +290,13 @@ def test_the_largest_allowed_topology_is_written_to_zookeeper_in_one_request(clu
     """nimbus.max.tasks tasks with 100-character names: the create transaction and a full
     /tasks rewrite both go through the real server, and the session survives them, with the
     role ACLs nimbus's client puts on every node."""
-    from squall import zk as zk_mod
     from squall.nimbus.cluster_state import ClusterState
-    from squall.nimbus.write_size import BUDGET, topology_write_bytes
+    from squall.nimbus.core.write_size import BUDGET, topology_write_bytes
     from squall.records import Assignment
-    from squall.topology_keys import new_keys
-    from squall.zk_acl_client import RoleAclClient
-    from squall.zk_layout import ZkLayout
+    from squall.security.topology_keys import new_keys
+    from squall.zk import connection as zk_mod
+    from squall.zk.acl_client import RoleAclClient
+    from squall.zk.layout import ZkLayout
 
     from ..unit.test_nimbus_limits import largest
 

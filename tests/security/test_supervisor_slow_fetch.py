@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 
 from squall import thrift_api as T
-from squall.certificates import SUPERVISOR
 from squall.client import nimbus_client
 from squall.config import cluster_conf
 from squall.local import LocalCluster, topology_id, wait_for
+from squall.security.certificates import SUPERVISOR
 from squall.submit import submit_file
 from squall.supervisor.code_fetcher import CodeFetcher
 from squall.supervisor.conf_fetcher import fetch_conf
 from squall.supervisor.daemon import Supervisor
-from squall.zkserver import free_port
+from squall.zk.server import free_port
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
 SLOW_TOPOLOGIES = 8  # twice the old pool's threads

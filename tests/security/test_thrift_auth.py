@@ -25,8 +25,8 @@ from squall.client import download, nimbus_client
 from squall.code_package import CODE_FILE
 from squall.config import cluster_conf
 from squall.local import LocalCluster, topology_id, wait_for
+from squall.security.tls import ensure_credentials, issue
 from squall.submit import submit_file
-from squall.tls import ensure_credentials, issue
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
 API = thriftpy2.load(

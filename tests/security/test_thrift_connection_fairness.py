@@ -13,7 +13,7 @@ import pytest
 from thriftpy2.thrift import TApplicationException, TMessageType
 
 from squall.local import LocalCluster
-from squall.tls import client_context
+from squall.security.tls import client_context
 
 PER_ADDRESS = 16
 CONF = {

@@ -22,7 +22,7 @@ from thriftpy2.transport import TFramedTransportFactory, TTransportException
 
 from squall.config import cluster_conf
 from squall.local import LocalCluster, wait_for
-from squall.tls import ensure_credentials
+from squall.security.tls import ensure_credentials
 
 from .cert_factory import client_certificate, foreign_supervisor_security
 
@@ -188,7 +188,7 @@ def test_a_supervisor_nimbus_refuses_takes_no_slots_and_says_why(cluster, tmp_pa
     """A supervisor whose certificate another CA signed (its own ca.pem trusts both, so its
     check passes) registered, took slots and stalled its topologies silently. Now it stays
     out of service and logs why each interval."""
-    from squall.zkserver import free_port
+    from squall.zk.server import free_port
 
     security = foreign_supervisor_security(
         cluster.credentials_dir, other_ca, tmp_path / "supervisor-security"

@@ -18,13 +18,13 @@ import pytest
 import zmq
 
 from squall import thrift_api as T
-from squall import zk as zk_mod
 from squall.local import LocalCluster, topology_id, wait_for, wait_until_quiet
 from squall.records import Assignment
+from squall.security.tls import issue
+from squall.security.topology_keys import decode_keys, new_keys
 from squall.submit import submit_file
-from squall.tls import issue
-from squall.topology_keys import decode_keys, new_keys
-from squall.zk_identity import load_identity
+from squall.zk import connection as zk_mod
+from squall.zk.identity import load_identity
 
 from .test_worker_curve import (
     EMITTED,

@@ -15,9 +15,9 @@ from thriftpy2.thrift import TApplicationException
 
 from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
-from squall.nimbus.blob_store import STORE_CHUNK, blob_chunks
+from squall.nimbus.blobs.blob_store import STORE_CHUNK, blob_chunks
+from squall.security.tls import issue
 from squall.submit import submit_file
-from squall.tls import issue
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
 PER_USER = 3

@@ -17,8 +17,8 @@ from squall.config import cluster_conf
 from squall.supervisor.launcher import RUN_AS_USER, SUBMITTER, Launcher
 from squall.supervisor.sync import WorkerSpec
 from squall.supervisor.worker_starts import start_worker
-from squall.zk import worker_auth_conf
-from squall.zk_identity import (
+from squall.zk.connection import worker_auth_conf
+from squall.zk.identity import (
     HOST_KEY,
     TOPOLOGY_KEY,
     ensure_host_identity,

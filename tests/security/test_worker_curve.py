@@ -18,18 +18,18 @@ import pytest
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from squall import zk as zk_mod
 from squall.local import LocalCluster, topology_id, topology_progress, wait_for, wait_until_quiet
 from squall.records import Assignment, WorkerBeat
+from squall.security.topology_keys import TopologyKeys, decode_keys, new_keys
 from squall.submit import submit_file
 from squall.thrift_api import DEFAULT_STREAM
-from squall.topology_keys import TopologyKeys, decode_keys, new_keys
 from squall.worker import curve
 from squall.worker.codec import encode
 from squall.worker.delivery import TupleDelivery
 from squall.worker.framing import frame_limit
 from squall.worker.transport import Receiving, Transport, TransportSettings
-from squall.zkserver import free_port
+from squall.zk import connection as zk_mod
+from squall.zk.server import free_port
 
 from .test_worker_ports import rss_bytes, worker_pids
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from squall import zk as zk_mod
 from squall.local import LocalCluster, topology_id, topology_progress, wait_for
+from squall.security.topology_keys import TopologyKeys, decode_keys
 from squall.submit import submit_file
-from squall.topology_keys import TopologyKeys, decode_keys
+from squall.zk import connection as zk_mod
 
 ENDLESS = Path(__file__).parent / "topologies" / "endless.py"
 HUGE = 512 * 2**20

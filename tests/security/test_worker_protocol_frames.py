@@ -8,14 +8,14 @@ import threading
 import zmq
 
 from squall.local import wait_for
+from squall.security.topology_keys import new_keys
 from squall.thrift_api import DEFAULT_STREAM
-from squall.topology_keys import new_keys
 from squall.worker import curve
 from squall.worker.acking import AckTree, FailTree, InitTree, TreeDone
 from squall.worker.delivery import TupleDelivery
 from squall.worker.protocol_frames import PROTOCOL_MAGIC
 from squall.worker.transport import Receiving, Transport, TransportSettings
-from squall.zkserver import free_port
+from squall.zk.server import free_port
 
 
 def fields_of(component: str, stream: str) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from kazoo.exceptions import NoAuthError
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from squall.local import LocalCluster, wait_for
-from squall.zk_identity import IDS_FILE, TOPOLOGY_KEY, load_identity, secret_file
+from squall.zk.identity import IDS_FILE, TOPOLOGY_KEY, load_identity, secret_file
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"
 ROOT = "/squall"
@@ -144,8 +144,8 @@ def test_the_nimbus_identity_may_write_assignments(cluster, tid, as_role):
 
 def test_every_create_takes_its_own_acl_from_the_table(cluster, tid, as_role):
     """makepath's parents each get their own ACL (not the child's), and so do transactions."""
-    from squall import zk as zk_mod
-    from squall.zk_acl import grant_for
+    from squall.zk import connection as zk_mod
+    from squall.zk.acl import grant_for
 
     def grants(zk, path):
         return {a.id.id.split(":")[0]: a.perms for a in zk.get_acls(path)[0]}
@@ -185,8 +185,8 @@ def test_every_create_takes_its_own_acl_from_the_table(cluster, tid, as_role):
 def test_a_supervisor_started_before_nimbus_waits_for_the_layout(cluster):
     import threading
 
-    from squall import zk as zk_mod
-    from squall.zk_layout import ZkLayout
+    from squall.zk import connection as zk_mod
+    from squall.zk.layout import ZkLayout
 
     conf = {**cluster.client_conf(), "storm.zookeeper.root": "/late"}
     lay = ZkLayout("/late")

@@ -117,7 +117,7 @@ def test_well_formed_records_still_decode():
 
 
 def test_junk_stats_in_a_heartbeat_are_left_out_of_topology_info():
-    from squall.nimbus.summaries import topology_info
+    from squall.nimbus.reads.summaries import topology_info
 
     base = decode(StormBase, raw(**BASE), "/x")
     placed = decode(Assignment, raw(**ASSIGNMENT), "/x")
@@ -145,8 +145,8 @@ def test_junk_in_the_epoch_node_counts_from_zero_for_a_new_leader():
 
 
 def test_the_epoch_read_by_supervisors_and_workers(zk):
-    from squall.zk import read_epoch
-    from squall.zk_layout import ZkLayout
+    from squall.zk.connection import read_epoch
+    from squall.zk.layout import ZkLayout
 
     lay = ZkLayout("/epoch-probe")
     try:
@@ -397,7 +397,7 @@ def test_a_shared_identity_only_when_configured_and_digest_acls_then():
     from kazoo.security import make_digest_acl
 
     from squall.config import cluster_conf
-    from squall.zk import ZkAuthError, auth_settings
+    from squall.zk.connection import ZkAuthError, auth_settings
 
     assert auth_settings(cluster_conf()) == ([], None)
     conf = cluster_conf(**AUTH, **{"storm.zookeeper.superACL": "digest:admin:abc="})

@@ -3,7 +3,7 @@
 import pytest
 
 from squall.config import ConfigError
-from squall.nimbus.authorizer import (
+from squall.nimbus.rpc.authorizer import (
     BLOB_READ_COMMANDS,
     DENY,
     NOOP,
@@ -135,7 +135,7 @@ def test_acl_from_conf_and_denial_message():
 
 
 def test_group_lookups_are_cached_for_their_duration(monkeypatch):
-    from squall.nimbus import authorizer
+    from squall.nimbus.rpc import authorizer
 
     lookups = []
     monkeypatch.setattr(
@@ -154,7 +154,7 @@ def test_group_lookups_are_cached_for_their_duration(monkeypatch):
 
 
 def test_a_principal_with_no_local_account_has_no_groups():
-    from squall.nimbus.authorizer import _lookup_groups
+    from squall.nimbus.rpc.authorizer import _lookup_groups
 
     assert _lookup_groups("no-such-user-squall-test") == frozenset()
 
@@ -162,7 +162,7 @@ def test_a_principal_with_no_local_account_has_no_groups():
 def test_every_thrift_method_is_authorized_as_a_known_operation():
     """A method added to the IDL without an authorization check would be open to anyone."""
     from squall import thrift_api as T
-    from squall.nimbus.handler import NimbusHandler
+    from squall.nimbus.rpc.handler import NimbusHandler
 
     for method in T.Nimbus.thrift_services:
         operation = getattr(getattr(NimbusHandler, method), "operation", None)
@@ -172,7 +172,7 @@ def test_every_thrift_method_is_authorized_as_a_known_operation():
 def test_the_submitter_is_what_nimbus_says_not_what_the_client_says():
     import json
 
-    from squall.nimbus.handler import _with_submitter
+    from squall.nimbus.rpc.handler import _with_submitter
 
     forged = json.dumps({"topology.submitter.principal": "admin", "topology.workers": 2})
     conf = json.loads(_with_submitter(forged, "alice"))
@@ -189,7 +189,7 @@ def test_the_submitter_is_what_nimbus_says_not_what_the_client_says():
 def test_a_topology_call_acts_on_the_topology_it_was_judged_on():
     """Judged by name, run by name: a kill allowed on alice's old "etl" would land on a new
     "etl" resubmitted (by someone else) before the controller ran it. The call gets the id."""
-    from squall.nimbus.operations import op
+    from squall.nimbus.rpc.operations import op
 
     class Handler:
         def __init__(self, judged):
@@ -217,7 +217,7 @@ def test_a_topology_call_acts_on_the_topology_it_was_judged_on():
 
 
 def test_every_call_that_changes_a_topology_acts_on_the_id_it_was_authorized_on():
-    from squall.nimbus.handler import NimbusHandler
+    from squall.nimbus.rpc.handler import NimbusHandler
 
     acting = {"killTopology", "killTopologyWithOpts", "activate", "deactivate", "rebalance"}
     acting |= {"setTopologyConf", "setLogConfig", "debug", "setWorkerProfiler"}

@@ -1,15 +1,16 @@
-"""The blacklist scheduler's pure function (nimbus/blacklist.py): every transition, on plain
-data with the clock passed in, and how a monitor round applies it (nimbus/reassign.py)."""
+"""The blacklist scheduler's pure function (nimbus/scheduling/blacklist.py): every transition, on
+plain data with the clock passed in, and how a monitor round applies it
+(nimbus/core/reassign.py)."""
 
 from dataclasses import replace
 
 import pytest
 
-from squall.nimbus import blacklist as bl
-from squall.nimbus import events as ev
-from squall.nimbus import instructions as ins
-from squall.nimbus.decide import handle
-from squall.nimbus.scheduling_input import Cluster, Host
+from squall.nimbus.core import events as ev
+from squall.nimbus.core import instructions as ins
+from squall.nimbus.core.decide import handle
+from squall.nimbus.scheduling import blacklist as bl
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host
 from squall.records import SupervisorInfo
 
 from .test_nimbus_decide import SETTINGS, beat, leader, submitted
@@ -161,7 +162,7 @@ def test_a_lost_supervisors_dead_tasks_do_not_blacklist_it():
 
 def test_the_reason_is_shown_in_the_summaries_the_ui_and_squall_list():
     from squall.commands.listing import listing_json, listing_lines
-    from squall.nimbus.summaries import cluster_summary
+    from squall.nimbus.reads.summaries import cluster_summary
     from squall.ui.cluster_json import supervisor_json
 
     reasons = {"s1": "blacklisted: 2 failed workers within 300s on supervisor s1"}

@@ -4,7 +4,7 @@ bookkeeping of blob sessions: pure decisions over plain data."""
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus.blob_acl import (
+from squall.nimbus.blobs.blob_acl import (
     ADMIN,
     ALL,
     OTHER,
@@ -22,8 +22,8 @@ from squall.nimbus.blob_acl import (
     names,
     normalized,
 )
-from squall.nimbus.blob_sessions import BlobDownload, BlobSessions, PendingUpload
-from squall.nimbus.blob_store import next_version
+from squall.nimbus.blobs.blob_sessions import BlobDownload, BlobSessions, PendingUpload
+from squall.nimbus.blobs.blob_store import next_version
 
 POWERS = Powers(
     admins=frozenset({"admin"}),

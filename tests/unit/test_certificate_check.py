@@ -1,5 +1,5 @@
-"""squall/certificate_check.py: a client names what is wrong with its own credentials before
-it connects, and names a TLS failure as one."""
+"""squall/security/certificate_check.py: a client names what is wrong with its own credentials
+before it connects, and names a TLS failure as one."""
 
 import datetime
 import shutil
@@ -7,9 +7,9 @@ import ssl
 
 from thriftpy2.transport import TTransportException
 
-from squall.certificate_check import certificate_problem, tls_failure
 from squall.config import cluster_conf
-from squall.tls import ensure_credentials
+from squall.security.certificate_check import certificate_problem, tls_failure
+from squall.security.tls import ensure_credentials
 from tests.security.cert_factory import client_certificate
 
 NOW = datetime.datetime.now(datetime.timezone.utc)

@@ -1,5 +1,5 @@
-"""Every topology from one snapshot (nimbus/cluster_scheduler.py): slot-count behaviour kept
-when nothing declares resources, capacities never exceeded, determinism, no move when nothing
+"""Every topology from one snapshot (nimbus/scheduling/cluster_scheduler.py): slot-count behaviour
+kept when nothing declares resources, capacities never exceeded, determinism, no move when nothing
 changed, guarantees and the eviction rule."""
 
 from collections import Counter
@@ -8,11 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, beyond_guarantee, schedule_all
-from squall.nimbus.resource_fit import EPSILON
-from squall.nimbus.schedule_invariants import placements, round_violations, violations
-from squall.nimbus.scheduler import assign_scratch, schedule
-from squall.nimbus.scheduling_input import Cluster, Host, TopologyRequest
+from squall.nimbus.scheduling.cluster_scheduler import (
+    FULLY_SCHEDULED,
+    beyond_guarantee,
+    schedule_all,
+)
+from squall.nimbus.scheduling.resource_fit import EPSILON
+from squall.nimbus.scheduling.schedule_invariants import placements, round_violations, violations
+from squall.nimbus.scheduling.scheduler import assign_scratch, schedule
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host, TopologyRequest
 
 SEED = Cluster({"node1": Host((6001, 6002, 6003)), "node2": Host((6001, 6002, 6003))})
 
@@ -194,8 +198,8 @@ def test_guarantees_honoured(world):
 
 
 def test_the_dsl_declares_resources_per_component():
-    from squall.nimbus.model import NimbusSettings
-    from squall.nimbus.resource_conf import component_resources
+    from squall.nimbus.core.model import NimbusSettings
+    from squall.nimbus.scheduling.resource_conf import component_resources
     from squall.structure import ACKER
     from squall.topology import Topology
     from tests.integration.topologies.tiny import Numbers, Sink

@@ -3,7 +3,7 @@ back, not only the OS's reason (a supervisor reports this text as the topology's
 
 import pytest
 
-from squall.nimbus.code_store import CodeStore, CodeUnreadable, unreadable_message
+from squall.nimbus.blobs.code_store import CodeStore, CodeUnreadable, unreadable_message
 from squall.nimbus.store import Store
 
 

@@ -4,7 +4,7 @@ unset (never 0.0), and junk in a heartbeat counts as unmeasured."""
 
 import math
 
-from squall.nimbus.component_stats import (
+from squall.nimbus.reads.component_stats import (
     BOLT,
     SPOUT,
     ExecutorRow,

@@ -1,6 +1,6 @@
 """Which connection makes room: idle and slow clients go first, running calls never."""
 
-from squall.nimbus.connection_limits import ConnectionView, admit, room_for_authenticated, slack
+from squall.nimbus.rpc.connection_limits import ConnectionView, admit, room_for_authenticated, slack
 
 
 def conns(*specs):

@@ -1,5 +1,5 @@
-"""topology.scheduler.strategy ConstraintSolverStrategy (nimbus/constraint_solver.py): Storm's
-TestConstraintSolverStrategy ported (both conf formats, the tight 48-executor cluster, kill
+"""topology.scheduler.strategy ConstraintSolverStrategy (nimbus/scheduling/constraint_solver.py):
+Storm's TestConstraintSolverStrategy ported (both conf formats, the tight 48-executor cluster, kill
 and recover, the state limit), a search that finds a placement whenever one exists, and the
 strategy key checked at submit."""
 
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, schedule_all
-from squall.nimbus.constraint_solver import constraints_of
-from squall.nimbus.schedule_invariants import violations
-from squall.nimbus.scheduling_input import Cluster, Constraints, Host, TopologyRequest
+from squall.nimbus.scheduling.cluster_scheduler import FULLY_SCHEDULED, schedule_all
+from squall.nimbus.scheduling.constraint_solver import constraints_of
+from squall.nimbus.scheduling.schedule_invariants import violations
+from squall.nimbus.scheduling.scheduling_input import Cluster, Constraints, Host, TopologyRequest
 
 PAIRS = [
     ["spout-0", "bolt-0"],
@@ -202,8 +202,8 @@ def test_the_solver_places_a_topology_exactly_when_a_placement_exists(world):
 
 
 def test_the_strategy_is_chosen_by_class_name_and_an_unknown_one_refused_at_submit():
-    from squall.nimbus.model import NimbusSettings, TopologyModel
-    from squall.nimbus.resource_conf import component_resources, request_of
+    from squall.nimbus.core.model import NimbusSettings, TopologyModel
+    from squall.nimbus.scheduling.resource_conf import component_resources, request_of
     from squall.records import StormBase
     from squall.thrift_api import InvalidTopologyException
     from squall.topology import Topology

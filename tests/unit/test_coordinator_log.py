@@ -1,7 +1,7 @@
 """The coordinator log's one replay: the live confs a new leader rebuilds and the submitted
 confs the UI lists come from the same pass, with the same rules for what counts."""
 
-from squall.nimbus.coordinator_log import CoordinatorMessage, replay
+from squall.nimbus.core.coordinator_log import CoordinatorMessage, replay
 
 
 def message(seq, type_, key="k", epoch=1, **values):

@@ -2,7 +2,7 @@
 `squall credentials init` and nimbus's first start make them); none in open mode."""
 
 from squall.config import cluster_conf
-from squall.credentials import ensure_cluster_credentials
+from squall.security.credentials import ensure_cluster_credentials
 
 
 def test_one_call_makes_the_certificates_and_the_zookeeper_identities(tmp_path):

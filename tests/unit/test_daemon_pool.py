@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from squall.nimbus.daemon_pool import DaemonPool
+from squall.nimbus.rpc.daemon_pool import DaemonPool
 
 
 def test_results_and_exceptions_reach_the_coroutine():

@@ -1,4 +1,4 @@
-"""squall.zkserver.free_port: ports free now, never handed out twice by one process, and
+"""squall.zk.server.free_port: ports free now, never handed out twice by one process, and
 drawn from a range of their own when SQUALL_FREE_PORTS names one (each pytest process of
 `make test` has its own: tests/conftest.py)."""
 
@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from squall import zkserver
-from squall.zkserver import PORT_RANGE_ENV, free_port, port_range
+from squall.zk import server as zkserver
+from squall.zk.server import PORT_RANGE_ENV, free_port, port_range
 
 UNUSED = (19990, 19992)  # below the suite's ranges (tests/conftest.py) and the kernel's
 

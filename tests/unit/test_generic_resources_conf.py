@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from squall.nimbus.model import NimbusSettings, TopologyModel
-from squall.nimbus.resource_conf import (
+from squall.nimbus.core.model import NimbusSettings, TopologyModel
+from squall.nimbus.scheduling.resource_conf import (
     cluster_of,
     component_resources,
     generic_resources,

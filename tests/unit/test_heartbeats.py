@@ -1,6 +1,6 @@
 """The heartbeat cache judges liveness on nimbus's clock only."""
 
-from squall.nimbus.heartbeats import HeartbeatCache, tokens_from_beats
+from squall.nimbus.core.heartbeats import HeartbeatCache, tokens_from_beats
 from squall.records import WorkerBeat
 
 

@@ -1,8 +1,8 @@
 """The inbox's files: an upload that goes untouched, finished or not, expires with its file."""
 
 from squall.config import cluster_conf
-from squall.nimbus.inbox import Inbox
-from squall.nimbus.upload_policy import UploadQuota
+from squall.nimbus.blobs.inbox import Inbox
+from squall.nimbus.blobs.upload_policy import UploadQuota
 
 
 def test_finished_but_unsubmitted_uploads_expire(tmp_path):

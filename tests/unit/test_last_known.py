@@ -1,5 +1,5 @@
 """While ZooKeeper is unreachable nimbus answers its Thrift reads from what it last read,
-marked stale (nimbus/last_known.py), and the CLI and UI say so (squall/staleness.py); the
+marked stale (nimbus/reads/last_known.py), and the CLI and UI say so (squall/staleness.py); the
 live side is tests/integration/test_zookeeper_outage_reads.py."""
 
 import json
@@ -17,7 +17,7 @@ from squall import client as client_mod
 from squall import thrift_api as T
 from squall.commands.listing import listing_json, listing_lines
 from squall.config import load_defaults
-from squall.nimbus.last_known import CachedReads, ZkOutage
+from squall.nimbus.reads.last_known import CachedReads, ZkOutage
 from squall.staleness import stale_json, stale_mark, stale_note
 
 SINCE = time.mktime((2026, 11, 28, 11, 52, 7, 0, 0, -1))  # local time 11:52:07

@@ -14,11 +14,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from thriftpy2.utils import deserialize, serialize
 
 from squall import latency_histogram as H
-from squall.nimbus.page_info import TopologyFacts, topology_page
+from squall.nimbus.reads.page_info import TopologyFacts, topology_page
 from squall.records import Assignment, StormBase, WorkerBeat
 from squall.ui.metrics import topology_metrics
-from worker.latency import CompleteLatency
-from worker.task_stats import TaskStats
+from squall.worker.latency import CompleteLatency
+from squall.worker.task_stats import TaskStats
 
 STORM2_IDL = Path(__file__).resolve().parents[1] / "storm_idl" / "storm2.thrift"
 

@@ -100,7 +100,7 @@ def test_sample_is_seeded_and_in_file_order():
 
 
 def test_module_names_follow_the_package_dirs():
-    assert mutation.module_name("nimbus/decide.py") == "squall.nimbus.decide"
+    assert mutation.module_name("nimbus/core/decide.py") == "squall.nimbus.core.decide"
     assert mutation.module_name("supervisor/sync.py") == "squall.supervisor.sync"
     assert mutation.module_name("worker/acking.py") == "squall.worker.acking"
     assert mutation.module_name("squall/liveness.py") == "squall.liveness"
@@ -118,7 +118,7 @@ def test_package_dirs_are_pyprojects():
 
 
 def test_every_target_is_the_module_python_imports_under_that_name():
-    assert "nimbus/decide.py" in mutation.TARGETS
+    assert "nimbus/core/decide.py" in mutation.TARGETS
     for path in mutation.TARGETS:
         spec = importlib.util.find_spec(mutation.module_name(path))
         origin, source = Path(spec.origin).resolve(), (mutation.ROOT / path).resolve()
@@ -131,19 +131,19 @@ def test_every_target_is_the_module_python_imports_under_that_name():
 
 def test_every_import_form_names_the_module():
     source = b"""\
-import squall.nimbus.decide
+import squall.nimbus.core.decide
 import squall.worker.acker as acker
-from squall.nimbus import states, model as m
+from squall.nimbus.core import states, model as m
 from squall.supervisor.slot import Slot, step
 from . import helpers
 from .helpers import thing
 """
     assert mutation.imported_names(source) == {
-        "squall.nimbus.decide",
+        "squall.nimbus.core.decide",
         "squall.worker.acker",
-        "squall.nimbus",
-        "squall.nimbus.states",
-        "squall.nimbus.model",
+        "squall.nimbus.core",
+        "squall.nimbus.core.states",
+        "squall.nimbus.core.model",
         "squall.supervisor.slot",
         "squall.supervisor.slot.Slot",
         "squall.supervisor.slot.step",

@@ -6,12 +6,12 @@ from types import SimpleNamespace
 import pytest
 
 from squall.config import load_defaults
-from squall.nimbus import instructions as ins
 from squall.nimbus.cluster_state import FencedOut
 from squall.nimbus.controller import Controller
 from squall.nimbus.controller_jobs import Decide
+from squall.nimbus.core import instructions as ins
+from squall.nimbus.core.instructions import AppendLog, WriteAssignment, WriteBase
 from squall.nimbus.instruction_runner import batches
-from squall.nimbus.instructions import AppendLog, WriteAssignment, WriteBase
 from squall.records import Assignment, StormBase
 from squall.structure import assign_task_ids
 
@@ -52,8 +52,8 @@ def test_an_unknown_job_fails_its_caller_and_the_loop_goes_on():
 
 
 def test_a_decision_carried_out_in_part_leaves_zookeepers_view_not_the_old_model():
-    from squall.nimbus import events as ev
-    from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+    from squall.nimbus.core import events as ev
+    from squall.nimbus.core.model import NimbusModel, NimbusSettings, TopologyModel
 
     active = StormBase("t", "active", 0, 1, {"a": 1})
     killed = StormBase("t", "killed", 0, 1, {"a": 1})
@@ -136,8 +136,8 @@ def test_runs_of_writes_and_of_messages_are_batched_in_order():
 
 
 def test_a_lost_host_rewrites_and_logs_as_two_batches_and_a_failed_batch_rereads_zookeeper():
-    from squall.nimbus import events as ev
-    from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
+    from squall.nimbus.core import events as ev
+    from squall.nimbus.core.model import NimbusModel, NimbusSettings, TopologyModel
     from squall.records import SupervisorInfo
 
     ports = [6700, 6701]
@@ -187,9 +187,9 @@ def test_a_lost_host_rewrites_and_logs_as_two_batches_and_a_failed_batch_rereads
 def test_a_timed_transition_whose_writes_fail_fires_again_later():
     """A kill's removal that failed once (ZooKeeper lost its leader for a moment) was
     dropped: nothing fired it again and the topology stayed KILLED until a failover."""
-    from squall.nimbus import events as ev
-    from squall.nimbus import states
     from squall.nimbus.controller import TIMER_RETRY_SECS
+    from squall.nimbus.core import events as ev
+    from squall.nimbus.core import states
 
     timers = []
     shell = Controller(

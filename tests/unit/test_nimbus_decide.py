@@ -8,12 +8,12 @@ from dataclasses import replace
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus import events as ev
-from squall.nimbus import instructions as ins
-from squall.nimbus import states
-from squall.nimbus.coordinator_log import CoordinatorMessage
-from squall.nimbus.decide import NotLeader, handle
-from squall.nimbus.model import NimbusModel, NimbusSettings
+from squall.nimbus.core import events as ev
+from squall.nimbus.core import instructions as ins
+from squall.nimbus.core import states
+from squall.nimbus.core.coordinator_log import CoordinatorMessage
+from squall.nimbus.core.decide import NotLeader, handle
+from squall.nimbus.core.model import NimbusModel, NimbusSettings
 from squall.records import Assignment, PendingEvent, StormBase, SupervisorInfo, WorkerBeat
 from squall.structure import ComponentInfo, TopologyStructure, assign_task_ids
 from squall.supervisor.sync import desired_workers

@@ -6,9 +6,9 @@ from dataclasses import replace
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus import events as ev
-from squall.nimbus.decide import handle
-from squall.nimbus.write_size import (
+from squall.nimbus.core import events as ev
+from squall.nimbus.core.decide import handle
+from squall.nimbus.core.write_size import (
     BUDGET,
     JUTE_MAX_BUFFER,
     assignment_bound,
@@ -18,7 +18,7 @@ from squall.nimbus.write_size import (
 )
 from squall.records import Assignment, StormBase, encode
 from squall.structure import ACKER, assign_task_ids
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 from .test_nimbus_decide import SETTINGS, STRUCTURE, leader, submitted
 
@@ -181,7 +181,7 @@ def test_the_estimate_is_above_the_bytes_really_written():
 
 
 def test_the_write_budget_boundary_and_a_rebalance_counts_its_deletes(monkeypatch):
-    from squall.nimbus import request_checks
+    from squall.nimbus.rpc import request_checks
 
     model, _ = submitted()
     old = {t: "a" for t in range(1, 3001)}  # many old /tasks children: the rewrite is larger

@@ -7,9 +7,9 @@ import pytest
 
 from squall import thrift_api as T
 from squall.log_config import REMOVE, UPDATE, Change, LoggerLevel
-from squall.nimbus import events as ev
-from squall.nimbus import instructions as ins
-from squall.nimbus.decide import NotLeader, handle
+from squall.nimbus.core import events as ev
+from squall.nimbus.core import instructions as ins
+from squall.nimbus.core.decide import NotLeader, handle
 
 from .test_nimbus_decide import leader, submitted
 

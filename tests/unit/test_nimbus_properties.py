@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from squall import thrift_api as T
-from squall.nimbus import events as ev
-from squall.nimbus import instructions as ins
-from squall.nimbus.decide import handle
-from squall.nimbus.model import NimbusModel, NimbusSettings
+from squall.nimbus.core import events as ev
+from squall.nimbus.core import instructions as ins
+from squall.nimbus.core.decide import handle
+from squall.nimbus.core.model import NimbusModel, NimbusSettings
 from squall.records import SupervisorInfo, WorkerBeat
 from squall.structure import ComponentInfo, GroupingSpec, InputSpec, TopologyStructure
 from squall.supervisor.sync import desired_workers

@@ -1,13 +1,13 @@
-"""The occupancy nimbus carries between events (nimbus/occupancy.py) is always the one built
+"""The occupancy nimbus carries between events (nimbus/core/occupancy.py) is always the one built
 from scratch for the topologies it describes, and a stale one is never trusted."""
 
 import random
 from dataclasses import replace
 
-from squall.nimbus import events as ev
-from squall.nimbus.decide import handle
-from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
-from squall.nimbus.occupancy import build, current
+from squall.nimbus.core import events as ev
+from squall.nimbus.core.decide import handle
+from squall.nimbus.core.model import NimbusModel, NimbusSettings, TopologyModel
+from squall.nimbus.core.occupancy import build, current
 from squall.records import Assignment, StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
 

@@ -4,15 +4,15 @@ history): figures from beats, freshness, system components, hostile counters, er
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus.component_stats import executor_rows, stream_counts, totals
-from squall.nimbus.coordinator_log import CoordinatorMessage
-from squall.nimbus.history import (
+from squall.nimbus.core.coordinator_log import CoordinatorMessage
+from squall.nimbus.reads.component_stats import executor_rows, stream_counts, totals
+from squall.nimbus.reads.history import (
     chosen_errors,
     owner_summaries,
     submitted_confs,
     visible_history,
 )
-from squall.nimbus.page_info import (
+from squall.nimbus.reads.page_info import (
     TopologyFacts,
     component_page,
     supervisor_ids,

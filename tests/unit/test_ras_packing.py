@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, schedule_all
-from squall.nimbus.resource_fit import cpu_added
-from squall.nimbus.schedule_invariants import round_violations, violations
-from squall.nimbus.scheduling_input import Cluster, Host, Outcome, TopologyRequest
+from squall.nimbus.scheduling.cluster_scheduler import FULLY_SCHEDULED, schedule_all
+from squall.nimbus.scheduling.resource_fit import cpu_added
+from squall.nimbus.scheduling.schedule_invariants import round_violations, violations
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host, Outcome, TopologyRequest
 
 
 def request(tid, n, workers, mem, cpu=10.0, **kw):
@@ -104,8 +104,8 @@ def test_the_floor_makes_a_topology_that_must_split_fail():
 
 
 def test_the_conf_reaches_the_request_and_the_cluster():
-    from squall.nimbus.model import NimbusSettings, TopologyModel
-    from squall.nimbus.resource_conf import cluster_of, request_of
+    from squall.nimbus.core.model import NimbusSettings, TopologyModel
+    from squall.nimbus.scheduling.resource_conf import cluster_of, request_of
     from squall.records import StormBase, SupervisorInfo
 
     settings = NimbusSettings(
@@ -133,8 +133,8 @@ def test_the_conf_reaches_the_request_and_the_cluster():
 
 def test_nimbus_refuses_an_unknown_priority_strategy_at_start():
     from squall.config import load_defaults
-    from squall.nimbus.model import NimbusSettings
-    from squall.nimbus.scheduling_priority import UnknownPriorityStrategy
+    from squall.nimbus.core.model import NimbusSettings
+    from squall.nimbus.scheduling.scheduling_priority import UnknownPriorityStrategy
 
     conf = {**load_defaults(), "resource.aware.scheduler.priority.strategy": "com.acme.Mine"}
     with pytest.raises(UnknownPriorityStrategy, match="'com.acme.Mine' is not supported"):
@@ -144,7 +144,7 @@ def test_nimbus_refuses_an_unknown_priority_strategy_at_start():
 
 
 def test_a_packed_worker_that_died_is_tried_elsewhere_first():
-    """The blacklist rule (nimbus/reassign.py asks a topology to avoid the slot its worker
+    """The blacklist rule (nimbus/core/reassign.py asks a topology to avoid the slot its worker
     just died on): a packed topology needs no set number of workers, so any slot left is
     tried first; its four tasks move together to one other worker."""
     cluster = Cluster({"h": Host((1, 2), 8000.0, 800.0), "g": Host((1,), 8000.0, 800.0)})

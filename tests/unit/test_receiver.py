@@ -10,7 +10,7 @@ import zmq
 
 from squall.worker.receiver import Receiver
 from squall.worker.transport import Receiving, Transport, TransportSettings
-from squall.zkserver import free_port
+from squall.zk.server import free_port
 
 
 def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():

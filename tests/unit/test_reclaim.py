@@ -1,10 +1,10 @@
 """Nimbus gives back strangers' connection memory every RECLAIM_EVERY ended connections
-(nimbus/reclaim.py): the count, and that a collection frees a cycle holding a buffer."""
+(nimbus/rpc/reclaim.py): the count, and that a collection frees a cycle holding a buffer."""
 
 import gc
 import weakref
 
-from squall.nimbus.reclaim import Reclaimer
+from squall.nimbus.rpc.reclaim import Reclaimer
 
 
 class Holder:

@@ -54,7 +54,7 @@ def test_a_supervisor_with_a_port_that_is_not_a_number_is_refused():
 def test_the_statuses_and_events_a_storm_record_may_hold_are_the_state_machines():
     """The values a /storms record may hold (tests/security/test_zookeeper_trust.py refuses
     others) are the state machine's."""
-    from squall.nimbus.states import EVENT_NAMES, TopologyStatus
+    from squall.nimbus.core.states import EVENT_NAMES, TopologyStatus
 
     assert {s.value for s in TopologyStatus} == STATUSES
     assert set(EVENT_NAMES) == PENDING_EVENTS

@@ -1,6 +1,6 @@
 """getNimbusConf's view of the conf: no password leaves nimbus."""
 
-from squall.nimbus.redaction import REDACTED, redacted
+from squall.nimbus.reads.redaction import REDACTED, redacted
 
 
 def test_the_zookeeper_payload_and_the_store_password_are_redacted():

@@ -3,8 +3,8 @@ refusal and names it as the likely cause on a topology with tasks placed nowhere
 
 import logging
 
-from squall.nimbus.run_state import has_unplaced, refusal_cause
-from squall.nimbus.tls_refusal import RefusalLog
+from squall.nimbus.reads.run_state import has_unplaced, refusal_cause
+from squall.nimbus.rpc.tls_refusal import RefusalLog
 
 from .test_run_state import topology
 

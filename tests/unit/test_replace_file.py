@@ -1,11 +1,11 @@
-"""squall.zk_identity.replace_file: what a supervisor writes as root into a directory a
+"""squall.zk.identity.replace_file: what a supervisor writes as root into a directory a
 worker's user owns replaces names there and never writes through a link the user left."""
 
 from __future__ import annotations
 
 import pytest
 
-from squall.zk_identity import replace_file
+from squall.zk.identity import replace_file
 
 
 def test_a_link_at_the_destination_is_replaced_not_followed(tmp_path):

@@ -2,7 +2,7 @@
 
 import threading
 
-from squall.nimbus.request_context import ANONYMOUS, RequestContext, bind, current
+from squall.nimbus.rpc.request_context import ANONYMOUS, RequestContext, bind, current
 
 
 def test_bind_is_per_thread_and_nests():

@@ -1,9 +1,9 @@
 """Whether a topology's tasks run, as nimbus says it beside the scheduler's status: a
 topology that cannot start shows why, not ACTIVE with zeros."""
 
-from squall.nimbus.heartbeats import HeartbeatCache, TaskBeat
-from squall.nimbus.model import TopologyModel
-from squall.nimbus.run_state import RunCount, headline, recent_error, run_count, run_status
+from squall.nimbus.core.heartbeats import HeartbeatCache, TaskBeat
+from squall.nimbus.core.model import TopologyModel
+from squall.nimbus.reads.run_state import RunCount, headline, recent_error, run_count, run_status
 from squall.records import Assignment, StormBase
 
 SLOT = ("s1", 6700)
@@ -85,7 +85,7 @@ def test_a_beat_saying_not_ready_is_a_task_starting_then_down():
 
 
 def test_readiness_is_read_from_the_beat_of_the_tasks_own_slot():
-    from squall.nimbus.heartbeats import unready_tasks
+    from squall.nimbus.core.heartbeats import unready_tasks
     from squall.records import WorkerBeat
 
     beats = {

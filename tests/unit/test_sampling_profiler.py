@@ -3,7 +3,7 @@
 import sys
 import threading
 
-from worker import sampling_profiler as sp
+from squall.worker import sampling_profiler as sp
 
 
 def test_collapsed_stacks_most_seen_first():

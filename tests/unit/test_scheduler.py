@@ -5,15 +5,15 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from squall.nimbus.schedule_invariants import round_violations
-from squall.nimbus.scheduler import (
+from squall.nimbus.scheduling.schedule_invariants import round_violations
+from squall.nimbus.scheduling.scheduler import (
     assign_scratch,
     interleave_slots,
     moved_tasks,
     schedule,
     start_times,
 )
-from squall.nimbus.scheduling_input import Cluster, Host, Outcome, TopologyRequest
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host, Outcome, TopologyRequest
 
 SEED_SLOTS = [(n, p) for n in ("node1", "node2") for p in (6001, 6002, 6003)]
 
@@ -100,7 +100,8 @@ def slots_of(cluster):
 
 
 def assert_invariants(placement, tasks, slots):
-    """nimbus/schedule_invariants.py, as nimbus checks every round: all tasks on live slots."""
+    """nimbus/scheduling/schedule_invariants.py, as nimbus checks every round: all tasks on live
+    slots."""
     ports = {}
     for node, port in slots:
         ports.setdefault(node, []).append(port)

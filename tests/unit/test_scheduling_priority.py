@@ -1,13 +1,18 @@
-"""Storm's scheduling order (nimbus/scheduling_priority.py): DefaultSchedulingPriorityStrategy
-and FIFOSchedulingPriorityStrategy, and who may evict whom because of it."""
+"""Storm's scheduling order (nimbus/scheduling/scheduling_priority.py):
+DefaultSchedulingPriorityStrategy and FIFOSchedulingPriorityStrategy, and who may evict whom
+because of it."""
 
 from __future__ import annotations
 
 import pytest
 
-from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, rank, schedule_all
-from squall.nimbus.scheduling_input import Cluster, Host, TopologyRequest
-from squall.nimbus.scheduling_priority import UnknownPriorityStrategy, ordered, strategy_of
+from squall.nimbus.scheduling.cluster_scheduler import FULLY_SCHEDULED, rank, schedule_all
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host, TopologyRequest
+from squall.nimbus.scheduling.scheduling_priority import (
+    UnknownPriorityStrategy,
+    ordered,
+    strategy_of,
+)
 
 
 def topo(tid, owner, priority=29, submitted=0.0, mem=100.0, cpu=10.0, **kw):

@@ -1,8 +1,8 @@
 """Resource-aware rounds that cannot over-commit and that settle (issue 37 items 1 and 3):
 every task a topology keeps is charged to its host, dead tasks restart in place, an eviction
-frees only room its evictor uses, and nimbus/schedule_invariants.py holds after every round
-of random event sequences (dead tasks, lost, added and shrunk supervisors, submits, kills,
-rebalances)."""
+frees only room its evictor uses, and nimbus/scheduling/schedule_invariants.py holds after
+every round of random event sequences (dead tasks, lost, added and shrunk supervisors, submits,
+kills, rebalances)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,15 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, rank, schedule_all
-from squall.nimbus.schedule_invariants import placements, round_violations, violations
-from squall.nimbus.scheduling_input import Cluster, Constraints, Host, Outcome, TopologyRequest
+from squall.nimbus.scheduling.cluster_scheduler import FULLY_SCHEDULED, rank, schedule_all
+from squall.nimbus.scheduling.schedule_invariants import placements, round_violations, violations
+from squall.nimbus.scheduling.scheduling_input import (
+    Cluster,
+    Constraints,
+    Host,
+    Outcome,
+    TopologyRequest,
+)
 
 
 def request(tid, n, workers, mem=None, **kw):
@@ -79,7 +85,7 @@ def test_a_dead_task_restarts_on_its_own_slot():
 
 
 def test_a_dead_task_avoids_the_slot_it_died_on_when_asked():
-    """nimbus/reassign.py asks a topology whose task just died to avoid that slot (the
+    """nimbus/core/reassign.py asks a topology whose task just died to avoid that slot (the
     blacklist's rule): then it moves, and its old charge is given back first."""
     cluster = Cluster({"h": Host((1, 2), memory_mb=500.0), "g": Host((1, 2), memory_mb=500.0)})
     existing = {1: ("h", 1), 2: ("g", 1)}
@@ -252,7 +258,7 @@ def test_random_rounds_never_break_an_invariant_nor_evict_for_nothing_and_settle
 def test_nimbus_refuses_the_writes_of_a_round_that_breaks_an_invariant(monkeypatch, caplog):
     """A scheduler bug (here: a topology placed without one of its tasks) shows as an error
     in nimbus's log and a round that writes nothing, never as a half-placed topology."""
-    from squall.nimbus import reassign
+    from squall.nimbus.core import reassign
     from tests.unit.test_nimbus_decide import submitted, tick
 
     model, _ = submitted(conf={"topology.workers": 2})
@@ -269,7 +275,7 @@ def test_nimbus_refuses_the_writes_of_a_round_that_breaks_an_invariant(monkeypat
 
     monkeypatch.setattr(reassign, "schedule_all", sharing)
     dead = {"t-1": {}}  # no beats for long: every task is dead and rescheduled
-    with caplog.at_level("ERROR", logger="squall.nimbus.reassign"):
+    with caplog.at_level("ERROR", logger="squall.nimbus.core.reassign"):
         after, out = tick(model, 10_000, dead)
     assert out == []
     assert after.topologies["t-1"].assignment == model.topologies["t-1"].assignment

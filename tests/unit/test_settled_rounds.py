@@ -1,5 +1,5 @@
 """A monitor round whose scheduling input equals that of the last round that changed
-nothing skips the scheduler (nimbus/reassign.py); any change to that input schedules again."""
+nothing skips the scheduler (nimbus/core/reassign.py); any change to that input schedules again."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from squall.nimbus import events as ev
-from squall.nimbus import reassign
-from squall.nimbus.decide import handle
-from squall.nimbus.model import NimbusModel, TopologyModel
-from squall.nimbus.reassign import reassign_round
+from squall.nimbus.core import events as ev
+from squall.nimbus.core import reassign
+from squall.nimbus.core.decide import handle
+from squall.nimbus.core.model import NimbusModel, TopologyModel
+from squall.nimbus.core.reassign import reassign_round
 from squall.records import StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
 from tests.unit.test_nimbus_decide import SETTINGS, TWO_HOSTS, beat, submitted, tick

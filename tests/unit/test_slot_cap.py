@@ -1,14 +1,14 @@
-"""nimbus.slots.max.per.user (nimbus/cluster_scheduler.py): one user's topologies together
-never hold more slots than the cap, the status says when the cap is what held one back, the
+"""nimbus.slots.max.per.user (nimbus/scheduling/cluster_scheduler.py): one user's topologies
+together never hold more slots than the cap, the status says when the cap is what held one back, the
 admins are exempt, and a second user gets the slots the first could not take."""
 
 from dataclasses import replace
 
 import pytest
 
-from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, schedule_all
-from squall.nimbus.model import NimbusSettings, slot_cap
-from squall.nimbus.scheduling_input import Cluster, Host, TopologyRequest
+from squall.nimbus.core.model import NimbusSettings, slot_cap
+from squall.nimbus.scheduling.cluster_scheduler import FULLY_SCHEDULED, schedule_all
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host, TopologyRequest
 from squall.records import SupervisorInfo
 
 from .test_nimbus_decide import SETTINGS, leader, submitted

@@ -11,10 +11,10 @@ import threading
 import pytest
 
 from squall import spark_tunnel as st
-from squall.certificates import CredentialsError, issue_server
 from squall.config import cluster_conf
+from squall.security.certificates import CredentialsError, issue_server
+from squall.security.tls import ensure_credentials
 from squall.spark_tunnel_listener import TunnelListener
-from squall.tls import ensure_credentials
 from squall.worker.spark_forwarder import Forwarder
 
 TOKEN = "the-servers-token"

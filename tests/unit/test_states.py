@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from squall.nimbus.states import (
+from squall.nimbus.core.states import (
     ActivateAction,
     DeactivateAction,
     DoRebalance,
@@ -199,7 +199,7 @@ def test_a_negative_wait_is_no_wait():
 
 
 def test_the_table_is_storms_every_status_takes_kill_and_startup_and_only_alive_ones_user_actions():
-    from squall.nimbus.states import TRANSITIONS, TopologyStatus
+    from squall.nimbus.core.states import TRANSITIONS, TopologyStatus
 
     assert set(TRANSITIONS) == set(TopologyStatus)
     for status, row in TRANSITIONS.items():
@@ -219,7 +219,7 @@ def test_a_user_action_a_status_does_not_take_says_which():
 def test_the_docs_show_the_table_as_it_is():
     from pathlib import Path
 
-    from squall.nimbus.states import table_markdown
+    from squall.nimbus.core.states import table_markdown
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
     shown = text.split("<!-- begin states table")[1].split("-->\n", 1)[1]

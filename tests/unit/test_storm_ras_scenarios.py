@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from squall.nimbus.cluster_scheduler import FULLY_SCHEDULED, schedule_all
-from squall.nimbus.schedule_invariants import round_violations, violations
-from squall.nimbus.scheduling_input import Cluster, Host, Outcome, TopologyRequest
+from squall.nimbus.scheduling.cluster_scheduler import FULLY_SCHEDULED, schedule_all
+from squall.nimbus.scheduling.schedule_invariants import round_violations, violations
+from squall.nimbus.scheduling.scheduling_input import Cluster, Host, Outcome, TopologyRequest
 
 UNBOUNDED_HEAP = 1e12  # genTopology's Double.MAX_VALUE
 NOW = 1450418597  # TestResourceAwareScheduler's currentTime

@@ -3,8 +3,13 @@ worker started after the task's assignment (durations compared, never clocks).""
 
 from types import SimpleNamespace
 
-from squall.nimbus.component_stats import aggregate_stats, complete_latency, complete_ms, totals
-from squall.nimbus.summaries import cluster_summary, topology_info
+from squall.nimbus.reads.component_stats import (
+    aggregate_stats,
+    complete_latency,
+    complete_ms,
+    totals,
+)
+from squall.nimbus.reads.summaries import cluster_summary, topology_info
 from squall.records import Assignment, StormBase, SupervisorInfo, WorkerBeat
 
 BASE = StormBase("wc", "active", 1000, 1, {"a": 2})

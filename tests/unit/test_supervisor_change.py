@@ -1,4 +1,4 @@
-"""A lost supervisor reschedules only the topologies it touches (nimbus/supervisor_change.py,
+"""A lost supervisor reschedules only the topologies it touches (nimbus/core/supervisor_change.py,
 reassign.reassign_touched), and gives the same assignments as a round over every topology
 wherever that full round leaves the untouched topologies where they were; a touched topology
 that cannot fit falls back to the full round, whose eviction may reach untouched ones; a
@@ -7,12 +7,12 @@ supervisor that joins gets the full round at once."""
 import random
 from dataclasses import replace
 
-from squall.nimbus import events as ev
-from squall.nimbus.decide import handle
-from squall.nimbus.model import NimbusModel, NimbusSettings, TopologyModel
-from squall.nimbus.occupancy import build
-from squall.nimbus.reassign import reassign_round, reassign_touched
-from squall.nimbus.supervisor_change import narrowed_cluster, touched_topologies
+from squall.nimbus.core import events as ev
+from squall.nimbus.core.decide import handle
+from squall.nimbus.core.model import NimbusModel, NimbusSettings, TopologyModel
+from squall.nimbus.core.occupancy import build
+from squall.nimbus.core.reassign import reassign_round, reassign_touched
+from squall.nimbus.core.supervisor_change import narrowed_cluster, touched_topologies
 from squall.records import StormBase, SupervisorInfo
 from squall.structure import assign_task_ids
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from squall.components import Bolt, TaskContext, Tuple
+from squall.worker.bolt_executor import BoltExecutor
+from squall.worker.latency import CompleteLatency
+from squall.worker.task_stats import BUCKETS, RollingWindows, TaskStats, difference
 from tests.unit.recording_io import RecordingIO
-from worker.bolt_executor import BoltExecutor
-from worker.latency import CompleteLatency
-from worker.task_stats import BUCKETS, RollingWindows, TaskStats, difference
 
 
 def test_difference_is_key_by_key_and_nested():

@@ -9,7 +9,7 @@ from thriftpy2.protocol.binary import TBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType, TType
 
 from squall import thrift_api as T
-from squall.nimbus.thrift_call import (
+from squall.nimbus.rpc.thrift_call import (
     BadRequest,
     Call,
     FrameReader,
@@ -192,7 +192,7 @@ def test_missing_arguments_are_a_protocol_error_without_a_traceback(caplog):
     frame = call_frame("isTopologyNameAllowed", T.Nimbus.isTopologyNameAllowed_args())
     call = decode_call(T.Nimbus, frame, MAX_VALUES)
     assert call == Call("isTopologyNameAllowed", 7, (None,), ("name",))
-    with caplog.at_level(logging.INFO, "squall.nimbus.thrift_call"):
+    with caplog.at_level(logging.INFO, "squall.nimbus.rpc.thrift_call"):
         _, kind, _, exc = read_reply(run_call(T.Nimbus, Handler(), call))
     assert kind == TMessageType.EXCEPTION
     assert exc.type == TApplicationException.PROTOCOL_ERROR

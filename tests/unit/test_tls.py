@@ -8,7 +8,7 @@ import pytest
 from cryptography import x509
 
 from squall.config import cluster_conf
-from squall.tls import (
+from squall.security.tls import (
     CredentialsError,
     check_name,
     client_context,

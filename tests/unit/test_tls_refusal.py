@@ -1,4 +1,4 @@
-"""nimbus/tls_refusal.py: what a plain client on the TLS port is answered, how a failed
+"""nimbus/rpc/tls_refusal.py: what a plain client on the TLS port is answered, how a failed
 handshake is named, and the per-peer, per-reason rate limit of the refusal log."""
 
 import asyncio
@@ -10,7 +10,8 @@ from thriftpy2.protocol.binary import TBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
-from nimbus.tls_refusal import (
+from squall import thrift_api as T
+from squall.nimbus.rpc.tls_refusal import (
     UNSUPPORTED_CLIENT_TYPE,
     PlainCall,
     RefusalLog,
@@ -19,7 +20,6 @@ from nimbus.tls_refusal import (
     read_plain_call,
     speaks_tls,
 )
-from squall import thrift_api as T
 
 
 def _call_bytes(name: str, seqid: int, framed: bool) -> bytes:

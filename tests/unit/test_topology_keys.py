@@ -8,10 +8,16 @@ import pytest
 import zmq
 
 from squall.config import load_defaults
-from squall.nimbus import instructions as ins
 from squall.nimbus.controller import Controller
+from squall.nimbus.core import instructions as ins
 from squall.records import Assignment, StormBase
-from squall.topology_keys import TopologyKeys, TopologyKeysError, decode_keys, encode_keys, new_keys
+from squall.security.topology_keys import (
+    TopologyKeys,
+    TopologyKeysError,
+    decode_keys,
+    encode_keys,
+    new_keys,
+)
 
 WHERE = "/squall/credentials/t-1"
 

@@ -5,8 +5,8 @@ submitTopologyWithOpts: the principal's local name, else System.getProperty("use
 import getpass
 import json
 
-from squall.nimbus.handler import _with_submitter
-from squall.nimbus.summaries import cluster_summary, topology_info
+from squall.nimbus.reads.summaries import cluster_summary, topology_info
+from squall.nimbus.rpc.handler import _with_submitter
 from squall.records import StormBase
 
 

@@ -16,9 +16,9 @@ from squall.worker.acking import AckTree
 from squall.worker.backpressure import BackpressureStatus
 from squall.worker.delivery import TupleDelivery
 from squall.worker.sender import NOT_DUE
-from squall.worker.transport import Receiving, Transport, TransportSettings
+from squall.worker.transport import NOT_HEARD, Receiving, Transport, TransportSettings
 from squall.worker.wakeup import FdWake
-from squall.zkserver import free_port
+from squall.zk.server import free_port
 
 from .test_wakeup import readable
 
@@ -252,3 +252,35 @@ def test_a_transport_that_never_started_closes_without_raising():
     transport.close()  # returns: no join of an unstarted thread, no context left waiting
     assert transport.receiver.pull.closed
     assert transport.ctx.closed
+
+
+def test_a_worker_tells_its_peers_its_tasks_loads_and_their_shuffles_read_them():
+    """Load-aware messaging on: each worker's status carries its tasks' loads (queue fill
+    plus the shared thread's busy share) every check interval; a peer's task_load reads
+    them, and says NOT_HEARD before any came."""
+    ports = free_port(), free_port()
+    routes = {1: ("127.0.0.1", ports[0]), 2: ("127.0.0.1", ports[1])}
+    fills = {1: 0.25, 2: 0.0}
+    transports = []
+    try:
+        for port, task in zip(ports, (1, 2), strict=True):
+            t = Transport(
+                TransportSettings("127.0.0.1", port, 2**16, share_load=True),
+                Receiving(lambda items, _: None, fields_of, lambda t: False, None, fills.get),
+            )
+            transports.append(t)
+            t.share(FdWake(), threading.current_thread())
+            t.start()
+            t.route(routes, {task})
+            t.pump()  # connects to the peer (route's control item)
+        a, b = transports
+        assert b.task_load(1) == NOT_HEARD
+        a.drain()  # its first status is due at once
+        a.pump()
+        wait_for(lambda: b.drain() is not None and b.task_load(1) != NOT_HEARD, 10, "a's loads")
+        assert b.task_load(1) == pytest.approx(0.25)  # a's thread: not measured yet
+        local = a.task_load(1)
+        assert local == pytest.approx(0.25 + a.busy.share)  # its own fill and busy share
+    finally:
+        for t in transports:
+            t.close()

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus.page_info import component_page, topology_page
-from squall.nimbus.summaries import cluster_summary, topology_info
+from squall.nimbus.reads.page_info import component_page, topology_page
+from squall.nimbus.reads.summaries import cluster_summary, topology_info
 from squall.records import SupervisorInfo
 from squall.ui import (
     cluster_json,

@@ -1,6 +1,6 @@
 """Upload ownership and quotas: who may touch an upload, how many and how much one holds."""
 
-from squall.nimbus.upload_policy import (
+from squall.nimbus.blobs.upload_policy import (
     OpenUpload,
     UploadQuota,
     append_problem,

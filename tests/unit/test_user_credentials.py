@@ -1,8 +1,8 @@
-"""squall.user_credentials: uploadNewCredentials' merge, owner check and stored form."""
+"""squall.security.user_credentials: uploadNewCredentials' merge, owner check and stored form."""
 
 import pytest
 
-from squall import user_credentials as uc
+from squall.security import user_credentials as uc
 
 
 def test_an_upload_merges_into_what_is_stored():

@@ -1,7 +1,7 @@
 """Per-user quotas: a user at a quota is refused naming the key and the usage; another user
 and an admin are not."""
 
-from squall.nimbus.user_quotas import (
+from squall.nimbus.blobs.user_quotas import (
     BlobQuota,
     Usage,
     bytes_problem,

@@ -7,10 +7,10 @@ import math
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus.component_stats import ExecutorRow, aggregate_stats, totals
-from squall.nimbus.page_info import TopologyFacts, component_page, topology_page
-from squall.nimbus.summaries import topology_info
-from squall.nimbus.task_figures import capacity, window_of
+from squall.nimbus.reads.component_stats import ExecutorRow, aggregate_stats, totals
+from squall.nimbus.reads.page_info import TopologyFacts, component_page, topology_page
+from squall.nimbus.reads.summaries import topology_info
+from squall.nimbus.reads.task_figures import capacity, window_of
 from squall.records import Assignment, StormBase, WorkerBeat
 
 NOW = 10_000

@@ -167,7 +167,7 @@ def test_an_assignment_whose_epoch_could_not_be_read_is_judged_by_a_later_round(
     failed to read the epoch lost that change for good (tuples routed to dead addresses)."""
     from squall.records import Assignment, encode
     from squall.worker.zk_agent import ZooKeeperAgent
-    from squall.zk_layout import ZkLayout
+    from squall.zk.layout import ZkLayout
 
     layout = ZkLayout("/s")
     moved = Assignment(3, "t", {"n": "h"}, {1: ("n", 6700), 2: ("n", 6701)}, {})

@@ -1,7 +1,7 @@
 """Every ZooKeeper path the layout names is a string under the root (a property that lost its
 decorator once handed nimbus a bound method, and every cluster failed to start)."""
 
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 
 def test_every_root_path_is_a_string_under_the_root():

@@ -7,7 +7,7 @@ import pytest
 from kazoo.protocol.states import KazooState
 
 from squall import thrift_api as T
-from squall.nimbus.last_known import CachedReads, ZkOutage
+from squall.nimbus.reads.last_known import CachedReads, ZkOutage
 
 
 def test_a_write_is_refused_at_once_during_an_outage_and_allowed_after():

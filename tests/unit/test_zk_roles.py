@@ -1,5 +1,5 @@
-"""The ZooKeeper ACL table (squall/zk_acl.py) against what each daemon does, and the role
-identity files (squall/zk_identity.py).
+"""The ZooKeeper ACL table (squall/zk/acl.py) against what each daemon does, and the role
+identity files (squall/zk/identity.py).
 
 ZooKeeper checks CREATE and DELETE on the parent, READ and WRITE on the node itself; the
 operations below are every create, set, delete and read the daemons and workers make
@@ -13,8 +13,8 @@ import pytest
 from kazoo.security import ACL, Id, make_digest_acl_credential
 
 from squall.config import ConfigError, cluster_conf, load_defaults, review
-from squall.nimbus.redaction import REDACTED, redacted
-from squall.zk_acl import (
+from squall.nimbus.reads.redaction import REDACTED, redacted
+from squall.zk.acl import (
     ALL,
     CREATE,
     DELETE,
@@ -28,7 +28,7 @@ from squall.zk_acl import (
     grant_for,
     relative,
 )
-from squall.zk_identity import (
+from squall.zk.identity import (
     HOST_KEY,
     IDS_FILE,
     ZkIdentityError,
@@ -41,7 +41,7 @@ from squall.zk_identity import (
     secret_file,
     without_zk_logins,
 )
-from squall.zk_layout import ZkLayout
+from squall.zk.layout import ZkLayout
 
 ROOT = "/squall"
 L = ZkLayout(ROOT)
@@ -345,7 +345,7 @@ def test_a_supervisor_host_without_its_files_gets_an_error_naming_them(tmp_path,
     with pytest.raises(ZkIdentityError, match="zookeeper-ids.yaml is missing"):
         load_identity(supervisor_host, SUPERVISOR)
     (target / IDS_FILE).write_text((source / IDS_FILE).read_text())
-    with caplog.at_level("WARNING", "squall.zk"):
+    with caplog.at_level("WARNING", "squall.zk.connection"):
         supervisor = load_identity(supervisor_host, SUPERVISOR)
     assert "zookeeper-supervisor.secret is readable by other users" in caplog.text
     (target / secret_file(SUPERVISOR)).chmod(0o600)
