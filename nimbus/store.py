@@ -36,9 +36,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
-from squall.nimbus.core.coordinator_log import CoordinatorMessage, topology_confs
+from squall.nimbus.core.coordinator_log import CoordinatorMessage
 
-__all__ = ["CoordinatorMessage", "Store", "compact", "topology_confs"]
+__all__ = ["Store", "compact"]
 
 LOG_FORMAT_VERSION = "1"  # the coordinator log's key format, not squall's version
 MESSAGE_TYPES = {

@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from squall.nimbus.store import Store, compact, topology_confs
+from squall.nimbus.core.coordinator_log import topology_confs
+from squall.nimbus.store import Store, compact
 
 from .pgserver import PostgresServer
 
