@@ -8,10 +8,16 @@ so both follow one set of rules:
 1. Use k = min(topology.workers, slots, tasks) slots, spread over hosts as evenly as their
    port counts allow; on each host prefer the slots that already hold live tasks.
 2. Slot loads are floor(n/k) or ceil(n/k). The ceil loads go first to slots that already hold
-   more than floor(n/k) live tasks (each such choice saves one move), then to hosts in
-   proportion to their chosen slots (Sainte-Lague's divisor rule: next to the host with the
-   smallest (ceil loads so far + 1/2) / slots), so a host's load follows its slot count rather
-   than its name. With equal hosts this is plain round-robin over hosts.
+   more than floor(n/k) live tasks (each such choice saves one move), then to slots that hold
+   fewer (they take moved tasks anyway), and only then to slots that hold exactly floor(n/k):
+   a worker there keeps its task set, so its supervisor does not restart it. When a host is
+   lost and free slots can take its workers' tasks, no surviving worker changes (as Storm's
+   EvenScheduler, which gives a lost worker's executors to free slots alone); the worker
+   re-routes to the moved tasks live (worker/lifecycle.py). Within each of the three groups,
+   the ceil loads go to hosts in proportion to their chosen slots (Sainte-Lague's divisor
+   rule: next to the host with the smallest (ceil loads so far + 1/2) / slots), so a host's
+   load follows its slot count rather than its name. With equal hosts and nothing kept (a
+   placement from scratch) this is plain round-robin over hosts.
 3. A live task stays on its slot while the slot is chosen and under its load; every other task
    (dead, new, on a lost or dropped slot, or in excess) is dealt round-robin, in sorted order,
    over the chosen slots' free room, slots in interleaved order.
@@ -155,11 +161,13 @@ def _capacities(
     if ceil_count == 0:
         return dict.fromkeys(chosen, base)
     share = Counter(map(itemgetter(0), chosen))
-    full = [s for s in chosen if kept_on.get(s, 0) > base]
-    rest = [s for s in chosen if kept_on.get(s, 0) <= base]
-    ranked = _ceil_picks(full, ceil_count, order, share)
-    given = Counter(node for node, _ in ranked)
-    ranked += _ceil_picks(rest, ceil_count - len(ranked), order, share, given)
+    over = [s for s in chosen if kept_on.get(s, 0) > base]
+    under = [s for s in chosen if kept_on.get(s, 0) < base]
+    at_floor = [s for s in chosen if kept_on.get(s, 0) == base]
+    ranked: list[Slot] = []
+    for group in (over, under, at_floor):  # rule 2's order
+        given = Counter(node for node, _ in ranked)
+        ranked += _ceil_picks(group, ceil_count - len(ranked), order, share, given)
     capacity = dict.fromkeys(chosen, base)
     for slot in ranked:
         capacity[slot] = base + 1

@@ -32,13 +32,16 @@ class GatedRun:
         self.gate.write_text(str(limit))
 
 
-def submit_gated(cluster: LocalCluster, tmp_path: Path, monkeypatch) -> GatedRun:
-    """Submit gated.py with its gate shut; wait until every executor runs."""
+def submit_gated(
+    cluster: LocalCluster, tmp_path: Path, monkeypatch, conf: dict | None = None
+) -> GatedRun:
+    """Submit gated.py with its gate shut (and `conf` over its own); wait until every
+    executor runs."""
     gate, out = tmp_path / "gate", tmp_path / "out"
     gate.write_text("0")
     monkeypatch.setenv("SQUALL_TEST_GATE", str(gate))
     with cluster.client() as client:
-        overrides = {"topology.output.dir": str(out)}
+        overrides = {"topology.output.dir": str(out), **(conf or {})}
         name = submit_file(client, GATED, cluster.client_conf(), overrides=overrides)
         tid = topology_id(client, name)
         wait_for(lambda: running(client, tid), 90, "every executor of gated running")

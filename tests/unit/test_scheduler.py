@@ -294,10 +294,18 @@ def test_incremental_rules(snapshot, rnd):
     best = sum(min(kept[s], base) for s in chosen) + min(ceil_count, len(over))
     assert sum(1 for t in after if t in live and after[t] == live[t]) == best
 
-    # Rule 2: with no slot over floor(n/k) live tasks, the ceil loads go to hosts in
-    # proportion to their chosen slots (Sainte-Lague): no host with a slot left at the floor
-    # had a stronger claim to a ceil load than the weakest claim that got one.
-    if not over:
+    # Rule 2: after the slots over the floor, the ceil loads go to slots under it (they take
+    # moved tasks anyway), and to a slot holding exactly the floor (whose worker would keep
+    # its tasks) only once every slot under it has one.
+    ceil_slots = {s for s, load in loads.items() if load > base}
+    if any(kept[s] == base for s in ceil_slots):
+        assert all(s in ceil_slots for s in chosen if kept[s] < base)
+
+    # Rule 2: with no slot over floor(n/k) live tasks and the others all under it or all at
+    # it, the ceil loads go to hosts in proportion to their chosen slots (Sainte-Lague): no
+    # host with a slot left at the floor had a stronger claim to a ceil load than the weakest
+    # claim that got one.
+    if not over and len({kept[s] < base for s in chosen}) == 1:
         ceils = Counter(node for (node, port), load in loads.items() if load > base)
         per_host = Counter(node for node, _ in chosen)
         for node in per_host:
