@@ -18,8 +18,9 @@ Values MessagePack cannot hold (ints beyond 64 bits, sets, objects) fall back to
 Protocol messages (acks, inits, verdicts) travel as frames of their own (protocol_frames.py).
 
 A control frame carries a worker's backpressure status: one int32 column `task` (its
-congested tasks) and the worker's host:port in the metadata; `decode` checks it as strictly
-as any frame.
+congested tasks), the worker's host:port in the metadata and, where it shares them, its
+tasks' loads (`loads`: JSON [[task, load], ...]); `decode` checks it as strictly as any
+frame.
 """
 
 from __future__ import annotations
@@ -189,11 +190,16 @@ def _arrow_tuples_frame(
 
 
 MAX_STATUS_WORKER = 300  # characters of a status's host:port
+MAX_STATUS_LOADS = 100_000  # (task, load) pairs in a status: a worker's tasks
+MAX_LOAD = 2.0  # backpressure.task_load's highest
 
 
 def encode_status(status: BackpressureStatus) -> bytes:
     table = pa.table({"task": pa.array(sorted(status.tasks), type=pa.int32())})
-    return _frame(table, {"control": "backpressure", "worker": status.worker})
+    meta = {"control": "backpressure", "worker": status.worker}
+    if status.loads:
+        meta["loads"] = json.dumps([[task, round(load, 3)] for task, load in status.loads])
+    return _frame(table, meta)
 
 
 def _status(meta: dict[str, str], table: pa.Table) -> BackpressureStatus:
@@ -205,7 +211,31 @@ def _status(meta: dict[str, str], table: pa.Table) -> BackpressureStatus:
     tasks = table.column("task").to_pylist()
     if any(task is None or task < 0 for task in tasks):
         raise CodecError("a backpressure status names tasks by non-negative ids")
-    return BackpressureStatus(worker, frozenset(tasks))
+    return BackpressureStatus(worker, frozenset(tasks), _loads(meta.get("loads")))
+
+
+def _loads(text: str | None) -> tuple[tuple[int, float], ...]:
+    """A status's (task, load) pairs: JSON [[task, load], ...], a task a non-negative int
+    and a load a number from 0 to MAX_LOAD (absent: none shared)."""
+    if text is None:
+        return ()
+    try:
+        pairs = json.loads(text)
+    except ValueError as exc:
+        raise CodecError(f"a backpressure status's loads are not JSON: {exc}") from exc
+    if not isinstance(pairs, list) or len(pairs) > MAX_STATUS_LOADS:
+        raise CodecError("a backpressure status's loads are a list of [task, load]")
+    loads: list[tuple[int, float]] = []
+    for pair in pairs:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise CodecError("a backpressure status's loads are a list of [task, load]")
+        task, load = pair
+        if type(task) is not int or task < 0:
+            raise CodecError("a backpressure status names tasks by non-negative ids")
+        if type(load) not in (int, float) or not 0 <= load <= MAX_LOAD:
+            raise CodecError(f"a task's load is a number from 0 to {MAX_LOAD}")
+        loads.append((task, float(load)))
+    return tuple(loads)
 
 
 def decode(frame: bytes) -> list[Any]:

@@ -7,20 +7,37 @@ nearest scope that has any (this worker, then this host, then every task), and m
 scope out while the tasks in its scope are loaded on average above
 `topology.localityaware.higher.bound`, one scope back in once they are below
 `topology.localityaware.lower.bound` (Storm's bang-bang rule, its keys and defaults) and so
-are the narrower scope's own tasks. A task's load is the fill of its receive queue here and,
-for a task of another worker, 1 while its worker says it is congested, else 0: with one
-local task and three remote ones Storm's rule alone would narrow at a local load of 0.79 and
-widen again at 0.81, at every refresh. `topology.disable.loadaware.messaging: true` makes
-shuffle plain round robin over every task again. No racks (squall has no network topography
-plugin).
+are the narrower scope's own tasks: with one local task and three remote ones Storm's rule
+alone would narrow at a local load of 0.79 and widen again at 0.81, at every refresh.
+`topology.disable.loadaware.messaging: true` makes shuffle plain round robin over every task
+again. No racks (squall has no network topography plugin).
+
+A task's load (backpressure.task_load, 0 to 2) is the fill of its receive queue (Storm's
+load) plus the busy share of its worker's one thread: a squall worker is one thread, whose
+queues stay short while it is saturated (topology.max.spout.pending bounds them), so the
+queues alone would keep every tuple in a saturated spout's worker while the others idle. A
+task of another worker has the load its worker last sent (in its backpressure status, every
+check interval; 2 while it is congested, 1 until its worker says: Storm's not-connected).
 
 Within its scope a shuffle weighs its targets by load, as Storm does: at each refresh a target
 whose load is within NEAR_LEAST of the scope's least gains 1 weight (up to MAX_WEIGHT), any
-other loses SHRINK, so a task that falls behind gets fewer tuples within a second and a
+other loses weight, so a task that falls behind gets fewer tuples within a second and a
 recovered one regains its share slowly; every weight starts again at MAX_WEIGHT when the scope
-changes. The choices are a ring of about RING entries, each target's share its weight's, spread
-evenly (Storm shuffles its ring at random; evenly spread, equal weights are plain round robin).
-The ring is rebuilt only when a weight changed. Local-or-shuffle, as in Storm 2, is the same
+changes. Unlike Storm, a target loses 1 for each NEAR_LEAST it is more loaded than the least
+(Storm: SHRINK, its most, at once), and the weights are scaled after each refresh so that the
+highest is MAX_WEIGHT: a busy thread's load hovers near its peers', the least loaded target
+changes from one refresh to the next, and Storm's steps then drove every weight to 0 and the
+shares from one extreme to the other.
+
+A target in another worker is weighed as if CROSSING more loaded than it is, and a shuffle
+moves out to a wider scope only while the wider scope's other targets, so weighed, are less
+loaded than its own (neither in Storm): a tuple that crosses costs its sender's thread too,
+so two workers equally busy with their own spouts keep their shuffles at home, and a
+saturated worker sends to another only while that one has room to spare.
+
+The choices are a ring of about RING entries, each target's share its weight's, spread evenly
+(Storm shuffles its ring at random; evenly spread, equal weights are plain round robin). The
+ring is rebuilt only when a weight changed. Local-or-shuffle, as in Storm 2, is the same
 over its worker's tasks alone (every task when the worker has none of them).
 
 Pure logic: the Router asks a `LocalShuffle` for each target and hands it the loads when a
@@ -35,6 +52,7 @@ from typing import Any
 
 WORKER_LOCAL, HOST_LOCAL, EVERYTHING = 0, 1, 2
 MAX_WEIGHT, SHRINK, NEAR_LEAST, RING = 100, 10, 0.05, 1000  # Storm's
+CROSSING = 0.1  # the load added to a target in another worker when weighing (not Storm's)
 
 
 @dataclass(frozen=True)
@@ -71,8 +89,9 @@ def next_scope(
     bounds: LocalityBounds,
 ) -> int:
     """The scope to pick from now: the nearest with targets at first, then one step out
-    while the current scope's targets are loaded above the higher bound on average, one step
-    in while they and the narrower scope's targets are below the lower bound."""
+    while the current scope's targets are loaded above the higher bound on average (and the
+    wider scope's others, with CROSSING, less), one step in while they and the narrower
+    scope's targets are below the lower bound."""
     while not pools[scope] and scope < EVERYTHING:
         scope += 1
     targets = pools[scope]
@@ -80,7 +99,9 @@ def next_scope(
         return scope
     average = sum(map(load, targets)) / len(targets)
     if average > bounds.higher and scope < EVERYTHING:
-        return scope + 1
+        wider = [t for t in pools[scope + 1] if t not in targets]
+        if not wider or sum(map(load, wider)) / len(wider) + CROSSING < average:
+            return scope + 1
     if average < bounds.lower and scope > WORKER_LOCAL and pools[scope - 1]:
         narrower = pools[scope - 1]
         if sum(map(load, narrower)) / len(narrower) < bounds.lower:
@@ -89,17 +110,30 @@ def next_scope(
 
 
 def next_weights(
-    weights: Mapping[int, int], targets: Sequence[int], load: Callable[[int], float]
+    weights: Mapping[int, int],
+    targets: Sequence[int],
+    load: Callable[[int], float],
+    here: Collection[int] = (),
 ) -> dict[int, int]:
-    """The targets' weights after one refresh (a target without one starts at MAX_WEIGHT)."""
-    loads = {t: load(t) for t in targets}
+    """The targets' weights after one refresh (a target without one starts at MAX_WEIGHT):
+    one within NEAR_LEAST of the least loaded gains 1, any other loses 1 for each NEAR_LEAST
+    it is more loaded (SHRINK at most); then all are scaled so that the highest is
+    MAX_WEIGHT again. A target not `here` (this worker's, when given) counts CROSSING more
+    loaded."""
+    loads = {t: load(t) if not here or t in here else load(t) + CROSSING for t in targets}
     least = min(loads.values())
-    return {
-        t: min(MAX_WEIGHT, weights.get(t, MAX_WEIGHT) + 1)
-        if loads[t] <= least + NEAR_LEAST
-        else max(0, weights.get(t, MAX_WEIGHT) - SHRINK)
-        for t in targets
-    }
+    stepped = {t: _step(weights.get(t, MAX_WEIGHT), loads[t] - least) for t in targets}
+    top = max(stepped.values())
+    if 0 < top < MAX_WEIGHT:  # the least loaded changed: the shares as they are, scaled up
+        return {t: w * MAX_WEIGHT // top for t, w in stepped.items()}
+    return stepped
+
+
+def _step(weight: int, excess: float) -> int:
+    """A weight after a refresh at `excess` load over the least loaded target's."""
+    if excess <= NEAR_LEAST:
+        return min(MAX_WEIGHT, weight + 1)
+    return max(0, weight - min(SHRINK, int(excess / NEAR_LEAST + 1e-9)))
 
 
 def weighted_ring(weights: Mapping[int, int], targets: Sequence[int]) -> tuple[int, ...]:
@@ -143,6 +177,6 @@ class LocalShuffle:
         targets = self.pools[scope]
         if not targets:  # no task of the component anywhere (yet): nothing to weigh
             return
-        weights = next_weights(self.weights, targets, load)
+        weights = next_weights(self.weights, targets, load, self.pools[WORKER_LOCAL])
         if weights != self.weights:
             self.weights, self.pool = weights, weighted_ring(weights, targets)

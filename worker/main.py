@@ -126,12 +126,13 @@ class WorkerProcess(ZooKeeperReactions):
                 self.inbound.fields_of,
                 self.inbound.congested if self.inbound.backpressure else None,
                 self.inbound.deliver_rows,
+                self.inbound.load,
             ),
         )
         self.router = router = Router(
             self.structure, task_components, self.my_tasks, locality_bounds(self.conf)
         )
-        router.load = self._task_load
+        router.load = self.transport.task_load
         self.react(lifecycle.AssignmentRead(assignment))  # routes to every task
         ackers = tree_trackers(self.conf, self.structure, task_components)
         io = WorkerTaskIO(
@@ -174,12 +175,6 @@ class WorkerProcess(ZooKeeperReactions):
         self.profiling.start()
         self.credentials.start()
         return True
-
-    def _task_load(self, task: int) -> float:
-        """How full a task is, 0 to 1: its queue here; for another worker's, its congestion."""
-        if task in self.executors:
-            return self.inbound.load(task)
-        return 1.0 if self.transport.congested(task) else 0.0
 
     def _context(self, task: int, task_components: dict[int, str]) -> TaskContext:
         # by default one folder per topology name, so an operator finds a topology's sink

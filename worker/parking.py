@@ -2,15 +2,15 @@
 transport's receive thread, or the worker's shared thread) never blocks on a task's queue,
 so data for a task whose queue is full is parked here, in arrival order, and handed over
 once the task has room; meanwhile (and while any local queue is full) the worker's congested
-tasks are due to be told to its peers (backpressure.StatusSchedule). Used by that one thread
-only."""
+tasks are to be told to its peers (`congested`; when: backpressure.StatusSchedule). Used by
+that one thread only."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
-from .backpressure import StatusSchedule, congested_tasks
+from .backpressure import congested_tasks
 from .delivery import Delivery
 
 _PROTOCOL = frozenset(PROTOCOL_TYPES)
@@ -21,12 +21,10 @@ class Parking:
         self,
         deliver: Callable[[list[Delivery]], None],
         full: Callable[[int], bool],
-        check_secs: float,
     ) -> None:
         self.deliver = deliver
         self.full = full
         self.parked: dict[int, list[Delivery]] = {}
-        self.schedule = StatusSchedule(check_secs)
 
     def arrived(self, deliveries: list[Delivery]) -> None:
         """Deliver what arrived; data for a full (or already parked) task is parked. Protocol
@@ -54,7 +52,6 @@ class Parking:
         for task in [t for t in self.parked if not self.full(t)]:
             self.deliver(self.parked.pop(task))
 
-    def status_due(self, local: Iterable[int], now: float) -> frozenset[int] | None:
-        """This worker's congested tasks if a status is due now, else None."""
-        congested = congested_tasks([t for t in local if self.full(t)], self.parked)
-        return congested if self.schedule.due(congested, now) else None
+    def congested(self, local: Iterable[int]) -> frozenset[int]:
+        """This worker's congested tasks (of `local`, its tasks): full or with data parked."""
+        return congested_tasks([t for t in local if self.full(t)], self.parked)

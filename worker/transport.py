@@ -25,6 +25,12 @@ order, and retried (parking.py); while any task is congested this worker sends i
 set to its peers as a control frame (on change and every check interval). An executor
 flushing data to a congested remote task waits (checking its stop flag) until the task has
 room; protocol messages never wait.
+
+Load (locality.py's load-aware shuffle, unless topology.disable.loadaware.messaging): the
+same status frame carries each of this worker's tasks' load (backpressure.task_load: its
+queue's fill plus the shared thread's busy share, busy_share.py), sent every check interval,
+so a worker's shuffle weighs another worker's tasks by how busy that worker is (`task_load`),
+as Storm's workers send each other their tasks' loads.
 """
 
 from __future__ import annotations
@@ -42,7 +48,8 @@ import zmq
 from squall.security.topology_keys import TopologyKeys
 
 from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
-from .backpressure import BackpressureStatus, RemoteCongestion
+from .backpressure import BackpressureStatus, RemoteCongestion, StatusSchedule, task_load
+from .busy_share import BusyShare
 from .codec import FieldsOf
 from .compact_frames import CompactRows
 from .delivery import Delivery
@@ -57,6 +64,7 @@ MESSAGES_PER_DRAIN = 64  # a fast peer must not keep the shared thread reading
 # Seconds between a busy shared thread's looks at its socket: a look is a system call
 # (3.6 us, ZMQ_EVENTS); rounds come thousands of times a second, messages hundreds.
 READ_EVERY = 0.0005
+NOT_HEARD = 1.0  # the load of a remote task whose worker said none (Storm's NOT_CONNECTED)
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class TransportSettings:
     check_secs: float = 0.05  # topology.backpressure.check.millis
     gather_secs: float = 0.0  # topology.batch.flush.interval.millis
     transfer_limit: int = 0  # topology.transfer.buffer.size (0: none)
+    share_load: bool = False  # send the tasks' loads (load-aware messaging on)
 
     @staticmethod
     def from_conf(
@@ -85,6 +94,7 @@ class TransportSettings:
             conf.get("topology.backpressure.check.millis", 50) / 1000,
             conf.get("topology.batch.flush.interval.millis", 1) / 1000,
             int(conf.get("topology.transfer.buffer.size", 0)),
+            not conf.get("topology.disable.loadaware.messaging", False),
         )
 
 
@@ -94,12 +104,13 @@ class Receiving:
     worker's tasks at once (an executor's flush may wait in it while a local queue is full,
     the receiving thread never does); `full`: whether a local task's queue is full (None: no
     backpressure); `deliver_rows`: takes a compact frame's rows as they came, or says
-    False."""
+    False; `fill`: how full a local task's receive queue is, 0 to 1 (its load)."""
 
     deliver_many: Callable[[list[Delivery], threading.Event | None], None]
     fields_of: FieldsOf
     full: Callable[[int], bool] | None = None
     deliver_rows: Callable[[CompactRows], bool] | None = None
+    fill: Callable[[int], float] | None = None
 
 
 class Transport:
@@ -121,9 +132,11 @@ class Transport:
         self.check_secs = check_secs
         self.gather_secs = gather_secs  # how long the sender gathers deliveries per send
         self.worker_id = f"{address}:{port}"
-        self.parking = (
-            Parking(lambda ds: deliver_many(ds, None), full, check_secs) if full else None
-        )
+        self.parking = Parking(lambda ds: deliver_many(ds, None), full) if full else None
+        self.fill = receiving.fill
+        self.share_load = settings.share_load
+        self.schedule = StatusSchedule(check_secs, always=settings.share_load)
+        self.busy = BusyShare()  # the shared thread's (0 without one)
         self.remote = RemoteCongestion(check_secs)
         self.fields_of = fields_of
         self.addresses: dict[int, Address] = {}
@@ -178,9 +191,11 @@ class Transport:
         if wake.is_set():  # set since the round began: a round now
             return
         fd = wake.fileno()
+        began = time.monotonic()
         for ready, _ in self.poller.poll(poll_millis(timeout)):
             if ready is wake or ready == fd:  # pyzmq gives a registered object's fd back
                 wake.polled()
+        self.busy.waited(began, time.monotonic())
 
     def drain(self) -> float:
         """On the shared thread: take in the messages that arrived (looking at the socket
@@ -293,15 +308,49 @@ class Transport:
         return self.deliver_rows(rows)
 
     def _settle(self) -> float:
-        """Retry parked data and send this worker's congestion status when due; the seconds
-        until the next look."""
-        if self.parking is None:
+        """Retry parked data and send this worker's status (congestion, loads) when due; the
+        seconds until the next look."""
+        parking = self.parking
+        if parking is None and not self.share_load:
             return RECEIVE_WAIT
-        self.parking.retry()
-        due = self.parking.status_due(self.local, time.monotonic())
-        if due is not None:
-            self.outbox.put(BackpressureStatus(self.worker_id, due))  # type: ignore[arg-type]
-        return self.check_secs / 5 if self.parking.parked else RECEIVE_WAIT
+        congested: frozenset[int] = frozenset()
+        if parking is not None:
+            parking.retry()
+            congested = parking.congested(self.local)
+        now = time.monotonic()
+        if self.schedule.due(congested, now):
+            loads = self.loads(now) if self.share_load else ()
+            status = BackpressureStatus(self.worker_id, congested, loads)
+            self.outbox.put(status)  # type: ignore[arg-type]
+        if parking is not None and parking.parked:
+            return self.check_secs / 5
+        return self.check_secs if self.share_load else RECEIVE_WAIT
+
+    def loads(self, now: float) -> tuple[tuple[int, float], ...]:
+        """Each local task's load (backpressure.task_load), as this worker's status says."""
+        busy, fill = self._busy_share(now), self.fill
+        return tuple(
+            (task, task_load(fill(task) if fill is not None else 0.0, busy))
+            for task in sorted(self.local)
+        )
+
+    def _busy_share(self, now: float) -> float:
+        """The shared thread's busy share (0 without one: threads of their own are not
+        measured)."""
+        return self.busy.roll(now) if self.shared else 0.0
+
+    def task_load(self, task: int) -> float:
+        """How loaded `task` is (locality.py's load; backpressure.task_load): a local task's
+        own, a remote one's as its worker's last status said (NOT_HEARD while none did); a
+        congested task (or a full transfer queue) counts as 2, the most."""
+        now = time.monotonic()
+        if task in self.local:
+            fill = self.fill(task) if self.fill is not None else 0.0
+            return task_load(fill, self._busy_share(now))
+        if self.sender.full() or self.remote.congested(task, now):
+            return task_load(1.0, 1.0)
+        load = self.remote.load(task, now)
+        return NOT_HEARD if load is None else load
 
     def congested(self, task: int) -> bool:
         """Whether `task` cannot take more now: a full local queue, or for a remote task

@@ -10,6 +10,7 @@ from squall.worker.backpressure import (
     RemoteCongestion,
     StatusSchedule,
     congested_tasks,
+    task_load,
 )
 from squall.worker.codec import CodecError, _frame, decode, encode_status
 
@@ -30,6 +31,34 @@ def test_a_status_goes_out_on_change_and_every_interval_while_congested():
     assert not s.due(frozenset(), 1.0)
 
 
+def test_a_worker_sharing_its_loads_sends_its_status_every_interval_congested_or_not():
+    s = StatusSchedule(interval=0.05, always=True)
+    assert s.due(frozenset(), 0.0)  # the first: its loads
+    assert not s.due(frozenset(), 0.04)
+    assert s.due(frozenset(), 0.05)
+    assert s.due(frozenset({1}), 0.06)  # a change goes out at once still
+
+
+def test_a_tasks_load_is_its_queues_fill_plus_its_workers_busy_share():
+    assert task_load(0.0, 0.0) == 0.0
+    assert task_load(0.05, 1.0) == 1.05  # a saturated thread, short queues
+    assert task_load(1.0, 1.0) == 2.0
+    assert task_load(1.6, 1.0) == 2.0  # past its capacity: full, and no more (the wire's most)
+
+
+def test_remote_loads_are_the_latest_statuses_and_go_stale():
+    r = RemoteCongestion(interval=0.05)
+    assert r.load(4, 0.0) is None  # not heard
+    r.update(BackpressureStatus("h:1", frozenset(), ((4, 0.5), (5, 1.0))), 0.0)
+    assert r.load(4, 0.01) == 0.5 and r.load(5, 0.01) == 1.0 and r.load(6, 0.01) is None
+    assert r.by_worker == {}  # nothing congested: a flush has nothing to look at
+    r.update(BackpressureStatus("h:1", frozenset({4}), ((4, 1.9),)), 0.02)
+    assert r.load(4, 0.03) == 1.9 and r.load(5, 0.03) is None and r.congested(4, 0.03)
+    r.update(BackpressureStatus("h:1", frozenset()), 0.04)  # no loads said: the last stay
+    assert r.load(4, 0.05) == 1.9 and not r.congested(4, 0.05)
+    assert r.load(4, 0.02 + 0.05 * STALE_CHECKS + 0.001) is None and r.loads == {}
+
+
 def test_remote_statuses_replace_each_other_and_go_stale():
     r = RemoteCongestion(interval=0.05)
     r.update(BackpressureStatus("h:1", frozenset({4, 5})), 0.0)
@@ -47,6 +76,8 @@ def test_remote_statuses_replace_each_other_and_go_stale():
 def test_a_status_round_trips_and_a_malformed_one_is_refused():
     status = BackpressureStatus("127.0.0.1:6700", frozenset({1, 9}))
     assert decode(encode_status(status)) == [status]
+    loaded = BackpressureStatus("h:1", frozenset(), ((1, 0.25), (9, 2.0)))
+    assert decode(encode_status(loaded)) == [loaded]
     tasks = pa.table({"task": pa.array([1], pa.int32())})
     for table, meta in (
         (tasks, {"control": "other", "worker": "w"}),
@@ -62,6 +93,20 @@ def test_a_status_round_trips_and_a_malformed_one_is_refused():
             {"control": "backpressure", "worker": "w"},
         ),
         (pa.table({"x": pa.array([1], pa.int32())}), {"control": "backpressure", "worker": "w"}),
+        *(
+            (tasks, {"control": "backpressure", "worker": "w", "loads": loads})
+            for loads in (
+                "[[1, 0.5]",  # not JSON
+                '{"1": 0.5}',
+                "[[1, 0.5, 2]]",
+                "[[-1, 0.5]]",
+                "[[true, 0.5]]",
+                "[[1, 2.5]]",  # past the most a load can be
+                "[[1, -0.1]]",
+                "[[1, NaN]]",
+                '[[1, "0.5"]]',
+            )
+        ),
     ):
         with pytest.raises(CodecError):
             decode(_frame(table, meta))
@@ -72,20 +117,19 @@ def test_parking_holds_data_for_a_full_task_in_order_and_never_holds_acks():
     from squall.worker.parking import Parking
 
     full, delivered = {1}, []
-    parking = Parking(delivered.append, lambda task: task in full, check_secs=0.05)
+    parking = Parking(delivered.append, lambda task: task in full)
     data = [TupleDelivery(t, "s", 9, "default", (n,)) for n, t in enumerate((1, 2, 1))]
     ack = TupleDelivery(1, "__system", 0, "__ack_ack", (5, 6))
     parking.arrived([*data, ack])
     assert delivered == [[data[1], ack]] and parking.parked == {1: [data[0], data[2]]}
-    assert parking.status_due([1, 2], 0.0) == frozenset({1})
+    assert parking.congested([1, 2]) == frozenset({1})
     full.clear()
     later = TupleDelivery(1, "s", 9, "default", (7,))
     parking.arrived([later])  # behind what is parked, though the task has room now
     assert parking.parked == {1: [data[0], data[2], later]}
     parking.retry()
     assert delivered[-1] == [data[0], data[2], later] and parking.parked == {}
-    assert parking.status_due([1, 2], 0.01) == frozenset()  # cleared: said once
-    assert parking.status_due([1, 2], 0.02) is None
+    assert parking.congested([1, 2]) == frozenset()
 
 
 def test_a_flush_waits_while_the_transfer_queue_is_at_its_limit():

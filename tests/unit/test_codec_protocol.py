@@ -98,7 +98,7 @@ def test_a_little_endian_frame_reads_the_same_everywhere():
 def test_parking_never_holds_protocol_messages_and_keeps_data_order():
     full = {1}
     delivered: list = []
-    parking = Parking(delivered.extend, lambda task: task in full, 0.05)
+    parking = Parking(delivered.extend, lambda task: task in full)
     data = [TupleDelivery(1, "src", 9, "default", (f"w{i}",)) for i in range(3)]
     parking.arrived([data[0], AckTree(1, 2, 3), TupleDelivery(2, "src", 9, "default", ("x",))])
     assert delivered == [AckTree(1, 2, 3), TupleDelivery(2, "src", 9, "default", ("x",))]

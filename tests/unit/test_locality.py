@@ -10,9 +10,11 @@ import pytest
 from squall import Bolt, Grouping, Spout, Topology
 from squall.structure import assign_task_ids
 from squall.worker.locality import (
+    CROSSING,
     EVERYTHING,
     HOST_LOCAL,
     MAX_WEIGHT,
+    NEAR_LEAST,
     RING,
     SHRINK,
     WORKER_LOCAL,
@@ -209,3 +211,49 @@ def test_local_or_shuffle_weighs_its_workers_tasks_and_never_leaves_them():
     assert set(picks(1000)) == {1, 2}  # still only this worker's tasks
     weights = r.shuffle_of(5, "src", "default", "dst").weights
     assert weights[1] < weights[2]  # and fewer for the one behind
+
+
+def test_a_target_in_another_worker_counts_as_more_loaded_by_the_crossing():
+    crossed = next_weights({}, (1, 2), loads(t1=1.0, t2=1.0), here=(1,))
+    assert crossed == {1: MAX_WEIGHT, 2: MAX_WEIGHT - round(CROSSING / NEAR_LEAST)}
+    near = 1.0 - CROSSING  # busy enough that the crossing eats what it has to spare
+    assert next_weights({}, (1, 2), loads(t1=1.0, t2=near), here=(1,))[2] == MAX_WEIGHT
+    assert next_weights({}, (1, 2), loads(t1=1.0, t2=1.0)) == {1: MAX_WEIGHT, 2: MAX_WEIGHT}
+
+
+def spread(local_load, remote_load, refreshes=30):
+    """One spout task's shuffle over a bolt task here (1) and one in another worker on this
+    host (2) after `refreshes` at these loads: the share of tuples sent across."""
+    shuffle = LocalShuffle(((1,), (1, 2), (1, 2)), BOUNDS)
+    for n in range(refreshes):
+        shuffle.refresh(loads(t1=local_load, t2=remote_load), now=100.0 + n)
+    return Counter(shuffle.choose() for _ in range(len(shuffle.pool)))[2] / len(shuffle.pool)
+
+
+def test_a_saturated_worker_sends_to_an_idle_one_and_keeps_home_when_both_are_busy():
+    """Issue 39: one spout's worker saturated (its queues short: busy share 1) beside a
+    worker idling at 0.2 spreads its shuffle; two workers saturated by a spout each keep
+    their shuffles at home (each tuple crossing would cost both threads); an idle worker
+    (busy share under the lower bound) keeps its own."""
+    assert spread(1.0, 0.2) > 0.9  # the idle one gets more until it is as busy
+    assert spread(1.0, 1.0) == 0.0
+    assert spread(0.1, 0.0) == 0.0  # not loaded: never wider than this worker
+
+
+def test_a_target_loses_weight_by_how_much_more_loaded_it_is_and_the_highest_stays_at_the_max():
+    """Not Storm's steps (SHRINK at once): a busy thread's load is near its peers' and the
+    least loaded changes from one refresh to the next; Storm's steps took both weights to 0
+    and the shares from one extreme to the other."""
+    assert next_weights({}, (1, 2), loads(t1=0.2))[1] == MAX_WEIGHT - 4  # 4 NEAR_LEASTs more
+    assert next_weights({}, (1, 2), loads(t1=2.0))[1] == MAX_WEIGHT - SHRINK  # at most
+    weights = {1: 60, 2: 40}
+    for n in range(40):  # the least loaded alternates
+        weights = next_weights(weights, (1, 2), loads(t1=0.2 * (n % 2), t2=0.2 * (1 - n % 2)))
+    assert max(weights.values()) == MAX_WEIGHT and min(weights.values()) > 0
+
+
+def test_a_loaded_worker_moves_out_only_to_a_scope_whose_others_are_less_loaded():
+    pools = ((1,), (1, 2), (1, 2))
+    assert next_scope(WORKER_LOCAL, pools, loads(t1=1.0, t2=0.5), BOUNDS) == HOST_LOCAL
+    assert next_scope(WORKER_LOCAL, pools, loads(t1=1.0, t2=1.0), BOUNDS) == WORKER_LOCAL
+    assert next_scope(WORKER_LOCAL, pools, loads(t1=1.0, t2=1.0 - CROSSING), BOUNDS) == WORKER_LOCAL
