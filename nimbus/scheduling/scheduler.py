@@ -13,7 +13,9 @@ so both follow one set of rules:
    a worker there keeps its task set, so its supervisor does not restart it. When a host is
    lost and free slots can take its workers' tasks, no surviving worker changes (as Storm's
    EvenScheduler, which gives a lost worker's executors to free slots alone); the worker
-   re-routes to the moved tasks live (worker/lifecycle.py). Within each of the three groups,
+   re-routes to the moved tasks live (worker/lifecycle.py). Rule 1 may still drop a
+   surviving slot to keep hosts of unequal port counts evenly used, a deliberate difference
+   from Storm, which keeps every live slot. Within each of the three groups,
    the ceil loads go to hosts in proportion to their chosen slots (Sainte-Lague's divisor
    rule: next to the host with the smallest (ceil loads so far + 1/2) / slots), so a host's
    load follows its slot count rather than its name. With equal hosts and nothing kept (a
