@@ -1,6 +1,7 @@
 """Backpressure decisions: which tasks are congested, when a worker tells its peers, how a
 sender reads their statuses, and the status on the wire."""
 
+import msgpack
 import pyarrow as pa
 import pytest
 
@@ -12,7 +13,7 @@ from squall.worker.backpressure import (
     congested_tasks,
     task_load,
 )
-from squall.worker.codec import CodecError, _frame, decode, encode_status
+from squall.worker.codec import STATUS_MAGIC, CodecError, _frame, decode, encode_status
 
 
 def test_congested_tasks_are_the_full_and_the_parked():
@@ -78,38 +79,32 @@ def test_a_status_round_trips_and_a_malformed_one_is_refused():
     assert decode(encode_status(status)) == [status]
     loaded = BackpressureStatus("h:1", frozenset(), ((1, 0.25), (9, 2.0)))
     assert decode(encode_status(loaded)) == [loaded]
-    tasks = pa.table({"task": pa.array([1], pa.int32())})
-    for table, meta in (
-        (tasks, {"control": "other", "worker": "w"}),
-        (tasks, {"control": "backpressure"}),
-        (tasks, {"control": "backpressure", "worker": "w" * 301}),
-        (pa.table({"task": pa.array([1], pa.int64())}), {"control": "backpressure", "worker": "w"}),
-        (
-            pa.table({"task": pa.array([-1], pa.int32())}),
-            {"control": "backpressure", "worker": "w"},
-        ),
-        (
-            pa.table({"task": pa.array([None], pa.int32())}),
-            {"control": "backpressure", "worker": "w"},
-        ),
-        (pa.table({"x": pa.array([1], pa.int32())}), {"control": "backpressure", "worker": "w"}),
-        *(
-            (tasks, {"control": "backpressure", "worker": "w", "loads": loads})
-            for loads in (
-                "[[1, 0.5]",  # not JSON
-                '{"1": 0.5}',
-                "[[1, 0.5, 2]]",
-                "[[-1, 0.5]]",
-                "[[true, 0.5]]",
-                "[[1, 2.5]]",  # past the most a load can be
-                "[[1, -0.1]]",
-                "[[1, NaN]]",
-                '[[1, "0.5"]]',
-            )
-        ),
+    for body in (
+        ["w", [1]],  # not three parts
+        {"worker": "w"},
+        ["", [1], []],  # no worker
+        ["w" * 301, [1], []],
+        [7, [1], []],
+        ["w", [-1], []],
+        ["w", [None], []],
+        ["w", [True], []],
+        ["w", "1", []],
+        ["w", [], [[1, 0.5, 2]]],
+        ["w", [], [[-1, 0.5]]],
+        ["w", [], [[True, 0.5]]],
+        ["w", [], [[1, 2.5]]],  # past the most a load can be
+        ["w", [], [[1, -0.1]]],
+        ["w", [], [[1, float("nan")]]],
+        ["w", [], [[1, "0.5"]]],
+        ["w", [], {"1": 0.5}],
     ):
         with pytest.raises(CodecError):
-            decode(_frame(table, meta))
+            decode(STATUS_MAGIC + msgpack.packb(body))
+    with pytest.raises(CodecError):
+        decode(STATUS_MAGIC + b"\xc1")  # not MessagePack
+    arrow = _frame(pa.table({"task": pa.array([1], pa.int32())}), {"control": "backpressure"})
+    with pytest.raises(CodecError):  # the Arrow status of before: no longer spoken
+        decode(arrow)
 
 
 def test_parking_holds_data_for_a_full_task_in_order_and_never_holds_acks():
