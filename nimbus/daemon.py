@@ -147,8 +147,8 @@ def run_nimbus(conf: dict[str, Any]) -> None:
     log.info("nimbus %s serving (pid %d)", me, os.getpid())
     print(f"nimbus listening on {me}", flush=True)
     try:
-        handler = NimbusHandler(controller, conf, host, port, leader_of)
-        handler.refused_certificates = server.refusals.refused_certificates  # type: ignore[method-assign]
+        refusals = server.refusals.refused_certificates
+        handler = NimbusHandler(controller, conf, host, port, leader_of, refusals)
         server.serve_forever(handler)
     finally:
         stop.set()

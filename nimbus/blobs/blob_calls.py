@@ -1,4 +1,4 @@
-"""Storm 2's blobstore calls, part of the NimbusHandler, backed by nimbus's SQL store
+"""Storm 2's blobstore calls, served for the NimbusHandler, backed by nimbus's SQL store
 (nimbus/blobs/blob_store.py), with a topology's code package readable under Storm's key names
 (nimbus/blobs/code_blobs.py).
 
@@ -23,12 +23,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from thriftpy2.thrift import TApplicationException
 
 from squall import thrift_api as T
-from squall.nimbus.blobs.blob_access import REPLICATION, BlobAccess, meta_in, meta_out, refused
+from squall.nimbus.blobs.blob_access import (
+    REPLICATION,
+    BlobAccess,
+    code_meta,
+    meta_in,
+    meta_out,
+    refused,
+)
 from squall.nimbus.blobs.blob_acl import (
     ADMIN,
     ALL,
@@ -41,10 +48,12 @@ from squall.nimbus.blobs.blob_acl import (
     normalized,
     with_replication,
 )
-from squall.nimbus.blobs.blob_sessions import BlobDownload, PendingUpload
-from squall.nimbus.blobs.blob_store import BlobExists, NoBlob
+from squall.nimbus.blobs.blob_sessions import BlobDownload, BlobSessions, PendingUpload
+from squall.nimbus.blobs.blob_store import BlobExists, BlobStore, NoBlob
 from squall.nimbus.blobs.code_blobs import code_blob_keys, code_chunk
-from squall.nimbus.blobs.user_quotas import bytes_problem, create_problem
+from squall.nimbus.blobs.user_quotas import BlobQuota, bytes_problem, create_problem
+from squall.nimbus.controller import Controller
+from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.operations import op
 from squall.nimbus.rpc.thrift_call import undeclared_message
 
@@ -52,50 +61,86 @@ CHUNK_BYTES = 300 * 1024
 LIST_PAGE = 100  # keys per listBlobs answer, as Storm's
 
 
-class BlobCalls(BlobAccess):
+class BlobCalls:
+    CALLS = (
+        "beginCreateBlob",
+        "beginUpdateBlob",
+        "uploadBlobChunk",
+        "finishBlobUpload",
+        "cancelBlobUpload",
+        "setBlobMeta",
+        "deleteBlob",
+        "updateBlobReplication",
+        "createStateInZookeeper",
+        "getBlobMeta",
+        "beginBlobDownload",
+        "downloadBlobChunk",
+        "listBlobs",
+        "getBlobReplication",
+        "isRemoteBlobExists",
+    )
+
+    def __init__(self, controller: Controller, conf: dict[str, Any], auth: CallAuthorizer):
+        """The blobs table lives in nimbus's store (controller.store)."""
+        self.c = controller
+        self._authorize = auth.authorize  # operations.op judges each call by it
+        self.blob_store = BlobStore(controller.store.engine)
+        self.access = BlobAccess(controller, self.blob_store, auth)
+        self.blob_sessions = BlobSessions(
+            max_downloads=conf["nimbus.blob.max.open.downloads"],
+            max_idle=conf["nimbus.file.copy.expiration.secs"],
+        )
+        self.blob_quota = BlobQuota.from_conf(conf)
+
+    def _begin_upload(self, pending: PendingUpload) -> str:
+        location = self.c.begin_upload(self.access.principal())
+        self.blob_sessions.add_upload(location, pending, self.c.inbox.locations())
+        return location
+
     @op("beginCreateBlob")
     def beginCreateBlob(self, key, meta):
-        self._lead()
-        self._valid(key)
+        self.access.lead()
+        self.access.valid(key)
         if code_package_key(key):
             raise T.AuthorizationException(msg=f"{key}: keys ending so are topology code packages")
         try:
             wanted = meta_in(meta)
         except BadBlobRequest as exc:
             raise refused(f"beginCreateBlob: {exc}") from exc
-        wanted = BlobMeta(normalized(wanted.acl, self._principal(), ALL), wanted.replication)
+        wanted = BlobMeta(normalized(wanted.acl, self.access.principal(), ALL), wanted.replication)
         if self.blob_store.get(key) is not None:
             raise T.KeyAlreadyExistsException(msg=f"blob {key!r} exists")
-        self._check_count("beginCreateBlob", self._principal())
+        self._check_count("beginCreateBlob", self.access.principal())
         return self._begin_upload(PendingUpload(key, wanted))
 
     def _check_count(self, api: str, owner: str | None) -> None:
         mine, total = self.blob_store.usage(owner), self.blob_store.count()
-        problem = create_problem(owner, mine, total, self.blob_quota, self._exempt(owner))
+        problem = create_problem(owner, mine, total, self.blob_quota, self.access.exempt(owner))
         if problem:
             raise refused(f"{api}: {problem}")
 
     def _check_bytes(self, api: str, pending: PendingUpload, size: int) -> None:
         """Whether the blob's owner may hold it at `size` bytes: the creator for a new blob,
         for an update the blob's owner (a writer's update counts against the owner)."""
-        owner, replaced = self._principal(), 0
+        owner, replaced = self.access.principal(), 0
         if pending.meta is None:
-            blob = self._blob(pending.key, WRITE)
+            blob = self.access.blob(pending.key, WRITE)
             owner, replaced = blob.owner, blob.size
         mine = self.blob_store.usage(owner)
-        problem = bytes_problem(owner, mine, replaced, size, self.blob_quota, self._exempt(owner))
+        exempt = self.access.exempt(owner)
+        problem = bytes_problem(owner, mine, replaced, size, self.blob_quota, exempt)
         if problem:
             raise refused(f"{api}: {problem}")
 
     @op("beginUpdateBlob")
     def beginUpdateBlob(self, key):
-        self._lead()
-        self._blob(key, WRITE)
+        self.access.lead()
+        self.access.blob(key, WRITE)
         return self._begin_upload(PendingUpload(key, None))
 
     @op("uploadBlobChunk")
     def uploadBlobChunk(self, session, chunk):
-        principal = self._principal()
+        principal = self.access.principal()
         self.c.inbox.check_owner(session, principal)
         pending = self.blob_sessions.upload(session)
         try:
@@ -111,16 +156,16 @@ class BlobCalls(BlobAccess):
     def finishBlobUpload(self, session):
         """The upload's file is copied into the store a chunk at a time (never read whole),
         under its owner's lock, after the owner's quotas are checked again."""
-        self._lead()
+        self.access.lead()
         pending = self.blob_sessions.upload(session)
-        principal = self._principal()
+        principal = self.access.principal()
         self.c.inbox.finish(session, self.c.clock(), principal)
         path: Path = self.c.inbox.take(session)
         self.blob_sessions.end_upload(session)
         try:
             owner = principal
             if pending.meta is None:  # the ACL may have changed meanwhile
-                owner = self._blob(pending.key, WRITE).owner
+                owner = self.access.blob(pending.key, WRITE).owner
             with self.blob_sessions.owner_lock(owner), path.open("rb") as data:
                 self._store(pending, principal, data, path.stat().st_size)
         except BlobExists as exc:
@@ -144,7 +189,7 @@ class BlobCalls(BlobAccess):
     @op("cancelBlobUpload")
     def cancelBlobUpload(self, session):
         self.blob_sessions.upload(session)
-        self.c.inbox.check_owner(session, self._principal())
+        self.c.inbox.check_owner(session, self.access.principal())
         self._cancel(session)
 
     def _cancel(self, session: str) -> None:
@@ -153,13 +198,13 @@ class BlobCalls(BlobAccess):
 
     @op("setBlobMeta")
     def setBlobMeta(self, key, meta):
-        self._lead()
-        blob = self._blob(key, ADMIN)
+        self.access.lead()
+        blob = self.access.blob(key, ADMIN)
         try:
             wanted = meta_in(meta)
         except BadBlobRequest as exc:
             raise refused(f"setBlobMeta: {exc}") from exc
-        acl = normalized(wanted.acl, self._principal(), ADMIN)
+        acl = normalized(wanted.acl, self.access.principal(), ADMIN)
         replication = wanted.replication if wanted.replication else blob.meta.replication
         try:
             self.blob_store.set_meta(key, BlobMeta(acl, replication))
@@ -169,11 +214,11 @@ class BlobCalls(BlobAccess):
     @op("deleteBlob")
     def deleteBlob(self, key):
         try:
-            self._lead()
+            self.access.lead()
         except T.IllegalStateException as exc:
             message = undeclared_message("deleteBlob", exc)
             raise TApplicationException(TApplicationException.INTERNAL_ERROR, message) from exc
-        self._blob(key, WRITE)
+        self.access.blob(key, WRITE)
         try:
             self.blob_store.delete(key)
         except NoBlob as exc:
@@ -182,8 +227,8 @@ class BlobCalls(BlobAccess):
     @op("updateBlobReplication")
     def updateBlobReplication(self, key, replication):
         """Records the replication asked for; answers the effective one, the store's."""
-        self._lead()
-        blob = self._blob(key, WRITE)
+        self.access.lead()
+        blob = self.access.blob(key, WRITE)
         if replication is None or replication < 1:
             raise refused(f"updateBlobReplication: replication must be at least 1: {replication}")
         self.blob_store.set_meta(key, with_replication(blob.meta, replication))
@@ -200,25 +245,25 @@ class BlobCalls(BlobAccess):
 
     @op("getBlobMeta")
     def getBlobMeta(self, key):
-        self._valid(key)
-        code = self._code_blob(key)
+        self.access.valid(key)
+        code = self.access.code_blob(key)
         if code is not None:
-            return self._code_meta(code)
-        blob = self._blob(key, READ | WRITE | ADMIN, any_of=True)
+            return code_meta(code)
+        blob = self.access.blob(key, READ | WRITE | ADMIN, any_of=True)
         return meta_out(blob.meta, blob.version)
 
     @op("beginBlobDownload")
     def beginBlobDownload(self, key):
-        self._valid(key)
-        code = self._code_blob(key)
-        blob = code or self._blob(key, READ)
-        download = BlobDownload(key, blob.version, self._principal(), self.c.clock(), code)
+        self.access.valid(key)
+        code = self.access.code_blob(key)
+        blob = code or self.access.blob(key, READ)
+        download = BlobDownload(key, blob.version, self.access.principal(), self.c.clock(), code)
         session = self.blob_sessions.add_download(download)
         return T.BeginDownloadResult(version=blob.version, session=session, data_size=blob.size)
 
     @op("downloadBlobChunk")
     def downloadBlobChunk(self, session):
-        d = self.blob_sessions.download(session, self._principal(), self.c.clock())
+        d = self.blob_sessions.download(session, self.access.principal(), self.c.clock())
         if d.code is not None:
             chunk = code_chunk(self.c.store, d.code, d.offset, CHUNK_BYTES)
         else:
@@ -239,14 +284,14 @@ class BlobCalls(BlobAccess):
         after = session or ""
         keys: list[str] = []
         for blob in self.blob_store.entries(after):
-            if self._permits(blob.meta, READ | WRITE | ADMIN, any_of=True):
+            if self.access.permits(blob.meta, READ | WRITE | ADMIN, any_of=True):
                 keys.append(blob.key)
             if len(keys) >= LIST_PAGE:
                 break
         readable = set()
         for tid in self.c.store.topology_ids():
             stored = self.c.store.topology(tid)
-            if stored is not None and self._reads_code(stored.conf):
+            if stored is not None and self.access.reads_code(stored.conf):
                 readable.add(tid)
         keys += [k for k in code_blob_keys(readable) if k > after]
         page = sorted(keys)[:LIST_PAGE]
@@ -254,9 +299,9 @@ class BlobCalls(BlobAccess):
 
     @op("getBlobReplication")
     def getBlobReplication(self, key):
-        self._valid(key)
-        if self._code_blob(key) is None:
-            self._blob(key, READ | WRITE | ADMIN, any_of=True)
+        self.access.valid(key)
+        if self.access.code_blob(key) is None:
+            self.access.blob(key, READ | WRITE | ADMIN, any_of=True)
         return REPLICATION
 
     @op("isRemoteBlobExists")
@@ -264,8 +309,8 @@ class BlobCalls(BlobAccess):
         if key_problem(blobKey):
             return False
         try:
-            if self._code_blob(blobKey) is None:
-                self._blob(blobKey, READ | WRITE | ADMIN, any_of=True)
+            if self.access.code_blob(blobKey) is None:
+                self.access.blob(blobKey, READ | WRITE | ADMIN, any_of=True)
         except T.KeyNotFoundException:
             return False
         return True

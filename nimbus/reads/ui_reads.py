@@ -1,5 +1,5 @@
-"""Storm 2's read calls for its UI and CLI (page infos, summaries, history), part of the
-NimbusHandler: each reads the controller's published model and ZooKeeper once and hands
+"""Storm 2's read calls for its UI and CLI (page infos, summaries, history), which the
+NimbusHandler delegates to: each reads the controller's published model and ZooKeeper once and hands
 plain data to the pure builders (page_info, history, summaries).
 
 Authorized as in Storm's Nimbus.java and SimpleACLAuthorizer: the summaries, the supervisor
@@ -11,8 +11,8 @@ caller may read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from squall import thrift_api as T
 from squall.nimbus.controller import Controller
@@ -31,11 +31,10 @@ from squall.nimbus.reads.page_info import (
     supervisor_page,
     topology_page,
 )
+from squall.nimbus.reads.topology_answers import TopologyAnswers
 from squall.nimbus.rpc import request_context
-from squall.nimbus.rpc.authorizer import Acl, UnixGroups, decide
+from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.operations import op
-
-R = TypeVar("R")
 
 
 def _by_id(model: NimbusModel, tid: str) -> TopologyModel:
@@ -52,30 +51,27 @@ def _by_name(model: NimbusModel, name: str) -> TopologyModel:
 
 
 class UiReads:
-    """Mixed into NimbusHandler, whose attributes these are."""
+    """The UI's and the CLI's reads; NimbusHandler serves CALLS through this object."""
 
-    c: Controller
-    authorizer: str
-    acl: Acl
-    groups: UnixGroups
-    # NimbusHandler's: getTopologyInfo's answer, and the status saying why tasks do not run
-    _topology_info: Callable[[TopologyModel, Any], Any]
-    _run_status: Callable[..., str]  # (model, topology, errors=None)
+    CALLS = (
+        "getTopologySummaries",
+        "getTopologySummaryByName",
+        "getTopologySummary",
+        "getTopologyInfoByName",
+        "getTopologyInfoByNameWithOpts",
+        "getTopologyInfoWithOpts",
+        "getTopologyPageInfo",
+        "getComponentPageInfo",
+        "getSupervisorPageInfo",
+        "getTopologyHistory",
+        "getOwnerResourceSummaries",
+    )
 
-    def _stamped(self, answer: R) -> R:
-        """`answer` marked stale while ZooKeeper is unreachable (nimbus/reads/last_known.py):
-        since when, and why."""
-        stale = self.c.reads.stale()
-        if stale is not None:
-            answer.stale_since = stale.since  # type: ignore[attr-defined]
-            answer.stale_cause = stale.cause  # type: ignore[attr-defined]
-        return answer
-
-    def _may(self, principal: str | None, operation: str, conf: Mapping[str, Any]) -> bool:
-        """Whether `principal` may do the topology `operation` on a topology with `conf`
-        (a filter, never an error)."""
-        groups = self.groups(principal) if principal is not None else frozenset()
-        return decide(self.authorizer, self.acl, principal, groups, operation, conf)
+    def __init__(self, controller: Controller, auth: CallAuthorizer, answers: TopologyAnswers):
+        self.c = controller
+        self.auth = auth
+        self._authorize = auth.authorize  # operations.op judges each call by it
+        self.answers = answers
 
     def _conf(self, topology: TopologyModel) -> dict[str, Any]:
         return dict(topology.conf) or self.c.code.conf(topology.id)
@@ -121,14 +117,14 @@ class UiReads:
             {},
             [],
             self.c.wall(),
-            {tid: self._run_status(model, topology)},
+            {tid: self.answers.run_status(model, topology)},
         )
-        return self._stamped(cluster.topologies[0])
+        return self.answers.stamped(cluster.topologies[0])
 
     def _info(self, topology: TopologyModel, options: Any, model: Any) -> Any:
-        info = self._topology_info(topology, model)
+        info = self.answers.topology_info(topology, model)
         info.errors = chosen_errors(info.errors, options.num_err_choice if options else None)
-        return self._stamped(info)
+        return self.answers.stamped(info)
 
     @op("getTopologySummaries")
     def getTopologySummaries(self):
@@ -167,14 +163,14 @@ class UiReads:
         facts = self._facts(topology)
         page = topology_page(facts, bool(is_include_sys), self.c.wall(), window)
         # tasks not running: why (from the errors the page read)
-        page.sched_status = self._run_status(model, topology, facts.errors) or None
-        return self._stamped(page)
+        page.sched_status = self.answers.run_status(model, topology, facts.errors) or None
+        return self.answers.stamped(page)
 
     @op("getComponentPageInfo", topology=True)
     def getComponentPageInfo(self, topology_id, component_id, window, is_include_sys):
         facts = self._facts(self.c.read_model().find(topology_id))
         page = component_page(facts, component_id, bool(is_include_sys), self.c.wall(), window)
-        return self._stamped(page)
+        return self.answers.stamped(page)
 
     @op("getSupervisorPageInfo")
     def getSupervisorPageInfo(self, id, host, is_include_sys):  # noqa: A002
@@ -201,10 +197,10 @@ class UiReads:
             on_chosen,
             bool(is_include_sys),
             lambda facts: (
-                facts.id in confs and self._may(principal, "getTopology", confs[facts.id])
+                facts.id in confs and self.auth.may(principal, "getTopology", confs[facts.id])
             ),
         )
-        return self._stamped(page)
+        return self.answers.stamped(page)
 
     @op("getTopologyHistory")
     def getTopologyHistory(self, user):
@@ -215,7 +211,7 @@ class UiReads:
         ids = visible_history(
             submitted_confs(self.c.store.log()),
             live,
-            lambda conf: all(self._may(p, "getTopologyInfo", conf) for p in readers),
+            lambda conf: all(self.auth.may(p, "getTopologyInfo", conf) for p in readers),
         )
         return T.TopologyHistoryInfo(topo_ids=ids)
 

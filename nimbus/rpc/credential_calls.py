@@ -1,4 +1,5 @@
-"""Storm's uploadNewCredentials, part of the NimbusHandler: the map is merged into the
+"""Storm's uploadNewCredentials, served for the NimbusHandler (which also stores the
+credentials a submit brings, through `checked_submit` and `store`): the map is merged into the
 topology's /usercredentials/<topology-id> (squall.security.user_credentials), which its workers
 watch and hand to their components (worker/credentials_watch.py). /credentials/<topology-id>, the
 topology's CURVE keys, is never touched, and no Thrift call reads credentials back.
@@ -18,6 +19,8 @@ from typing import Any
 from kazoo.exceptions import NoNodeError
 
 from squall import thrift_api as T
+from squall.nimbus.controller import Controller
+from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.operations import op
 from squall.security import user_credentials as uc
 from squall.validation import invalid
@@ -27,23 +30,28 @@ _MERGE = threading.Lock()  # Storm's credUpdateLock
 
 
 class CredentialCalls:
-    c: Any  # the handler's Controller
+    CALLS = ("uploadNewCredentials",)
+
+    def __init__(self, controller: Controller, auth: CallAuthorizer):
+        self.c = controller
+        self.auth = auth
+        self._authorize = auth.authorize  # operations.op judges each call by it
 
     @op("uploadNewCredentials", topology=True, acts=True)
     def uploadNewCredentials(self, name, creds):
         topology = self.c.read_model().find(name)
         if not self.c.leading:
             raise self.c._not_leader()
-        conf = self._topology_conf(topology.id)
+        conf = self.auth.topology_conf(topology.id)
         owner = str(conf.get("topology.submitter.user") or "")
         problem = uc.owner_problem(creds.topoOwner if creds is not None else None, owner)
         if problem is not None:
             raise T.AuthorizationException(msg=problem)
         self.c.reads.require_zookeeper("uploadNewCredentials")
-        merged = self._store_credentials(topology.id, creds.creds if creds else None, owner)
+        merged = self.store(topology.id, creds.creds if creds else None, owner)
         log.info("credentials of %s updated (%d keys)", topology.id, len(merged))
 
-    def _checked_submit_credentials(self, creds: Any, principal: str | None) -> dict[str, str]:
+    def checked_submit(self, creds: Any, principal: str | None) -> dict[str, str]:
         """Storm's SubmitOptions.creds, checked before the topology is made."""
         problem = uc.owner_problem(creds.topoOwner, principal or "")
         if problem is not None:
@@ -53,9 +61,7 @@ class CredentialCalls:
         except uc.CredentialsError as exc:
             raise invalid(str(exc)) from exc
 
-    def _store_credentials(
-        self, topology_id: str, upload: dict[str, str] | None, owner: str
-    ) -> dict[str, str]:
+    def store(self, topology_id: str, upload: dict[str, str] | None, owner: str) -> dict[str, str]:
         """Merge `upload` into the topology's stored credentials; what is stored now."""
         state = self.c.state
         path = state.layout.usercredentials(topology_id)

@@ -1,5 +1,5 @@
 """Storm 2's daemon-internal calls (getSupervisorAssignments, sendSupervisorWorkerHeartbeats,
-sendSupervisorWorkerHeartbeat, processWorkerMetrics), part of the NimbusHandler.
+sendSupervisorWorkerHeartbeat, processWorkerMetrics), served for the NimbusHandler.
 
 Storm 2's supervisors fetch assignments and send worker heartbeats and metrics over Thrift;
 squall's supervisors and workers do all of that through ZooKeeper, so nimbus serves none of
@@ -16,6 +16,7 @@ from typing import Any
 
 from thriftpy2.thrift import TApplicationException
 
+from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.operations import op
 
 
@@ -31,6 +32,16 @@ def _heartbeat_topology(heartbeat: Any) -> str:
 
 
 class DaemonCalls:
+    CALLS = (
+        "getSupervisorAssignments",
+        "sendSupervisorWorkerHeartbeats",
+        "sendSupervisorWorkerHeartbeat",
+        "processWorkerMetrics",
+    )
+
+    def __init__(self, auth: CallAuthorizer):
+        self._authorize = auth.authorize  # operations.op judges each call by it
+
     @op("getSupervisorAssignments")
     def getSupervisorAssignments(self, node):
         raise not_served("getSupervisorAssignments")

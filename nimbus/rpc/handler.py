@@ -6,10 +6,19 @@ Declared Thrift exceptions pass through to the client; anything else is logged a
 with a TApplicationException, so an internal error fails one call and never the connection
 or the server.
 
-Every method is authorized first (`_op`): the caller's identity (request_context, bound by the
-server from the TLS peer certificate), Storm's operation name and, for a topology operation,
-that topology's conf go to nimbus.authorizer; a denial is an AuthorizationException naming
-the principal and the operation, and is logged.
+The handler serves submit, kill and the other lifecycle calls, code uploads and downloads,
+the cluster and topology reads and the leader itself; the other calls are served by call
+groups it builds, each given what it reads and writes (the controller, the CallAuthorizer,
+TopologyAnswers): blobs (nimbus/blobs/blob_calls.py), credentials, daemon calls, log levels
+and debug, profiling (nimbus/rpc/*_calls.py) and the UI's reads (nimbus/reads/ui_reads.py).
+Each group's CALLS are bound on the handler under their Thrift names, which is how the
+server finds a call's method (thrift_call.run_call).
+
+Every method is authorized first (`_op`, by nimbus/rpc/call_authorizer.py): the caller's
+identity (request_context, bound by the server from the TLS peer certificate), Storm's
+operation name and, for a topology operation, that topology's conf go to nimbus.authorizer;
+a denial is an AuthorizationException naming the principal and the operation, and is
+logged.
 """
 
 from __future__ import annotations
@@ -30,25 +39,11 @@ from squall.nimbus.blobs.blob_calls import BlobCalls
 from squall.nimbus.controller import Controller
 from squall.nimbus.reads import summaries
 from squall.nimbus.reads.redaction import redacted
-from squall.nimbus.reads.run_state import (
-    NIMBUS,
-    has_unplaced,
-    recent_error,
-    refusal_cause,
-    run_count,
-    run_status,
-)
+from squall.nimbus.reads.topology_answers import RefusedCertificates, TopologyAnswers, no_refusals
 from squall.nimbus.reads.ui_reads import UiReads
 from squall.nimbus.rpc import request_context
-from squall.nimbus.rpc.authorizer import (
-    NOOP,
-    SUBMITTER_KEYS,
-    Acl,
-    UnixGroups,
-    authorizer_kind,
-    decide,
-    denial,
-)
+from squall.nimbus.rpc.authorizer import SUBMITTER_KEYS
+from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.credential_calls import CredentialCalls
 from squall.nimbus.rpc.daemon_calls import DaemonCalls
 from squall.nimbus.rpc.log_debug_calls import LogDebugCalls
@@ -89,7 +84,12 @@ _OS_USER = _os_user()
 _STARTED = time.time()
 
 
-class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, CredentialCalls, DaemonCalls):
+# The call groups, each serving the Thrift calls its CALLS name; NimbusHandler's own
+# methods serve the rest.
+CALL_GROUPS = (BlobCalls, CredentialCalls, DaemonCalls, LogDebugCalls, ProfilerCalls, UiReads)
+
+
+class NimbusHandler:
     def __init__(
         self,
         controller: Controller,
@@ -97,42 +97,36 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         host: str,
         port: int,
         leader_of: Callable[[], str | None],
+        refused_certificates: RefusedCertificates = no_refusals,
     ):
+        """`refused_certificates`: the server's record of refused TLS peers, a possible cause
+        of tasks placed nowhere."""
         self.c = controller
         self.conf = conf
         self.host = host
         self.port = port
         self.leader_of = leader_of
-        self.authorizer = authorizer_kind(conf)
-        self.acl = Acl.from_conf(conf)
-        cache_secs = conf["storm.group.mapping.service.cache.duration.secs"]
-        self.groups = UnixGroups(cache_secs, time.monotonic)
-        self._init_blobs()  # Storm 2 blobstore (nimbus/blobs/blob_calls.py)
-
-    def _authorize(self, operation: str, topology: str | None) -> str | None:
-        """Judge the call; the id of the topology it was judged on (`topology` is a name
-        or an id), which the call then acts on: by its name, the controller would find
-        whichever topology has that name when the job runs, a new one of the same name
-        resubmitted meanwhile by someone else. None when nothing is judged."""
-        if self.authorizer == NOOP:
-            return None
-        ctx = request_context.current()
-        tid, topology_conf = None, None
-        if topology is not None:
-            tid = self.c.read_model().find(topology).id  # NotAliveException: none
-            topology_conf = self._topology_conf(tid)
-        groups = self.groups(ctx.principal) if ctx.principal is not None else frozenset()
-        if decide(self.authorizer, self.acl, ctx.principal, groups, operation, topology_conf):
-            return tid
-        message = denial(ctx.principal, operation, topology)
-        log.warning("denied: %s (from %s)", message, ctx.address)
-        raise T.AuthorizationException(msg=message)
-
-    def _topology_conf(self, name_or_id: str) -> dict[str, Any]:
-        """The conf the authorizer judges a topology operation by (NotAliveException when
-        there is no such topology)."""
-        topology = self.c.read_model().find(name_or_id)
-        return dict(topology.conf) or self.c.code.conf(topology.id)
+        self.auth = CallAuthorizer(conf, controller.read_model, controller.code.conf)
+        self._authorize = self.auth.authorize  # operations.op judges each call by it
+        self.answers = TopologyAnswers(controller, host, port, refused_certificates)
+        self.blobs = BlobCalls(controller, conf, self.auth)
+        self.credentials = CredentialCalls(controller, self.auth)
+        self.daemon_calls = DaemonCalls(self.auth)
+        self.log_debug = LogDebugCalls(controller, self.auth)
+        self.profiler = ProfilerCalls(controller, self.auth)
+        self.ui = UiReads(controller, self.auth, self.answers)
+        groups = (
+            self.blobs,
+            self.credentials,
+            self.daemon_calls,
+            self.log_debug,
+            self.profiler,
+            self.ui,
+        )
+        assert tuple(map(type, groups)) == CALL_GROUPS  # which the unit tests check
+        for group in groups:
+            for call in group.CALLS:
+                setattr(self, call, getattr(group, call))
 
     @_op("submitTopology")
     def submitTopology(self, name, uploadedJarLocation, jsonConf, topology):
@@ -145,11 +139,11 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         status = options.initial_status if options else T.TopologyInitialStatus.ACTIVE
         principal = request_context.current().principal
         creds = options.creds if options else None  # Storm's credentials at submit
-        upload = self._checked_submit_credentials(creds, principal) if creds else None
+        upload = self.credentials.checked_submit(creds, principal) if creds else None
         json_conf = _with_submitter(jsonConf, principal)
         tid = self.c.submit(name, uploadedJarLocation, json_conf, topology, status)
         if upload:
-            self._store_credentials(tid, upload, principal or "")
+            self.credentials.store(tid, upload, principal or "")
 
     @_op("killTopology", topology=True, acts=True)
     def killTopology(self, name):
@@ -208,77 +202,17 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
             model.supervisors,
             self._nimbuses(),
             self.c.wall(),
-            {tid: self._run_status(model, t) for tid, t in topologies.items()},
+            {tid: self.answers.run_status(model, t) for tid, t in topologies.items()},
             model.blacklist.reasons(),
         )
         for topology in cluster.topologies:
-            self._stamped(topology)
-        return self._stamped(cluster)
-
-    def _run_status(self, model: Any, topology: Any, errors: Any = None) -> str:
-        """The scheduler's status, and whether the tasks run (nimbus/reads/run_state.py): the
-        latest error is read only for a topology with tasks not running, unless the caller
-        read its `errors` already. A standby keeps no heartbeats: it says only what the
-        scheduler said."""
-        if not model.leading:
-            return topology.sched_status
-        settings = model.settings
-        count = run_count(topology, self.c.clock(), settings.task_timeout, settings.task_launch)
-        if errors is None:
-            errors = self.c.reads.read_errors(topology.id) if count.down or count.starting else {}
-        last = recent_error(self._with_nimbus_word(topology, errors), count, self.c.wall())
-        return run_status(topology.sched_status, count, last, topology.base.status)
+            self.answers.stamped(topology)
+        return self.answers.stamped(cluster)
 
     @_op("getTopologyInfo", topology=True)
     def getTopologyInfo(self, id):  # noqa: A002
         model = self.c.read_model()
-        return self._stamped(self._topology_info(model.find(id), model))
-
-    # seconds a refused certificate stays a possible cause (supervisors retry each
-    # supervisor.heartbeat.frequency.secs; the refusal log notes each one)
-    REFUSAL_WITHIN_SECS = 120.0
-    # the server's (peer, reason) of recently refused certificates; daemon.py sets it
-    refused_certificates: Callable[[float, float], list[tuple[str, str]]] = staticmethod(
-        lambda now, within: []
-    )
-
-    def _with_nimbus_word(self, topology: Any, errors: dict[str, list]) -> dict[str, list]:
-        """`errors` and, for a topology with tasks placed nowhere while nimbus has refused a
-        certificate, that refusal as nimbus's error of the topology (reaches get-errors)."""
-        if NIMBUS in errors or not has_unplaced(topology):
-            return errors
-        refused = self.refused_certificates(time.monotonic(), self.REFUSAL_WITHIN_SECS)
-        cause = refusal_cause(refused)
-        if cause is None:
-            return errors
-        entry = {"error": cause, "time_secs": int(self.c.wall()), "host": self.host}
-        return {**errors, NIMBUS: [{**entry, "port": self.port}]}
-
-    def _topology_info(self, topology: Any, model: Any) -> Any:
-        # once, for the status and the info
-        errors = self._with_nimbus_word(topology, self.c.reads.read_errors(topology.id))
-        return summaries.topology_info(
-            topology.id,
-            topology.base,
-            topology.assignment,
-            topology.tasks,
-            self.c.reads.read_beats(topology.id),
-            errors,
-            self.c.wall(),
-            spouts=self.c.code.structure(topology.id).spouts(),
-            sched_status=self._run_status(model, topology, errors),
-            sole_inputs=self._sole_inputs(topology.id),
-        )
-
-    def _sole_inputs(self, tid: str) -> dict[str, tuple[str, str]]:
-        """Each bolt with one input stream: its (component, stream), which its per-stream
-        figures are reported under."""
-        components = self.c.code.structure(tid).components
-        return {
-            name: (c.inputs[0].component, c.inputs[0].stream)
-            for name, c in components.items()
-            if len({(i.component, i.stream) for i in c.inputs}) == 1
-        }
+        return self.answers.stamped(self.answers.topology_info(model.find(id), model))
 
     @_op("getTopologyConf", topology=True)
     def getTopologyConf(self, id):  # noqa: A002
@@ -304,9 +238,10 @@ class NimbusHandler(UiReads, LogDebugCalls, BlobCalls, ProfilerCalls, Credential
         leader = self.leader_of()
         for summary in self._nimbuses():
             if f"{summary.host}:{summary.port}" == leader:
-                return self._stamped(summary)
+                return self.answers.stamped(summary)
         if leader == f"{self.host}:{self.port}":  # not read from /nimbuses before the outage
-            return self._stamped(self._summary(self.host, self.port, _STARTED, True, __version__))
+            me = self._summary(self.host, self.port, _STARTED, True, __version__)
+            return self.answers.stamped(me)
         stale = self.c.reads.stale()
         why = "no nimbus leads now" if stale is None else f"no nimbus leader known: {stale.cause}"
         raise TApplicationException(TApplicationException.INTERNAL_ERROR, why)

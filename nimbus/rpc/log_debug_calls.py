@@ -1,4 +1,4 @@
-"""Storm 2's setLogConfig, getLogConfig and debug, part of the NimbusHandler: requests are
+"""Storm 2's setLogConfig, getLogConfig and debug, served for the NimbusHandler: requests are
 checked and turned into plain data here (squall.log_config), decided on the controller thread
 (nimbus.log_debug), and read back from ZooKeeper.
 
@@ -14,6 +14,8 @@ from typing import Any
 
 from squall import log_config
 from squall import thrift_api as T
+from squall.nimbus.controller import Controller
+from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.operations import op
 from squall.validation import invalid
 
@@ -57,7 +59,11 @@ def to_thrift(config: log_config.LogConfig) -> Any:
 
 
 class LogDebugCalls:
-    c: Any  # the handler's Controller
+    CALLS = ("setLogConfig", "getLogConfig", "debug")
+
+    def __init__(self, controller: Controller, auth: CallAuthorizer):
+        self.c = controller
+        self._authorize = auth.authorize  # operations.op judges each call by it
 
     @op("setLogConfig", topology=True, acts=True)
     def setLogConfig(self, name, config):

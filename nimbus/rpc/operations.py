@@ -2,8 +2,8 @@
 operation, then run the method so that an internal error fails one call, never the
 connection or the server (declared Thrift exceptions pass through to the client).
 
-Its own module so that the handler's methods can live in more than one module (handler,
-ui_reads) with one authorization path.
+Its own module so that the handler and the call groups it delegates to (blob_calls,
+ui_reads, ...) share one authorization path.
 """
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ def op(
 ) -> Callable[..., Any]:
     """Authorize the call as Storm's `operation` (on the topology named by the first
     argument when `topology`, or by what `topology` finds in it when a function) through the
-    handler's `_authorize`, then run it guarded. A call that `acts` on the topology (kill,
-    rebalance, a conf...) gets the id of the topology judged in place of the name it was
-    given: by the name, the controller would act on whichever topology has it when the job
-    runs, a new one resubmitted meanwhile by someone else. Reads keep what they were given
-    (getTopologyInfoByName looks up names)."""
+    object's `_authorize` (a CallAuthorizer's authorize), then run it guarded. A call that
+    `acts` on the topology (kill, rebalance, a conf...) gets the id of the topology judged
+    in place of the name it was given: by the name, the controller would act on whichever
+    topology has it when the job runs, a new one resubmitted meanwhile by someone else.
+    Reads keep what they were given (getTopologyInfoByName looks up names)."""
 
     def target(args: tuple[Any, ...]) -> Any:
         if not topology or not args:

@@ -1,4 +1,4 @@
-"""Storm's setWorkerProfiler and getComponentPendingProfileActions, part of the NimbusHandler.
+"""Storm's setWorkerProfiler and getComponentPendingProfileActions, served for the NimbusHandler.
 
 Requests are checked and shaped in squall.profile_requests and stored in ZooKeeper under the
 topology, as Storm stores them (/profilerconfig/<topology-id>/<host>_<port>_<action>); the
@@ -23,6 +23,8 @@ from kazoo.exceptions import KazooException, NoNodeError
 
 from squall import profile_requests as pr
 from squall import thrift_api as T
+from squall.nimbus.controller import Controller
+from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.operations import op
 from squall.validation import invalid
 
@@ -50,7 +52,11 @@ def component_slots(topology: Any, component: str) -> set[tuple[str, int]]:
 
 
 class ProfilerCalls:
-    c: Any  # the handler's Controller
+    CALLS = ("setWorkerProfiler", "getComponentPendingProfileActions")
+
+    def __init__(self, controller: Controller, auth: CallAuthorizer):
+        self.c = controller
+        self._authorize = auth.authorize  # operations.op judges each call by it
 
     def _stored_requests(self, topology_id: str) -> dict[str, pr.ProfileRequest]:
         """Every readable request under the topology, by node name (junk is logged, skipped)."""
