@@ -12,35 +12,22 @@ same groupings, ackers, and SparkBolts on a local SparkSession; only the deliver
 task to task in memory, on threads of this process. `inputs` replaces a spout by one that
 emits the given tuples, each tracked, so `result.acked` and `result.failed` show what became
 of them. `run` returns once every spout has run dry and every tuple was processed, or raises
-RunTimeout at `timeout`. What it records is in run_recording.py, how it waits in run_waits.py.
+RunTimeout at `timeout`. The run itself is squall/worker/in_process.py's.
 """
 
 from __future__ import annotations
 
-import tempfile
-import time
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from squall.components import Component, SparkBolt, Spout, TaskContext
+from squall.components import Component, Spout, TaskContext
 from squall.config import cluster_conf
-from squall.recipes.in_memory import InMemoryCoordination, InMemoryRegistry
-from squall.run_recording import Recorder, RunResult, record_verdicts
-from squall.run_waits import RunFailed, RunTimeout, not_ready, wait_until_done, wait_while
-from squall.structure import ACKER, TopologyStructure, assign_task_ids
+from squall.run_result import RunFailed, RunResult, RunTimeout
+from squall.structure import ACKER, TopologyStructure
 from squall.topology import Topology
-from squall.tree_tracking import ACKERS_KEY, SPOUTS_TRACK_KEY, acker_executors, tree_trackers
 from squall.validation import cap_parallelism
-from squall.worker.executor_factory import make_executor
-from squall.worker.executor_group import group_executors
-from squall.worker.executors import Executor
-from squall.worker.inbound import Inbound
-from squall.worker.routing import Router
-from squall.worker.spark import SparkHolder
-from squall.worker.spout_executor import SpoutExecutor
-from squall.worker.task_io import WorkerTaskIO
+from squall.worker.in_process import run_tasks
 
 __all__ = ["RunFailed", "RunResult", "RunTimeout", "TestingSpout", "run"]
 
@@ -107,81 +94,9 @@ def run(
     conf = cluster_conf(**{**topology.config, **(conf or {})})
     # as nimbus's submit does: Storm's cap on each component's parallelism
     structure: TopologyStructure = cap_parallelism(topology.structure(), conf)
-    counts = structure.task_counts()
-    ackers = 1 if conf[ACKERS_KEY] is None else conf[ACKERS_KEY]  # null: one (one process)
-    if acker_executors(ackers, conf[SPOUTS_TRACK_KEY]):
-        counts[ACKER] = ackers
-    task_components = assign_task_ids(counts)
-    by_component: dict[str, list[int]] = defaultdict(list)
-    for task, name in sorted(task_components.items()):
-        by_component[name].append(task)
-
-    trackers = tree_trackers(conf, structure, task_components)
-    result = RunResult(tree_trackers=sorted({task_components[t] for t in trackers}))
-    executors: dict[int, Executor] = {}  # filled below; Inbound looks tasks up at delivery
-    inbound = Inbound(structure, executors, conf["topology.backpressure.enable"])
-    io = WorkerTaskIO(
-        Router(structure, task_components, task_components),
-        trackers,
-        lambda component, _task, text: result.errors[component].append(text),
-        send_many=inbound.deliver_many,
-        congested=inbound.congested,
-        deliver_local=inbound.deliver_local,
+    return run_tasks(
+        structure, conf, lambda name: _instance(topology, name, inputs), timeout, output_dir
     )
-    scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
-    out = str(output_dir or Path(scratch.name) / "output")
-    spark = SparkHolder(conf, "squall-testing", Path(scratch.name) / "spark-handoff")
-    registry = InMemoryRegistry()
-    for task, name in sorted(task_components.items()):
-        context = TaskContext(
-            "testing",
-            name,
-            task,
-            tuple(by_component[name]),
-            out,
-            coordination=InMemoryCoordination(registry),
-            task_components=task_components,
-        )
-        component = _instance(topology, name, inputs)
-        executor = make_executor(structure, component, context, conf, io, spark)
-        if component is not None:
-            component.collector = Recorder(component.collector, name, executor, result)
-        if isinstance(component, Spout):
-            record_verdicts(component, name, result)
-        executors[task] = executor
-    group_executors(executors, structure, conf)  # tasks sharing one thread, as in a worker
-    try:
-        deadline = time.monotonic() + timeout
-        for executor in executors.values():
-            executor.start()
-        # every task ready (a SparkBolt's session up) before any spout emits: readiness.py
-        wait_while(
-            executors,
-            lambda: not all(e.stats.ready for e in executors.values()),
-            deadline,
-            lambda: f"tasks still starting: {not_ready(executors)}",
-        )
-        polls = {t: e.polls for t, e in executors.items() if isinstance(e, SpoutExecutor)}
-        for executor in executors.values():
-            executor.activate(True)
-        # each spout's idle flag is news only once it polled while active: until then a run
-        # could look finished before it began
-        wait_while(
-            executors,
-            lambda: any(executors[t].polls == n for t, n in polls.items()),  # type: ignore[attr-defined]
-            deadline,
-            lambda: "the spouts had not started",
-        )
-        wait_until_done(executors, deadline, result)
-    finally:
-        for executor in executors.values():
-            executor.stop()
-        for executor in executors.values():
-            executor.thread.join(30)
-        if any(isinstance(e.component, SparkBolt) for e in executors.values()):
-            spark.stop()
-        scratch.cleanup()
-    return result
 
 
 def _instance(

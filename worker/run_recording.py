@@ -1,38 +1,19 @@
-"""What `squall.testing.run` records of a run: every emit of every component, per stream, and
-each ack and fail its spouts got. It sits between a component and its executor, so the
-executors run exactly as in a worker."""
+"""What `squall.testing.run` records of a run (in_process.py): every emit of every component,
+per stream, and each ack and fail its spouts got, into its RunResult. It sits between a
+component and its executor, so the executors run exactly as in a worker."""
 
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any
 
-from squall.components import DEFAULT_STREAM, Spout
+from squall.components import Spout
+from squall.run_result import RunResult
 from squall.tables import as_table
 from squall.worker.executors import Executor
 
 
-@dataclass
-class RunResult:
-    """What each component emitted, per stream, and what became of the spouts' tuples."""
-
-    emitted: dict[tuple[str, str], list[tuple[Any, ...]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    acked: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
-    failed: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
-    errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    # the components whose tasks tracked the tuple trees: the spouts themselves, or __acker
-    tree_trackers: list[str] = field(default_factory=list)
-
-    def values(self, component: str, stream: str = DEFAULT_STREAM) -> list[tuple[Any, ...]]:
-        """Every tuple `component` emitted on `stream`, batches as their rows."""
-        return list(self.emitted.get((component, stream), []))
-
-
-class Recorder:
+class EmitRecorder:
     """Sits between a component and its executor: records each emit, then passes it on."""
 
     def __init__(self, collector: Any, component: str, executor: Executor, result: RunResult):

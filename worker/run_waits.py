@@ -1,5 +1,5 @@
-"""How `squall.testing.run` knows a run is done, or is stuck: it polls its executors' stats
-to a deadline, and a task whose thread ended stops the run with its cause."""
+"""How `squall.testing.run` (in_process.py) knows a run is done, or is stuck: it polls its
+executors' stats to a deadline, and a task whose thread ended stops the run with its cause."""
 
 from __future__ import annotations
 
@@ -7,16 +7,8 @@ import time
 from collections.abc import Callable, Mapping
 
 from squall.components import Spout
-from squall.run_recording import RunResult
+from squall.run_result import RunFailed, RunResult, RunTimeout
 from squall.worker.executors import Executor
-
-
-class RunTimeout(TimeoutError):
-    """The topology was still working when `run`'s timeout passed."""
-
-
-class RunFailed(RuntimeError):
-    """A task could not start (its initialize raised, or its SparkSession failed)."""
 
 
 def wait_while(

@@ -6,8 +6,9 @@ that breaks it fails here.
   other: they meet only through ZooKeeper, Thrift and the files the supervisor writes.
 - The public API and shared code (squall's top level, squall.recipes, squall.ui) imports no
   daemon module, except the entry points in ALLOWED: the CLI starts daemons, LocalCluster
-  runs them in one process, squall.testing builds a worker's executors in this process, and
-  shell components run the worker's multilang subprocess.
+  runs them in one process, squall.testing runs a worker's executors in this process
+  (through squall.worker.in_process alone), and shell components run the worker's multilang
+  subprocess.
 - The pure decision cores (nimbus's decide and its state machine, the worker's tracking
   machines and outbox) import no I/O, not even through the modules they import: no
   database, ZooKeeper client, sockets, ZeroMQ, subprocesses, threads or HTTP; nimbus's
@@ -43,19 +44,8 @@ ALLOWED: dict[str, set[str]] = {
     "squall.local": {"squall.supervisor.spark_server"},
     # the proxy answers a plain-text call to a TLS port as nimbus does
     "squall.proxy": {"squall.nimbus.rpc.tls_refusal"},
-    # the in-process runner builds and runs a worker's executors
-    "squall.testing": {
-        "squall.worker.executor_factory",
-        "squall.worker.executor_group",
-        "squall.worker.executors",
-        "squall.worker.inbound",
-        "squall.worker.routing",
-        "squall.worker.spark",
-        "squall.worker.spout_executor",
-        "squall.worker.task_io",
-    },
-    "squall.run_recording": {"squall.worker.executors"},
-    "squall.run_waits": {"squall.worker.executors"},
+    # the in-process runner runs a worker's executors, through the worker's one entry point
+    "squall.testing": {"squall.worker.in_process"},
     # ShellBolt and ShellSpout run the worker's multilang subprocess and protocol
     "squall.shell_components": {
         "squall.worker",
