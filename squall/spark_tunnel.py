@@ -25,7 +25,7 @@ import ssl
 from pathlib import Path
 from typing import Any
 
-from squall.security.certificates import CA, CredentialsError, credential_paths
+from squall.security.certificates import CA, CertificateFilesError, credential_paths
 
 IDENTITY = "spark-connect"  # the listener's server certificate: spark-connect.pem/.key
 GREETING = b"squall-spark-connect/1 "
@@ -82,7 +82,7 @@ def _files(conf: dict[str, Any], name: str) -> tuple[Path, Path, Path]:
     ca = credential_paths(conf, CA)[0]
     missing = [str(p) for p in (pem, key, ca) if not p.exists()]
     if missing:
-        raise CredentialsError(
+        raise CertificateFilesError(
             f"{', '.join(missing)} missing: the Spark tunnel authenticates with the cluster's "
             f"certificates (identity {name!r} and ca.pem in security.dir); see docs/spark.md"
         )

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from squall.security.certificates import SUPERVISOR, CredentialsError
+from squall.security.certificates import SUPERVISOR, CertificateFilesError
 from squall.security.tls import client_context
 from squall.zk import connection as zk_mod
 from squall.zk.identity import ZkIdentityError
@@ -60,7 +60,7 @@ def check_credentials(conf: dict[str, Any]) -> None:
     for check in (client_context, zk_mod.role_identity):
         try:
             check(conf, SUPERVISOR)
-        except (CredentialsError, ZkIdentityError) as exc:
+        except (CertificateFilesError, ZkIdentityError) as exc:
             problems.append(str(exc))
     if problems:
-        raise CredentialsError("\n".join(problems))
+        raise CertificateFilesError("\n".join(problems))

@@ -16,7 +16,7 @@ from squall import thrift_api as T
 from squall.client import nimbus_address, nimbus_client
 from squall.commands.storm_args import StormArgError
 from squall.config import ConfigError, cluster_conf
-from squall.security.certificates import CredentialsError
+from squall.security.certificates import CertificateFilesError
 from squall.topology import TopologyFileError
 from squall.zk.connection import ZooKeeperUnreachable
 
@@ -46,7 +46,7 @@ class SquallGroup(click.Group):
             fail(f"{type(exc).__name__}: {exc.msg}")
         except TApplicationException as exc:  # a refusal Storm's IDL declares no type for
             fail(str(exc.message))
-        except (ConfigError, TopologyFileError, CredentialsError, StormArgError) as exc:
+        except (ConfigError, TopologyFileError, CertificateFilesError, StormArgError) as exc:
             fail(str(exc))
         except ZooKeeperUnreachable as exc:  # a daemon's start, or a command that reads it
             fail(str(exc))

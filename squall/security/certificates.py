@@ -39,7 +39,7 @@ CERT_DAYS = 825
 UNSPECIFIED = {"", "0.0.0.0", "::"}
 
 
-class CredentialsError(RuntimeError):
+class CertificateFilesError(RuntimeError):
     """A certificate or key this process needs is missing or cannot be made."""
 
 
@@ -132,7 +132,7 @@ def _create_ca(conf: dict[str, Any]) -> None:
 def _load_ca(conf: dict[str, Any]) -> tuple[x509.Certificate, Any]:
     pem, key_path = credential_paths(conf, CA)
     if not key_path.exists():
-        raise CredentialsError(
+        raise CertificateFilesError(
             f"cannot issue certificates here: the CA key {key_path} is missing "
             "(run this where the cluster's CA key is)"
         )
@@ -171,7 +171,7 @@ def _issue(conf: dict[str, Any], name: str, server: bool, names: list[str] | Non
     if pem.exists() and key_path.exists():
         return
     if pem.exists() or key_path.exists():
-        raise CredentialsError(f"{pem} or {key_path} exists without the other; remove it")
+        raise CertificateFilesError(f"{pem} or {key_path} exists without the other; remove it")
     ca_cert, ca_key = _load_ca(conf)
     key = ec.generate_private_key(ec.SECP256R1())
     usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
@@ -194,9 +194,9 @@ def _issue(conf: dict[str, Any], name: str, server: bool, names: list[str] | Non
 def check_name(name: str) -> str:
     """A client identity is a file name in the credentials dir and a CN: keep it plain."""
     if not name or not all(c.isalnum() or c in "-_." for c in name) or name[0] == ".":
-        raise CredentialsError(f"{name!r} is not a valid identity (letters, digits, - _ .)")
+        raise CertificateFilesError(f"{name!r} is not a valid identity (letters, digits, - _ .)")
     if name in (CA, SERVER):
-        raise CredentialsError(f"{name!r} is reserved for the cluster's own certificates")
+        raise CertificateFilesError(f"{name!r} is reserved for the cluster's own certificates")
     return name
 
 
@@ -217,7 +217,7 @@ def ensure_credentials(conf: dict[str, Any]) -> Path:
         ca_pem, ca_key = credential_paths(conf, CA)
         if not ca_pem.exists():
             if ca_key.exists():
-                raise CredentialsError(f"{ca_key} exists without {ca_pem}; remove it")
+                raise CertificateFilesError(f"{ca_key} exists without {ca_pem}; remove it")
             _create_ca(conf)
         _issue(conf, SERVER, server=True)
         for name in (ADMIN, SUPERVISOR, UI):

@@ -21,7 +21,7 @@ from squall.security.certificates import (  # noqa: F401 - re-exported: tls.issu
     SUPERVISOR,
     UI,
     UI_HTTPS,
-    CredentialsError,
+    CertificateFilesError,
     check_name,
     credential_paths,
     ensure_credentials,
@@ -34,7 +34,7 @@ from squall.security.mode import security_on
 
 def _require(path: Path, name: str) -> Path:
     if not path.exists():
-        raise CredentialsError(
+        raise CertificateFilesError(
             f"{path} is missing: identity {name!r} has no certificate here; run "
             f"`squall credentials issue {name}` where the cluster's CA key is and copy "
             f"{name}.pem, {name}.key and ca.pem into {path.parent}"

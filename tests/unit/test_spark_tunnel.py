@@ -12,7 +12,7 @@ import pytest
 
 from squall import spark_tunnel as st
 from squall.config import cluster_conf
-from squall.security.certificates import CredentialsError, issue_server
+from squall.security.certificates import CertificateFilesError, issue_server
 from squall.security.tls import ensure_credentials
 from squall.spark_tunnel_listener import TunnelListener
 from squall.worker.spark_forwarder import Forwarder
@@ -152,7 +152,7 @@ def test_a_server_not_ready_behind_the_listener(conf):
 
 def test_missing_credentials_name_the_files(conf, tmp_path):
     shutil.rmtree(tmp_path / "cluster/credentials")
-    with pytest.raises(CredentialsError, match="spark-connect.pem"):
+    with pytest.raises(CertificateFilesError, match="spark-connect.pem"):
         st.listener_context(conf)
 
 

@@ -9,7 +9,7 @@ from cryptography import x509
 
 from squall.config import cluster_conf
 from squall.security.tls import (
-    CredentialsError,
+    CertificateFilesError,
     check_name,
     client_context,
     ensure_credentials,
@@ -71,19 +71,19 @@ def test_issue_makes_a_user_certificate_signed_by_the_ca(conf):
 def test_issuing_needs_the_ca_key(conf):
     directory = ensure_credentials(conf)
     os.unlink(directory / "ca.key")
-    with pytest.raises(CredentialsError, match="ca.key"):
+    with pytest.raises(CertificateFilesError, match="ca.key"):
         issue(conf, "bob")
 
 
 @pytest.mark.parametrize("name", ["", "../evil", ".hidden", "a b", "ca", "nimbus"])
 def test_identity_names_are_plain_and_not_the_clusters_own(name):
-    with pytest.raises(CredentialsError):
+    with pytest.raises(CertificateFilesError):
         check_name(name)
 
 
 def test_a_missing_certificate_names_the_file_and_the_fix(conf):
     ensure_credentials(conf)
-    with pytest.raises(CredentialsError) as info:
+    with pytest.raises(CertificateFilesError) as info:
         client_context({**conf, "security.user": "bob"})
     message = str(info.value)
     assert "bob.pem" in message and "squall credentials issue bob" in message
