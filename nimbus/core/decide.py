@@ -33,7 +33,7 @@ from squall.nimbus.rpc.request_checks import (
 )
 from squall.nimbus.scheduling.resource_conf import generic_resources
 from squall.nimbus.scheduling.scheduler import start_times
-from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
+from squall.records import Assignment, StormBase, SupervisorInfo
 from squall.structure import ACKER
 from squall.tree_tracking import SPOUTS_TRACK_KEY, acker_executors
 from squall.validation import check_name_free, check_topology_setting, invalid
@@ -294,7 +294,6 @@ def _apply(
     event: states.Event,
     now: float,
     wall: float,
-    beats: Mapping[Slot, WorkerBeat] | None = None,
 ) -> Result:
     out: list[ins.Instruction] = []
     epoch = model.epoch
@@ -305,7 +304,7 @@ def _apply(
                 model = model.with_topology(topology)
                 out.append(ins.WriteBase(tid, base, epoch))
             case states.Reassign(scratch=scratch):
-                model, more = reassign_round(model, {tid: scratch}, {tid: beats or {}}, now, wall)
+                model, more = reassign_round(model, {tid: scratch}, {tid: {}}, now, wall)
                 out += more
             case states.ScheduleEvent(event=delayed, delay_secs=delay):
                 out.append(ins.StartTimer(tid, delayed, delay))

@@ -87,6 +87,14 @@ def test_a_due_time_no_nimbus_writes_fires_at_once_instead_of_failing_the_lead(d
     assert transition(odd, Startup(), 100) == [ScheduleEvent(Remove(), 0)]
 
 
+def test_the_longest_wait_thrift_can_ask_for_is_kept_and_one_second_more_fires_at_once():
+    """The bound is Thrift's i32 wait_secs, 2**31 - 1: a due time at it is a real wait."""
+    at_bound = base("killed", pending=PendingEvent("remove", 100 + 2**31 - 1))
+    assert transition(at_bound, Startup(), 100) == [ScheduleEvent(Remove(), 2**31 - 1)]
+    past = base("killed", pending=PendingEvent("remove", 100 + 2**31))
+    assert transition(past, Startup(), 100) == [ScheduleEvent(Remove(), 0)]
+
+
 def test_remove_only_removes_killed_topologies():
     assert transition(base("killed"), Remove(), 0) == [RemoveNow()]
     assert transition(base("active"), Remove(), 0) == []  # stale event: ignored
