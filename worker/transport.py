@@ -108,9 +108,9 @@ class Receiving:
 
     deliver_many: Callable[[list[Delivery], threading.Event | None], None]
     fields_of: FieldsOf
-    full: Callable[[int], bool] | None = None
-    deliver_rows: Callable[[CompactRows], bool] | None = None
-    fill: Callable[[int], float] | None = None
+    full: Callable[[int], bool] | None
+    deliver_rows: Callable[[CompactRows], bool]
+    fill: Callable[[int], float]
 
 
 class Transport:
@@ -301,8 +301,6 @@ class Transport:
     def _took_rows(self, rows: CompactRows) -> bool:
         """Hand a compact frame's rows over as they came, unless a task of them has data
         parked or a full queue (then they go the way of every delivery, to be parked)."""
-        if self.deliver_rows is None:
-            return False
         if self.parking is not None and self.parking.held(set(rows.targets)):
             return False
         return self.deliver_rows(rows)
@@ -329,10 +327,7 @@ class Transport:
     def loads(self, now: float) -> tuple[tuple[int, float], ...]:
         """Each local task's load (backpressure.task_load), as this worker's status says."""
         busy, fill = self._busy_share(now), self.fill
-        return tuple(
-            (task, task_load(fill(task) if fill is not None else 0.0, busy))
-            for task in sorted(self.local)
-        )
+        return tuple((task, task_load(fill(task), busy)) for task in sorted(self.local))
 
     def _busy_share(self, now: float) -> float:
         """The shared thread's busy share (0 without one: threads of their own are not
@@ -345,8 +340,7 @@ class Transport:
         congested task (or a full transfer queue) counts as 2, the most."""
         now = time.monotonic()
         if task in self.local:
-            fill = self.fill(task) if self.fill is not None else 0.0
-            return task_load(fill, self._busy_share(now))
+            return task_load(self.fill(task), self._busy_share(now))
         if self.sender.full() or self.remote.congested(task, now):
             return task_load(1.0, 1.0)
         load = self.remote.load(task, now)

@@ -326,7 +326,10 @@ def test_a_too_many_parts_message_is_read_a_part_at_a_time_and_let_go():
     received = Received()
     port = free_port()
     receiver = Transport(
-        TransportSettings("127.0.0.1", port, 2**16, keys), Receiving(received, fields_of)
+        TransportSettings("127.0.0.1", port, 2**16, keys),
+        Receiving(
+            received, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
+        ),
     )
     receiver.start()
     ctx = zmq.Context()
@@ -352,11 +355,20 @@ def test_transports_with_the_topology_keys_talk_through_curve():
     received = Received()
     port = free_port()
     receiver = Transport(
-        TransportSettings("127.0.0.1", port, 2**20, keys), Receiving(received, fields_of)
+        TransportSettings("127.0.0.1", port, 2**20, keys),
+        Receiving(
+            received, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
+        ),
     )
     sender = Transport(
         TransportSettings("127.0.0.1", free_port(), 2**20, keys),
-        Receiving(lambda ds, stopping: None, fields_of),
+        Receiving(
+            lambda ds, stopping: None,
+            fields_of,
+            full=None,
+            deliver_rows=lambda rows: False,
+            fill=lambda task: 0.0,
+        ),
     )
     receiver.start()
     sender.start()

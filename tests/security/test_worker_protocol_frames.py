@@ -39,11 +39,23 @@ def test_protocol_messages_cross_as_themselves_and_junk_frames_are_dropped():
     receiver = Transport(
         TransportSettings("127.0.0.1", port, 2**16, keys),
         # backpressure on: arrivals go through Parking
-        Receiving(received.many, fields_of, full=lambda task: False),
+        Receiving(
+            received.many,
+            fields_of,
+            full=lambda task: False,
+            deliver_rows=lambda rows: False,
+            fill=lambda task: 0.0,
+        ),
     )
     sender = Transport(
         TransportSettings("127.0.0.1", free_port(), 2**16, keys),
-        Receiving(lambda ds, stopping: None, fields_of),
+        Receiving(
+            lambda ds, stopping: None,
+            fields_of,
+            full=None,
+            deliver_rows=lambda rows: False,
+            fill=lambda task: 0.0,
+        ),
     )
     receiver.start()
     sender.start()
@@ -82,10 +94,16 @@ def test_a_flush_splits_local_remote_and_unknown_targets_keeping_order():
     here, there = Received(), Received()
     port = free_port()
     receiver = Transport(
-        TransportSettings("127.0.0.1", port, 2**16, keys), Receiving(there.many, fields_of)
+        TransportSettings("127.0.0.1", port, 2**16, keys),
+        Receiving(
+            there.many, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
+        ),
     )
     sender = Transport(
-        TransportSettings("127.0.0.1", free_port(), 2**16, keys), Receiving(here.many, fields_of)
+        TransportSettings("127.0.0.1", free_port(), 2**16, keys),
+        Receiving(
+            here.many, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
+        ),
     )
     receiver.start()
     sender.start()

@@ -23,7 +23,13 @@ def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():
         try:
             Transport(
                 TransportSettings("127.0.0.1", taken.getsockname()[1], 2**16),
-                Receiving(print, lambda *a: None),
+                Receiving(
+                    print,
+                    lambda *a: None,
+                    full=None,
+                    deliver_rows=lambda rows: False,
+                    fill=lambda task: 0.0,
+                ),
             )
         except zmq.ZMQError as exc:
             failures.append(exc)
@@ -37,7 +43,14 @@ def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():
     finally:
         taken.close()
     transport = Transport(
-        TransportSettings("127.0.0.1", free_port(), 2**16), Receiving(print, lambda *a: None)
+        TransportSettings("127.0.0.1", free_port(), 2**16),
+        Receiving(
+            print,
+            lambda *a: None,
+            full=None,
+            deliver_rows=lambda rows: False,
+            fill=lambda task: 0.0,
+        ),
     )
     transport.start()
     transport.close()

@@ -35,7 +35,11 @@ class Shared:
         self.transport = Transport(
             TransportSettings("127.0.0.1", port, 2**16),
             Receiving(
-                lambda items, stopping: received.extend(items), fields_of, full=lambda task: False
+                lambda items, stopping: received.extend(items),
+                fields_of,
+                full=lambda task: False,
+                deliver_rows=lambda rows: False,
+                fill=lambda task: 0.0,
             ),
         )
         self.transport.share(self.wake, threading.current_thread())
@@ -163,7 +167,12 @@ def test_closing_while_the_shared_thread_is_busy_leaves_its_sockets_and_returns(
     busy = threading.Thread(target=release.wait, args=(30,), daemon=True)
     busy.start()
     port = free_port()
-    transport = Transport(TransportSettings("127.0.0.1", port, 2**16), Receiving(print, fields_of))
+    transport = Transport(
+        TransportSettings("127.0.0.1", port, 2**16),
+        Receiving(
+            print, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
+        ),
+    )
     transport.share(FdWake(), busy)  # stalled in a task's call, say
     transport.start()
     try:
@@ -247,7 +256,12 @@ def test_a_transport_that_never_started_closes_without_raising():
     """A worker whose component failed to load closes a transport whose threads never ran;
     joining them raised RuntimeError, and that crash was the worker's reported last lines."""
     port = free_port()
-    transport = Transport(TransportSettings("127.0.0.1", port, 2**16), Receiving(print, fields_of))
+    transport = Transport(
+        TransportSettings("127.0.0.1", port, 2**16),
+        Receiving(
+            print, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
+        ),
+    )
     transport.route({1: ("127.0.0.1", free_port())}, set())
     transport.close()  # returns: no join of an unstarted thread, no context left waiting
     assert transport.receiver.pull.closed
@@ -266,7 +280,13 @@ def test_a_worker_tells_its_peers_its_tasks_loads_and_their_shuffles_read_them()
         for port, task in zip(ports, (1, 2), strict=True):
             t = Transport(
                 TransportSettings("127.0.0.1", port, 2**16, share_load=True),
-                Receiving(lambda items, _: None, fields_of, lambda t: False, None, fills.get),
+                Receiving(
+                    lambda items, _: None,
+                    fields_of,
+                    full=lambda t: False,
+                    deliver_rows=lambda rows: False,
+                    fill=fills.get,
+                ),
             )
             transports.append(t)
             t.share(FdWake(), threading.current_thread())
