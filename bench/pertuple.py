@@ -16,7 +16,7 @@ squall runs on a real LocalCluster (ZooKeeper, nimbus, one supervisor, workers; 
 by default), one per round, the topology of bench/pertuple_topology.py submitted once per case
 (bench/pertuple_squall.py): acking on with 1 and 2 workers, acking off with 1 worker,
 emit_batch of 1000 rows with 1 worker, and the scaling cases (issue #39): one spout, the
-middle bolt doing ~30 us of Python per tuple, on 1 and on 2 workers. Each is measured over a
+middle bolt doing ~40 us of Python per tuple, on 1 and on 2 workers. Each is measured over a
 window after a warm-up from the progress lines its spout and counting tasks write: tuples
 counted per second at the counting bolt (the rate), the spout's complete latency p50/p99 (emit
 to ack or fail), for acking off the emit-to-count lag; worker CPU and RSS from /proc. Bytewax

@@ -9,7 +9,7 @@ tables), `tracked` (emit with a message id, so that acking measures complete lat
 workers one spout task would be half of one worker's work and the ceiling of both), and
 `counted_by` ("local_or_shuffle" instead of the word's fields grouping: nothing crosses
 between workers, a ceiling, not a word count), and `work` (0: the middle bolt only
-upper-cases; N: it also runs N rounds of a Python loop per tuple, the work cases' ~30 us
+upper-cases; N: it also runs N rounds of a Python loop per tuple, the work cases' ~40 us
 of bench/pertuple_squall.py: bolts whose work is real, which more workers should share).
 
 The topology measures itself, because only its components see every tuple: the spout and
