@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pertuple_stats import ratio
+
 BENCH = Path(__file__).resolve().parent
 
 
@@ -39,9 +41,10 @@ def bench_of(python: str) -> Path:
     return bench if (bench / "pertuple.py").is_file() else BENCH
 
 
-def run_once(python: str, cases: list[str], extra: list[str], timeout: float) -> dict[str, dict]:
-    """One round of pertuple.py under `python`: its rows by case."""
-    bench = bench_of(python)
+def run_once(
+    python: str, bench: Path, cases: list[str], extra: list[str], timeout: float
+) -> dict[str, dict]:
+    """One round of `bench`'s pertuple.py under `python`: its rows by case."""
     command = [python, str(bench / "pertuple.py"), "--json", "--rounds", "1", "--others", ""]
     done = subprocess.run(
         [*command, "--cases", ",".join(cases), *extra],
@@ -64,9 +67,9 @@ def compare(before: list[dict], after: list[dict], case: str, key: str) -> list[
     """after over before for `case`'s `key`, round by round (rounds where both have it)."""
     out = []
     for b, a in zip(before, after, strict=True):
-        old, new = b.get(case, {}).get(key), a.get(case, {}).get(key)
-        if old and new:
-            out.append(new / old)
+        value = ratio(a.get(case, {}).get(key), b.get(case, {}).get(key))
+        if value is not None:
+            out.append(value)
     return out
 
 
@@ -100,11 +103,12 @@ def main(argv: list[str] | None = None) -> None:
     args, extra = p.parse_known_args(argv)  # the rest goes to pertuple.py (--set, --measure)
     cases = [c for c in args.cases.split(",") if c]
     args.before, args.after = os.path.abspath(args.before), os.path.abspath(args.after)
+    benches = {python: bench_of(python) for python in (args.before, args.after)}
     before: list[dict] = []
     after: list[dict] = []
     for number in range(args.rounds):
-        before.append(run_once(args.before, cases, extra, args.timeout))
-        after.append(run_once(args.after, cases, extra, args.timeout))
+        for python, rows in ((args.before, before), (args.after, after)):
+            rows.append(run_once(python, benches[python], cases, extra, args.timeout))
         print(f"round {number + 1} of {args.rounds} done", file=sys.stderr, flush=True)
     print(f"# before: {args.before}\n# after: {args.after}")
     print("\n".join(report(before, after, cases)))
