@@ -24,8 +24,8 @@ from worker_usage import WorkerUsage
 
 TOPOLOGY = Path(__file__).resolve().parent / "pertuple_topology.py"
 # rounds of the topology's busy() per tuple in the middle bolt of the work cases: ~40 us of
-# Python on this 2-core machine (24,600 calls a second in a loop alone, 2026-11-28; 100 rounds,
-# ~14 us in the worker, was below the 20-50 us of issue 39)
+# Python on the development machine, inside the 20-50 us issue 39 asks for (the timing is in
+# bench/RESULTS.md's current-figures table)
 WORK_ROUNDS = 500
 
 # name -> (label, settings of the topology, topology conf overrides)
