@@ -19,7 +19,7 @@ THREE = {**ONE_EACH, "s3": SupervisorInfo("h3", [6700], 0)}
 
 
 def cluster(supervisors, settings=ONCE, **topologies):
-    """A leader over `supervisors` with one-worker topologies submitted in order (name ->
+    """A leader over `supervisors` with topologies submitted in order (name ->
     topology.workers); each lands where the balanced scheduler puts it."""
     model = replace(leader(supervisors=supervisors)[0], settings=settings)
     for name, workers in topologies.items():
