@@ -52,9 +52,28 @@ class Anchoring:
         self.emitted = 0
 
     def processed(self, ok: bool) -> list[AnchoringInstruction]:
-        out = self._acks() if ok else self._fails()
-        self.input_roots = self.input_ids = self.roots = ()  # emits outside one: untracked
-        return out
+        """The acks of the inputs taken (`ok`), else their fails; emits outside an input are
+        untracked. The acks are made here, not in a method of their own: this runs for every
+        input of every bolt, and a Python call was a twentieth of its path."""
+        ackers, emitted, roots = self.ackers, self.emitted, self.input_roots
+        self.input_roots = self.roots = ()
+        ids, self.input_ids = self.input_ids, ()
+        if not ok:
+            return [
+                FailTree(acker, root)
+                for root in roots
+                if (acker := acker_for(ackers, root)) is not None
+            ]
+        if not ackers:
+            return []
+        n = len(ackers)  # acker_for, inline
+        if len(roots) == 1:  # one input of one tree: most tuples
+            root = roots[0]
+            return [_new(AckTree, (ackers[root % n], root, ids[0] ^ emitted))]
+        return [
+            _new(AckTree, (ackers[root % n], root, value ^ emitted))
+            for root, value in zip(roots, ids, strict=True)
+        ]
 
     def emitted_to(self, targets: tuple[int, ...]) -> list[AnchoringInstruction]:
         if not self.input_roots:  # untracked inputs (or none): untracked output
@@ -68,23 +87,3 @@ class Anchoring:
             out.append(_new(Send, (target, roots, (edge,) if one else (edge,) * len(roots))))
         self.emitted = emitted
         return out
-
-    def _acks(self) -> list[AnchoringInstruction]:
-        ackers, emitted, roots = self.ackers, self.emitted, self.input_roots
-        if not ackers:
-            return []
-        n = len(ackers)  # acker_for, inline: this runs for every input of every bolt
-        if len(roots) == 1:  # one input of one tree: most tuples
-            root = roots[0]
-            return [_new(AckTree, (ackers[root % n], root, self.input_ids[0] ^ emitted))]
-        return [
-            _new(AckTree, (ackers[root % n], root, value ^ emitted))
-            for root, value in zip(roots, self.input_ids, strict=True)
-        ]
-
-    def _fails(self) -> list[AnchoringInstruction]:
-        return [
-            FailTree(acker, root)
-            for root in self.input_roots
-            if (acker := acker_for(self.ackers, root)) is not None
-        ]

@@ -140,7 +140,12 @@ class Outbox:
                     queued.append(message)
             else:
                 out.append(message)
-        self._held_more(len(messages))
+        # _held_more, inline: this runs for every input of every bolt (its acks)
+        if not self._held:
+            self._out_since = time.monotonic()
+        self._held += len(messages)
+        if self._held >= self.batch_size:
+            self.flush()
 
     def flush(self) -> None:
         """Hand what is buffered to the worker (waits while backpressured): the Tuples made
