@@ -27,9 +27,10 @@ from squall.worker import curve
 from squall.worker.codec import encode
 from squall.worker.delivery import TupleDelivery
 from squall.worker.framing import frame_limit
-from squall.worker.transport import Receiving, Transport, TransportSettings
+from squall.worker.transport import Transport, TransportSettings
 from squall.zk import connection as zk_mod
 from squall.zk.server import free_port
+from tests.unit.receiving_doubles import receiving
 
 from .test_worker_ports import rss_bytes, worker_pids
 
@@ -327,9 +328,7 @@ def test_a_too_many_parts_message_is_read_a_part_at_a_time_and_let_go():
     port = free_port()
     receiver = Transport(
         TransportSettings("127.0.0.1", port, 2**16, keys),
-        Receiving(
-            received, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
-        ),
+        receiving(received, fields_of),
     )
     receiver.start()
     ctx = zmq.Context()
@@ -356,19 +355,11 @@ def test_transports_with_the_topology_keys_talk_through_curve():
     port = free_port()
     receiver = Transport(
         TransportSettings("127.0.0.1", port, 2**20, keys),
-        Receiving(
-            received, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
-        ),
+        receiving(received, fields_of),
     )
     sender = Transport(
         TransportSettings("127.0.0.1", free_port(), 2**20, keys),
-        Receiving(
-            lambda ds, stopping: None,
-            fields_of,
-            full=None,
-            deliver_rows=lambda rows: False,
-            fill=lambda task: 0.0,
-        ),
+        receiving(lambda ds, stopping: None, fields_of),
     )
     receiver.start()
     sender.start()

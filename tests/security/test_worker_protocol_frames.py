@@ -14,8 +14,9 @@ from squall.worker import curve
 from squall.worker.acking import AckTree, FailTree, InitTree, TreeDone
 from squall.worker.delivery import TupleDelivery
 from squall.worker.protocol_frames import PROTOCOL_MAGIC
-from squall.worker.transport import Receiving, Transport, TransportSettings
+from squall.worker.transport import Transport, TransportSettings
 from squall.zk.server import free_port
+from tests.unit.receiving_doubles import receiving
 
 
 def fields_of(component: str, stream: str) -> tuple[str, ...]:
@@ -39,23 +40,11 @@ def test_protocol_messages_cross_as_themselves_and_junk_frames_are_dropped():
     receiver = Transport(
         TransportSettings("127.0.0.1", port, 2**16, keys),
         # backpressure on: arrivals go through Parking
-        Receiving(
-            received.many,
-            fields_of,
-            full=lambda task: False,
-            deliver_rows=lambda rows: False,
-            fill=lambda task: 0.0,
-        ),
+        receiving(received.many, fields_of, full=lambda task: False),
     )
     sender = Transport(
         TransportSettings("127.0.0.1", free_port(), 2**16, keys),
-        Receiving(
-            lambda ds, stopping: None,
-            fields_of,
-            full=None,
-            deliver_rows=lambda rows: False,
-            fill=lambda task: 0.0,
-        ),
+        receiving(lambda ds, stopping: None, fields_of),
     )
     receiver.start()
     sender.start()
@@ -95,15 +84,11 @@ def test_a_flush_splits_local_remote_and_unknown_targets_keeping_order():
     port = free_port()
     receiver = Transport(
         TransportSettings("127.0.0.1", port, 2**16, keys),
-        Receiving(
-            there.many, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
-        ),
+        receiving(there.many, fields_of),
     )
     sender = Transport(
         TransportSettings("127.0.0.1", free_port(), 2**16, keys),
-        Receiving(
-            here.many, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
-        ),
+        receiving(here.many, fields_of),
     )
     receiver.start()
     sender.start()

@@ -9,8 +9,9 @@ import pytest
 import zmq
 
 from squall.worker.receiver import Receiver
-from squall.worker.transport import Receiving, Transport, TransportSettings
+from squall.worker.transport import Transport, TransportSettings
 from squall.zk.server import free_port
+from tests.unit.receiving_doubles import receiving
 
 
 def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():
@@ -23,13 +24,7 @@ def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():
         try:
             Transport(
                 TransportSettings("127.0.0.1", taken.getsockname()[1], 2**16),
-                Receiving(
-                    print,
-                    lambda *a: None,
-                    full=None,
-                    deliver_rows=lambda rows: False,
-                    fill=lambda task: 0.0,
-                ),
+                receiving(print, lambda *a: None),
             )
         except zmq.ZMQError as exc:
             failures.append(exc)
@@ -44,13 +39,7 @@ def test_a_taken_port_fails_the_start_at_once_and_a_free_one_still_binds():
         taken.close()
     transport = Transport(
         TransportSettings("127.0.0.1", free_port(), 2**16),
-        Receiving(
-            print,
-            lambda *a: None,
-            full=None,
-            deliver_rows=lambda rows: False,
-            fill=lambda task: 0.0,
-        ),
+        receiving(print, lambda *a: None),
     )
     transport.start()
     transport.close()

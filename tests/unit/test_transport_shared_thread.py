@@ -16,9 +16,10 @@ from squall.worker.acking import AckTree
 from squall.worker.backpressure import BackpressureStatus
 from squall.worker.delivery import TupleDelivery
 from squall.worker.sender import NOT_DUE
-from squall.worker.transport import NOT_HEARD, Receiving, Transport, TransportSettings
+from squall.worker.transport import NOT_HEARD, Transport, TransportSettings
 from squall.worker.wakeup import FdWake
 from squall.zk.server import free_port
+from tests.unit.receiving_doubles import receiving
 
 from .test_wakeup import readable
 
@@ -34,12 +35,8 @@ class Shared:
         self.wake = wake or FdWake()
         self.transport = Transport(
             TransportSettings("127.0.0.1", port, 2**16),
-            Receiving(
-                lambda items, stopping: received.extend(items),
-                fields_of,
-                full=lambda task: False,
-                deliver_rows=lambda rows: False,
-                fill=lambda task: 0.0,
+            receiving(
+                lambda items, stopping: received.extend(items), fields_of, full=lambda task: False
             ),
         )
         self.transport.share(self.wake, threading.current_thread())
@@ -169,9 +166,7 @@ def test_closing_while_the_shared_thread_is_busy_leaves_its_sockets_and_returns(
     port = free_port()
     transport = Transport(
         TransportSettings("127.0.0.1", port, 2**16),
-        Receiving(
-            print, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
-        ),
+        receiving(print, fields_of),
     )
     transport.share(FdWake(), busy)  # stalled in a task's call, say
     transport.start()
@@ -258,9 +253,7 @@ def test_a_transport_that_never_started_closes_without_raising():
     port = free_port()
     transport = Transport(
         TransportSettings("127.0.0.1", port, 2**16),
-        Receiving(
-            print, fields_of, full=None, deliver_rows=lambda rows: False, fill=lambda task: 0.0
-        ),
+        receiving(print, fields_of),
     )
     transport.route({1: ("127.0.0.1", free_port())}, set())
     transport.close()  # returns: no join of an unstarted thread, no context left waiting
@@ -280,13 +273,7 @@ def test_a_worker_tells_its_peers_its_tasks_loads_and_their_shuffles_read_them()
         for port, task in zip(ports, (1, 2), strict=True):
             t = Transport(
                 TransportSettings("127.0.0.1", port, 2**16, share_load=True),
-                Receiving(
-                    lambda items, _: None,
-                    fields_of,
-                    full=lambda t: False,
-                    deliver_rows=lambda rows: False,
-                    fill=fills.get,
-                ),
+                receiving(lambda items, _: None, fields_of, full=lambda t: False, fill=fills.get),
             )
             transports.append(t)
             t.share(FdWake(), threading.current_thread())
