@@ -89,6 +89,7 @@ class Sender:
         # which spouts pause and flushes wait: a pump must not gather past it)
         self.gather_at = min(limit, MAX_DELIVERIES_PER_SEND) if limit else MAX_DELIVERIES_PER_SEND
         self.sockets: dict[Address, zmq.Socket] = {}  # one per peer, used by one thread only
+        self.routes_changed = False  # sockets to workers gone are closed after the next send
         self.thread: threading.Thread | None = None  # the shared thread that sends, if any
         self.send_flags = 0  # the sender thread may wait for a peer at its high-water mark
         self.unsent = Throttle(UNSENT_LOG_SECS)
@@ -184,17 +185,31 @@ class Sender:
                         "stalled); their tuple trees fail on timeout and are replayed",
                         *address,
                     )
+        if self.routes_changed:
+            self.close_stale()
 
     def control(self, item: Any) -> bool:
         """Carry out a control item (a status to send, peers to connect); False for data."""
         if isinstance(item, BackpressureStatus):
             self.send_status(item)
         elif item is CONNECT_PEERS:
+            self.routes_changed = True
             for address in self.peers():
                 self.socket(address)
         else:
             return False
         return True
+
+    def close_stale(self) -> None:
+        """Close the sockets to addresses where no task of the topology runs any more (a
+        worker that moved or went), after what was queued for them before the routes changed
+        was sent: ZeroMQ would keep reconnecting each for as long as the worker lives, a file
+        descriptor and a connection attempt every reconnect interval, rebalance after
+        rebalance."""
+        self.routes_changed = False
+        peers = self.peers()
+        for address in [a for a in self.sockets if a not in peers]:
+            self.sockets.pop(address).close()  # its LINGER: what was just sent may still go
 
     def socket(self, address: Address) -> zmq.Socket:
         sock = self.sockets.get(address)

@@ -291,3 +291,27 @@ def test_a_worker_tells_its_peers_its_tasks_loads_and_their_shuffles_read_them()
     finally:
         for t in transports:
             t.close()
+
+
+def test_sockets_to_addresses_no_task_has_any_more_are_closed_once_routes_change(pair):
+    """A worker keeps no socket to a worker gone (ZeroMQ would reconnect to it for as long as
+    it lives), and what was queued for it before the routes changed is sent first."""
+    receiver, sender, received = pair
+    transport = sender.transport
+    old = transport.addresses[1]
+    transport.pump()  # the route's control item: connected to the peer
+    assert set(transport.sender.sockets) == {old}
+    old_socket = transport.sender.sockets[old]
+    tup = TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (1,))
+    transport.send_many([tup], None)
+    moved = ("127.0.0.1", free_port())  # task 1 moved to a worker that is not up yet
+    transport.route({1: moved}, set())
+    transport.sender.pump(force=True)
+    assert set(transport.sender.sockets) == {moved}
+    assert old_socket.closed
+    wait_for(receiver.transport.receiver.ready, 10, "the tuple queued before the move")
+    receiver.transport.drain()
+    assert received == [tup]
+    transport.route({1: moved, 2: old}, set())  # a task at the old address again
+    transport.sender.pump(force=True)
+    assert set(transport.sender.sockets) == {moved, old}
