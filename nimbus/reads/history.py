@@ -8,10 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from squall import thrift_api as T
-from squall.nimbus.core.coordinator_log import submitted_confs
 from squall.records import Assignment, StormBase
-
-__all__ = ["chosen_errors", "owner_summaries", "submitted_confs", "visible_history"]
 
 
 def visible_history(

@@ -16,14 +16,10 @@ from typing import Any
 
 from squall import thrift_api as T
 from squall.nimbus.controller import Controller
+from squall.nimbus.core.coordinator_log import submitted_confs
 from squall.nimbus.core.model import NimbusModel, TopologyModel
 from squall.nimbus.reads import summaries
-from squall.nimbus.reads.history import (
-    chosen_errors,
-    owner_summaries,
-    submitted_confs,
-    visible_history,
-)
+from squall.nimbus.reads.history import chosen_errors, owner_summaries, visible_history
 from squall.nimbus.reads.page_info import (
     TopologyFacts,
     component_page,

@@ -4,14 +4,9 @@ history): figures from beats, freshness, system components, hostile counters, er
 import pytest
 
 from squall import thrift_api as T
-from squall.nimbus.core.coordinator_log import CoordinatorMessage
+from squall.nimbus.core.coordinator_log import CoordinatorMessage, submitted_confs
 from squall.nimbus.reads.component_stats import executor_rows, stream_counts, totals
-from squall.nimbus.reads.history import (
-    chosen_errors,
-    owner_summaries,
-    submitted_confs,
-    visible_history,
-)
+from squall.nimbus.reads.history import chosen_errors, owner_summaries, visible_history
 from squall.nimbus.reads.page_info import (
     TopologyFacts,
     component_page,
