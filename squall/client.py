@@ -19,7 +19,8 @@ from thriftpy2.transport.framed import TFramedTransportFactory
 
 from squall import thrift_api as T
 from squall.security.certificate_check import TlsRefusedError, describe, tls_failure
-from squall.security.tls import ADMIN, CA, client_context, credential_paths
+from squall.security.certificates import ADMIN, CA, credential_paths
+from squall.security.tls import client_context
 from squall.staleness import ZOOKEEPER_UNREACHABLE
 from squall.zk.identity import replace_file
 

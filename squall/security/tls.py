@@ -2,9 +2,7 @@
 
 Identity is mutual TLS: one cluster CA signs nimbus's server certificate and a client
 certificate per identity (made by squall/security/certificates.py); the client certificate's
-subject CN is the principal nimbus's authorizer judges. The names that make certificates are
-re-exported here because clients and tests know them as squall.security.tls's
-(`squall.security.tls.issue`).
+subject CN is the principal nimbus's authorizer judges.
 """
 
 from __future__ import annotations
@@ -14,21 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from squall.security.certificate_check import ClientCertificateError, certificate_problem
-from squall.security.certificates import (  # noqa: F401 - re-exported: tls.issue & co.
-    ADMIN,
-    CA,
-    SERVER,
-    SUPERVISOR,
-    UI,
-    UI_HTTPS,
-    CertificateFilesError,
-    check_name,
-    credential_paths,
-    ensure_credentials,
-    issue,
-    server_names,
-    ui_server_files,
-)
+from squall.security.certificates import ADMIN, CA, SERVER, CertificateFilesError, credential_paths
 from squall.security.mode import security_on
 
 

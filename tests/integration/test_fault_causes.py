@@ -41,7 +41,7 @@ from squall.client import download
 from squall.code_package import CODE_FILE, STRUCTURE_FILE
 from squall.config import cluster_conf
 from squall.local import LocalCluster, topology_id, wait_for
-from squall.security.tls import ensure_credentials
+from squall.security.certificates import ensure_credentials
 from squall.submit import submit_file
 from squall.zk.server import free_port
 

@@ -25,7 +25,7 @@ from thriftpy2.transport import TFramedTransportFactory
 from squall import thrift_api as T
 from squall.local import LocalCluster, topology_id, wait_for
 from squall.processes import terminate
-from squall.security.tls import issue
+from squall.security.certificates import issue
 from squall.submit import submit_file
 
 from .conftest import TOPOLOGIES

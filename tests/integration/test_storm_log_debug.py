@@ -15,7 +15,7 @@ from thriftpy2.thrift import TApplicationException
 from squall import thrift_api as T
 from squall.local import LocalCluster, topology_id, wait_for
 from squall.log_config import decode
-from squall.security.tls import issue
+from squall.security.certificates import issue
 from squall.submit import submit_file
 from squall.zk.layout import ZkLayout
 

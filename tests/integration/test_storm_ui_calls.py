@@ -9,7 +9,7 @@ import pytest
 from squall import thrift_api as T
 from squall.client import nimbus_client
 from squall.local import LocalCluster, topology_id, wait_for
-from squall.security.tls import issue
+from squall.security.certificates import issue
 from squall.submit import submit_file
 
 from .conftest import TOPOLOGIES

@@ -25,7 +25,8 @@ from thriftpy2.transport import TFramedTransportFactory
 from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
 from squall.security import user_credentials as uc
-from squall.security.tls import client_context, issue
+from squall.security.certificates import issue
+from squall.security.tls import client_context
 from squall.submit import submit_file
 from squall.zk.layout import ZkLayout
 

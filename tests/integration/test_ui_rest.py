@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from squall.local import LocalCluster, topology_id, wait_for
 from squall.processes import terminate
-from squall.security.tls import issue
+from squall.security.certificates import issue
 from squall.submit import submit_file
 from squall.ui.connections import HEADER_SECS
 from squall.zk.server import free_port

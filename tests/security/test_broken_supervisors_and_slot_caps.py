@@ -18,7 +18,7 @@ import pytest
 from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
 from squall.records import Assignment, decode
-from squall.security.tls import issue
+from squall.security.certificates import issue
 from squall.submit import submit_file
 
 from ..integration.conftest import squall

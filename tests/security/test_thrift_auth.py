@@ -25,7 +25,7 @@ from squall.client import download, nimbus_client
 from squall.code_package import CODE_FILE
 from squall.config import cluster_conf
 from squall.local import LocalCluster, topology_id, wait_for
-from squall.security.tls import ensure_credentials, issue
+from squall.security.certificates import ensure_credentials, issue
 from squall.submit import submit_file
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"

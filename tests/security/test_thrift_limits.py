@@ -22,7 +22,8 @@ from thriftpy2.thrift import TApplicationException, TMessageType, TType
 
 from squall.client import nimbus_client
 from squall.local import LocalCluster, wait_for
-from squall.security.tls import client_context, issue
+from squall.security.certificates import issue
+from squall.security.tls import client_context
 
 IDLE_SECS = 4
 REQUEST_SECS = 3

@@ -22,7 +22,7 @@ from thriftpy2.transport import TFramedTransportFactory, TTransportException
 
 from squall.config import cluster_conf
 from squall.local import LocalCluster, wait_for
-from squall.security.tls import ensure_credentials
+from squall.security.certificates import ensure_credentials
 
 from .cert_factory import client_certificate, foreign_supervisor_security
 

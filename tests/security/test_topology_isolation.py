@@ -20,7 +20,7 @@ import zmq
 from squall import thrift_api as T
 from squall.local import LocalCluster, topology_id, wait_for, wait_until_quiet
 from squall.records import Assignment
-from squall.security.tls import issue
+from squall.security.certificates import issue
 from squall.security.topology_keys import decode_keys, new_keys
 from squall.submit import submit_file
 from squall.zk import connection as zk_mod

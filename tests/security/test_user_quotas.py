@@ -16,7 +16,7 @@ from thriftpy2.thrift import TApplicationException
 from squall import thrift_api as T
 from squall.local import LocalCluster, wait_for
 from squall.nimbus.blobs.blob_store import STORE_CHUNK, blob_chunks
-from squall.security.tls import issue
+from squall.security.certificates import issue
 from squall.submit import submit_file
 
 TINY = Path(__file__).parents[1] / "integration" / "topologies" / "tiny.py"

@@ -9,7 +9,7 @@ from thriftpy2.transport import TTransportException
 
 from squall.config import cluster_conf
 from squall.security.certificate_check import certificate_problem, tls_failure
-from squall.security.tls import ensure_credentials
+from squall.security.certificates import ensure_credentials
 from tests.security.cert_factory import client_certificate
 
 NOW = datetime.datetime.now(datetime.timezone.utc)

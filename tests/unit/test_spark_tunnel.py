@@ -12,8 +12,7 @@ import pytest
 
 from squall import spark_tunnel as st
 from squall.config import cluster_conf
-from squall.security.certificates import CertificateFilesError, issue_server
-from squall.security.tls import ensure_credentials
+from squall.security.certificates import CertificateFilesError, ensure_credentials, issue_server
 from squall.spark_tunnel_listener import TunnelListener
 from squall.worker.spark_forwarder import Forwarder
 

@@ -8,16 +8,14 @@ import pytest
 from cryptography import x509
 
 from squall.config import cluster_conf
-from squall.security.tls import (
+from squall.security.certificates import (
     CertificateFilesError,
     check_name,
-    client_context,
     ensure_credentials,
     issue,
-    peer_principal,
-    server_context,
     server_names,
 )
+from squall.security.tls import client_context, peer_principal, server_context
 
 FILES = {"ca", "nimbus", "admin", "supervisor"}
 
