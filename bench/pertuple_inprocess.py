@@ -1,10 +1,10 @@
 """The per-tuple cost without a cluster: bench/pertuple_topology.py's tasks (one spout, two
 upper-casing and two counting bolts; the spout tracks its own tuple trees, or with --ackers one
-__acker does, Storm's way) built as a worker builds them, on one
-shared thread, every task local. It prints the tuples counted per second and per CPU-second
-over a window. Without ZooKeeper, nimbus, a supervisor and the transport, this machine's
-noise is smaller than in bench/pertuple.py: it is how an A/B of the per-tuple code itself
-(interleaved runs, e.g. a compiled build against another) was measured.
+__acker does, Storm's way) built as squall.testing builds them (worker/in_process.py: as a
+worker does, on one shared thread, every task local). It prints the tuples counted per
+second and per CPU-second over a window. Without ZooKeeper, nimbus, a supervisor and the
+transport, this machine's noise is smaller than in bench/pertuple.py: it is how an A/B of the
+per-tuple code itself (interleaved runs, e.g. a compiled build against another) was measured.
 
     python bench/pertuple_inprocess.py [--seconds S] [--untracked] [--ackers] [--gc-young N]
     SQUALL_PURE=1 python bench/pertuple_inprocess.py    # interpreted, against the compiled install
@@ -17,7 +17,6 @@ import json
 import os
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 WARMUP_SECS = 2.0
@@ -34,58 +33,26 @@ def main() -> None:
     os.environ["SQUALL_BENCH_PERTUPLE"] = json.dumps({"tracked": not args.untracked})
     import pertuple_topology
 
-    from squall.components import TaskContext
     from squall.config import cluster_conf
-    from squall.recipes.in_memory import InMemoryCoordination, InMemoryRegistry
-    from squall.structure import ACKER, assign_task_ids
-    from squall.tree_tracking import SPOUTS_TRACK_KEY, acker_executors, tree_trackers
-    from squall.worker.executor_factory import make_executor
-    from squall.worker.executor_group import group_executors
-    from squall.worker.inbound import Inbound
+    from squall.structure import ACKER
+    from squall.tree_tracking import SPOUTS_TRACK_KEY
+    from squall.worker.in_process import build_tasks
     from squall.worker.main import tune_garbage_collector
-    from squall.worker.routing import Router
     from squall.worker.spark import SparkHolder
-    from squall.worker.task_io import WorkerTaskIO
 
     out = tempfile.mkdtemp(prefix="squall-inprocess-")
     topology = pertuple_topology.PerTuple
-    structure = topology.structure()
     track = {SPOUTS_TRACK_KEY: not args.ackers, "topology.acker.executors": 1}
     conf = cluster_conf(**{**topology.config, "topology.output.dir": out, **track})
-    counts = structure.task_counts()
-    if acker_executors(1, conf[SPOUTS_TRACK_KEY]):
-        counts[ACKER] = 1
-    components = assign_task_ids(counts)
-    tasks_of = defaultdict(list)
-    for task, name in sorted(components.items()):
-        tasks_of[name].append(task)
-    executors: dict = {}
-    inbound = Inbound(structure, executors, True)
-    router = Router(structure, components, components)
-    io = WorkerTaskIO(
-        router,
-        tree_trackers(conf, structure, components),
-        print,  # errors: none expected
-        send_many=inbound.deliver_many,
-        congested=inbound.congested,
-        deliver_local=inbound.deliver_local,
-    )
-    spark = SparkHolder(conf, "inprocess", Path(out) / "spark")  # unused: no SparkBolt
-    registry = InMemoryRegistry()
-    for task, name in sorted(components.items()):
-        context = TaskContext(
-            "inprocess",
-            name,
-            task,
-            tuple(tasks_of[name]),
-            out,
-            coordination=InMemoryCoordination(registry),
-            task_components=components,
-        )
+
+    def instance(name: str):
         spec = None if name == ACKER else topology.specs[name]
-        component = None if spec is None else spec.component(**spec.kwargs)
-        executors[task] = make_executor(structure, component, context, conf, io, spark)
-    group_executors(executors, structure, conf)
+        return None if spec is None else spec.component(**spec.kwargs)
+
+    spark = SparkHolder(conf, "inprocess", Path(out) / "spark")  # unused: no SparkBolt
+    structure = topology.structure()
+    report_error = print  # none expected
+    executors = build_tasks(structure, conf, instance, out, spark, report_error).executors
     tune_garbage_collector(args.gc_young)  # where a worker calls it: before the threads
     for executor in executors.values():
         executor.start()

@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,70 @@ from squall.worker.spout_executor import SpoutExecutor
 from squall.worker.task_io import WorkerTaskIO
 
 
+@dataclass(frozen=True)
+class LocalTasks:
+    """A topology's tasks built as executors of this process, grouped on threads as a worker
+    groups them, not yet started."""
+
+    executors: dict[int, Executor]
+    components: dict[int, str]  # task -> its component
+    trackers: tuple[int, ...]  # the tasks that track tuple trees (spouts, or __acker)
+
+
+def build_tasks(
+    structure: TopologyStructure,
+    conf: dict[str, Any],
+    instance: Callable[[str], Component | None],
+    output_dir: str,
+    spark: SparkHolder,
+    report_error: Callable[[str, int, str], None],
+    made: Callable[[str, Component | None, Executor], None] | None = None,
+    topology_id: str = "testing",
+) -> LocalTasks:
+    """Every task of `structure` and its ackers (topology.acker.executors, null: one) as an
+    executor whose deliveries go from task to task in memory. `instance(component)` makes
+    each task's component (None for an acker); `made` sees each executor as it is made.
+    Also what bench/pertuple_inprocess.py measures the per-tuple path with."""
+    counts = structure.task_counts()
+    ackers = 1 if conf[ACKERS_KEY] is None else conf[ACKERS_KEY]  # null: one (one process)
+    if acker_executors(ackers, conf[SPOUTS_TRACK_KEY]):
+        counts[ACKER] = ackers
+    task_components = assign_task_ids(counts)
+    by_component: dict[str, list[int]] = defaultdict(list)
+    for task, name in sorted(task_components.items()):
+        by_component[name].append(task)
+
+    trackers = tree_trackers(conf, structure, task_components)
+    executors: dict[int, Executor] = {}  # filled below; Inbound looks tasks up at delivery
+    inbound = Inbound(structure, executors, conf["topology.backpressure.enable"])
+    io = WorkerTaskIO(
+        Router(structure, task_components, task_components),
+        trackers,
+        report_error,
+        send_many=inbound.deliver_many,
+        congested=inbound.congested,
+        deliver_local=inbound.deliver_local,
+    )
+    registry = InMemoryRegistry()
+    for task, name in sorted(task_components.items()):
+        context = TaskContext(
+            topology_id,
+            name,
+            task,
+            tuple(by_component[name]),
+            output_dir,
+            coordination=InMemoryCoordination(registry),
+            task_components=task_components,
+        )
+        component = instance(name)
+        executor = make_executor(structure, component, context, conf, io, spark)
+        if made is not None:
+            made(name, component, executor)
+        executors[task] = executor
+    group_executors(executors, structure, conf)  # tasks sharing one thread, as in a worker
+    return LocalTasks(executors, task_components, tuple(trackers))
+
+
 def run_tasks(
     structure: TopologyStructure,
     conf: dict[str, Any],
@@ -44,49 +109,28 @@ def run_tasks(
     tuple was processed; RunTimeout at `timeout` seconds, RunFailed when a task cannot
     start. `instance(component)` makes each task's component (None for an acker); output
     files go to `output_dir`, a fresh temporary directory when None."""
-    counts = structure.task_counts()
-    ackers = 1 if conf[ACKERS_KEY] is None else conf[ACKERS_KEY]  # null: one (one process)
-    if acker_executors(ackers, conf[SPOUTS_TRACK_KEY]):
-        counts[ACKER] = ackers
-    task_components = assign_task_ids(counts)
-    by_component: dict[str, list[int]] = defaultdict(list)
-    for task, name in sorted(task_components.items()):
-        by_component[name].append(task)
+    result = RunResult()
 
-    trackers = tree_trackers(conf, structure, task_components)
-    result = RunResult(tree_trackers=sorted({task_components[t] for t in trackers}))
-    executors: dict[int, Executor] = {}  # filled below; Inbound looks tasks up at delivery
-    inbound = Inbound(structure, executors, conf["topology.backpressure.enable"])
-    io = WorkerTaskIO(
-        Router(structure, task_components, task_components),
-        trackers,
-        lambda component, _task, text: result.errors[component].append(text),
-        send_many=inbound.deliver_many,
-        congested=inbound.congested,
-        deliver_local=inbound.deliver_local,
-    )
-    scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
-    out = str(output_dir or Path(scratch.name) / "output")
-    spark = SparkHolder(conf, "squall-testing", Path(scratch.name) / "spark-handoff")
-    registry = InMemoryRegistry()
-    for task, name in sorted(task_components.items()):
-        context = TaskContext(
-            "testing",
-            name,
-            task,
-            tuple(by_component[name]),
-            out,
-            coordination=InMemoryCoordination(registry),
-            task_components=task_components,
-        )
-        component = instance(name)
-        executor = make_executor(structure, component, context, conf, io, spark)
+    def record(name: str, component: Component | None, executor: Executor) -> None:
         if component is not None:
             component.collector = EmitRecorder(component.collector, name, executor, result)
         if isinstance(component, Spout):
             record_verdicts(component, name, result)
-        executors[task] = executor
-    group_executors(executors, structure, conf)  # tasks sharing one thread, as in a worker
+
+    scratch = tempfile.TemporaryDirectory(prefix="squall-testing-")
+    out = str(output_dir or Path(scratch.name) / "output")
+    spark = SparkHolder(conf, "squall-testing", Path(scratch.name) / "spark-handoff")
+    tasks = build_tasks(
+        structure,
+        conf,
+        instance,
+        out,
+        spark,
+        lambda component, _task, text: result.errors[component].append(text),
+        record,
+    )
+    result.tree_trackers = sorted({tasks.components[t] for t in tasks.trackers})
+    executors = tasks.executors
     try:
         _run(executors, time.monotonic() + timeout, result)
     finally:
