@@ -24,6 +24,7 @@ from typing import Any
 from thriftpy2.thrift import TException
 
 from squall import log_config
+from squall import thrift_api as T
 from squall.nimbus.blobs.code_store import CodeStore
 from squall.nimbus.blobs.inbox import Inbox
 from squall.nimbus.cluster_state import ClusterState, FencedOut
@@ -42,7 +43,7 @@ log = logging.getLogger("squall.nimbus")
 TIMER_RETRY_SECS = 5.0  # a timed transition whose writes failed is tried again after this
 
 
-class Controller(UserRequests):
+class Controller:
     def __init__(
         self,
         conf: dict[str, Any],
@@ -70,10 +71,16 @@ class Controller(UserRequests):
         self.thread = threading.Thread(target=self._run, name="nimbus-controller", daemon=True)
         self.fenced = threading.Event()
         self.runner = InstructionRunner(conf, state, inbox, code, later, self._timer_fired)
+        self.requests = UserRequests(self)  # what clients ask of it: submit, kill, ...
 
     @property
     def leading(self) -> bool:
         return self.model.leading
+
+    def not_leader(self) -> T.IllegalStateException:
+        """What a call that only the leader answers raises here, naming the leader."""
+        leader = self.leader_of() or "unknown"
+        return T.IllegalStateException(msg=f"this nimbus is not the leader; the leader is {leader}")
 
     # --- the queue ---
 
@@ -114,7 +121,7 @@ class Controller(UserRequests):
                 future.set_exception(exc)
                 return
             except NotLeader:
-                future.set_exception(self._not_leader())
+                future.set_exception(self.not_leader())
             except Exception as exc:  # noqa: BLE001 - one bad job never stops the loop
                 if not isinstance(exc, TException):  # a refusal is not nimbus's failure
                     log.exception("controller job %s failed", job)

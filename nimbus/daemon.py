@@ -128,7 +128,7 @@ def run_nimbus(conf: dict[str, Any]) -> None:
         timers.after(0, lambda: controller.monitor(supervisors_changed=True))
 
     timers.every(conf["nimbus.monitor.freq.secs"], controller.monitor)
-    timers.every(conf["nimbus.cleanup.inbox.freq.secs"], controller.cleanup_inbox)
+    timers.every(conf["nimbus.cleanup.inbox.freq.secs"], controller.requests.cleanup_inbox)
 
     def fenced() -> None:
         controller.fenced.wait()

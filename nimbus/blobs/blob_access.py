@@ -74,7 +74,7 @@ class BlobAccess:
 
     def lead(self) -> None:
         if not self.c.leading:
-            raise self.c._not_leader()
+            raise self.c.not_leader()
 
     def exempt(self, owner: str | None) -> bool:
         """nimbus.admins (and members of nimbus.admins.groups) have no per-user quota."""

@@ -93,7 +93,7 @@ class BlobCalls:
         self.blob_quota = BlobQuota.from_conf(conf)
 
     def _begin_upload(self, pending: PendingUpload) -> str:
-        location = self.c.begin_upload(self.access.principal())
+        location = self.c.requests.begin_upload(self.access.principal())
         self.blob_sessions.add_upload(location, pending, self.c.inbox.locations())
         return location
 

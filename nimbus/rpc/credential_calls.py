@@ -41,7 +41,7 @@ class CredentialCalls:
     def uploadNewCredentials(self, name, creds):
         topology = self.c.read_model().find(name)
         if not self.c.leading:
-            raise self.c._not_leader()
+            raise self.c.not_leader()
         conf = self.auth.topology_conf(topology.id)
         owner = str(conf.get("topology.submitter.user") or "")
         problem = uc.owner_problem(creds.topoOwner if creds is not None else None, owner)

@@ -141,34 +141,35 @@ class NimbusHandler:
         creds = options.creds if options else None  # Storm's credentials at submit
         upload = self.credentials.checked_submit(creds, principal) if creds else None
         json_conf = _with_submitter(jsonConf, principal)
-        tid = self.c.submit(name, uploadedJarLocation, json_conf, topology, status)
+        tid = self.c.requests.submit(name, uploadedJarLocation, json_conf, topology, status)
         if upload:
             self.credentials.store(tid, upload, principal or "")
 
     @_op("killTopology", topology=True, acts=True)
     def killTopology(self, name):
-        self.c.kill(name, None)
+        self.c.requests.kill(name, None)
 
     @_op("killTopology", topology=True, acts=True)
     def killTopologyWithOpts(self, name, options):
-        self.c.kill(name, options.wait_secs if options else None)
+        self.c.requests.kill(name, options.wait_secs if options else None)
 
     @_op("activate", topology=True, acts=True)
     def activate(self, name):
-        self.c.activate(name)
+        self.c.requests.activate(name)
 
     @_op("deactivate", topology=True, acts=True)
     def deactivate(self, name):
-        self.c.deactivate(name)
+        self.c.requests.deactivate(name)
 
     @_op("rebalance", topology=True, acts=True)
     def rebalance(self, name, options):
         options = options or T.RebalanceOptions()
-        self.c.rebalance(name, options.wait_secs, options.num_workers, options.num_executors)
+        wait, workers, executors = options.wait_secs, options.num_workers, options.num_executors
+        self.c.requests.rebalance(name, wait, workers, executors)
 
     @_op("fileUpload")
     def beginFileUpload(self):
-        return self.c.begin_upload(request_context.current().principal)
+        return self.c.requests.begin_upload(request_context.current().principal)
 
     @_op("fileUpload")
     def uploadChunk(self, location, chunk):
@@ -250,7 +251,7 @@ class NimbusHandler:
     def setTopologyConf(self, name, key, jsonValue):
         if key in SUBMITTER_KEYS:
             raise T.InvalidTopologyException(msg=f"{key} is recorded by nimbus at submit")
-        self.c.set_config(name, key, jsonValue)
+        self.c.requests.set_config(name, key, jsonValue)
 
     @_op("isTopologyNameAllowed")
     def isTopologyNameAllowed(self, name):

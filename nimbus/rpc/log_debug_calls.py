@@ -67,7 +67,7 @@ class LogDebugCalls:
 
     @op("setLogConfig", topology=True, acts=True)
     def setLogConfig(self, name, config):
-        self.c.set_log_config(name, changes_of(config))
+        self.c.requests.set_log_config(name, changes_of(config))
 
     @op("getLogConfig", topology=True)
     def getLogConfig(self, name):
@@ -76,4 +76,4 @@ class LogDebugCalls:
 
     @op("debug", topology=True, acts=True)
     def debug(self, name, component, enable, samplingPercentage):
-        self.c.debug(name, component or "", bool(enable), float(samplingPercentage or 0.0))
+        self.c.requests.debug(name, component or "", bool(enable), float(samplingPercentage or 0.0))

@@ -80,7 +80,7 @@ class ProfilerCalls:
     def setWorkerProfiler(self, id, profileRequest):  # noqa: A002 - Storm's argument name
         topology = self.c.read_model().find(id)
         if not self.c.leading:
-            raise self.c._not_leader()
+            raise self.c.not_leader()
         if profileRequest is None or profileRequest.nodeInfo is None:
             raise invalid("setWorkerProfiler: a profile request with nodeInfo is required")
         self.c.reads.require_zookeeper("setWorkerProfiler")

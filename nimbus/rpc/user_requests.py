@@ -10,17 +10,14 @@ import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from squall import code_package, log_config
 from squall import thrift_api as T
 from squall.config import log_review
-from squall.nimbus.blobs.code_store import CodeStore
-from squall.nimbus.blobs.inbox import Inbox
 from squall.nimbus.blobs.user_quotas import topology_problem
 from squall.nimbus.controller_jobs import Barrier, Decide
 from squall.nimbus.core import events as ev
-from squall.nimbus.core.model import NimbusModel
 from squall.nimbus.rpc.authorizer import Acl
 from squall.validation import (
     cap_parallelism,
@@ -30,52 +27,43 @@ from squall.validation import (
     validate_topology_conf,
 )
 
+if TYPE_CHECKING:
+    from squall.nimbus.controller import Controller
+
 log = logging.getLogger("squall.nimbus")
 
 LeaderOf = Callable[[], str | None]  # "host:port" of the current leader, if any
 
 
 class UserRequests:
-    """Mixed into nimbus.controller.Controller, which provides the queue (`call`), the
-    clocks and whether this nimbus leads."""
+    """Nimbus's controller (nimbus/controller.py) as a client's writes reach it: `c` gives
+    the queue (`call`), the clocks, the stores and whether this nimbus leads."""
 
-    conf: dict[str, Any]
-    inbox: Inbox
-    code: CodeStore
-    leader_of: LeaderOf
-    clock: Callable[[], float]
-    wall: Callable[[], float]
-    call: Callable[..., None]  # run a job on the controller thread and wait for it
-    model: NimbusModel  # the published model
-
-    @property
-    def leading(self) -> bool:
-        """Whether this nimbus leads: Controller's property (its published model's), declared
-        here as one so that the mixin's type matches it."""
-        raise NotImplementedError
+    def __init__(self, controller: Controller) -> None:
+        self.c = controller
 
     def submit(
         self, name: str, location: str, json_conf: str, topology: Any, initial_status: int
     ) -> str:
-        if not self.leading:  # first, as Storm's nimbus does: a standby judges nothing
-            raise self._not_leader()
+        if not self.c.leading:  # first, as Storm's nimbus does: a standby judges nothing
+            raise self.c.not_leader()
         try:
             check_topology_name(name)
             structure = validate_topology(topology)
             conf = {**validate_topology_conf(json_conf), "topology.name": name}  # as Storm
             structure = cap_parallelism(structure, conf)
             self._check_topology_quota(conf)
-            self._check_package(self.inbox.finished_path(location))
-            wall = self.wall()
+            self._check_package(self.c.inbox.finished_path(location))
+            wall = self.c.wall()
             tid = f"{name}-{uuid.uuid4().hex[:8]}-{int(wall)}"
             inactive = initial_status == T.TopologyInitialStatus.INACTIVE
-            self.call(
+            self.c.call(
                 Decide(
-                    ev.Submit(name, tid, structure, conf, location, inactive, self.clock(), wall)
+                    ev.Submit(name, tid, structure, conf, location, inactive, self.c.clock(), wall)
                 )
             )
         except (T.InvalidTopologyException, T.AlreadyAliveException):
-            self.inbox.discard(location)  # a refused submit leaves no upload behind
+            self.c.inbox.discard(location)  # a refused submit leaves no upload behind
             raise
         for found in conf_reviews(name, topology, json_conf):  # keys accepted, not used
             log_review(found, log, once=False)
@@ -88,8 +76,8 @@ class UserRequests:
         try:
             code_package.check(
                 package,
-                self.conf["supervisor.code.max.bytes"],
-                self.conf["supervisor.code.max.entries"],
+                self.c.conf["supervisor.code.max.bytes"],
+                self.c.conf["supervisor.code.max.entries"],
             )
         except code_package.PackageError as exc:
             raise T.InvalidTopologyException(msg=f"code package refused: {exc}") from exc
@@ -98,55 +86,51 @@ class UserRequests:
         """nimbus.topologies.max.per.user, by the submitter (nimbus.admins are exempt). Judged
         on the published model: two submits racing may both pass, by one topology."""
         owner = str(conf.get("topology.submitter.user", ""))
-        owners = (t.base.owner for t in self.model.topologies.values())
-        limit = self.conf["nimbus.topologies.max.per.user"]
-        exempt = conf.get("topology.submitter.principal") in Acl.from_conf(self.conf).admins
+        owners = (t.base.owner for t in self.c.model.topologies.values())
+        limit = self.c.conf["nimbus.topologies.max.per.user"]
+        exempt = conf.get("topology.submitter.principal") in Acl.from_conf(self.c.conf).admins
         problem = topology_problem(owner, owners, limit, exempt)
         if problem:
             raise T.InvalidTopologyException(msg=problem)
 
     def kill(self, name: str, wait_secs: int | None) -> None:
-        self.call(Decide(ev.Kill(name, wait_secs, self.wall())))
+        self.c.call(Decide(ev.Kill(name, wait_secs, self.c.wall())))
 
     def activate(self, name: str) -> None:
-        self.call(Decide(ev.Activate(name, self.wall())))
+        self.c.call(Decide(ev.Activate(name, self.c.wall())))
 
     def deactivate(self, name: str) -> None:
-        self.call(Decide(ev.Deactivate(name, self.wall())))
+        self.c.call(Decide(ev.Deactivate(name, self.c.wall())))
 
     def rebalance(
         self, name: str, wait_secs: int | None, num_workers: int | None, executors: dict | None
     ) -> None:
-        self.call(Decide(ev.Rebalance(name, wait_secs, num_workers, executors, self.wall())))
+        self.c.call(Decide(ev.Rebalance(name, wait_secs, num_workers, executors, self.c.wall())))
 
     def set_config(self, name: str, key: str, json_value: str) -> None:
         try:
             value = json.loads(json_value)
         except (ValueError, RecursionError):  # nested past the recursion limit: the text
             value = json_value
-        self.call(Decide(ev.SetConfig(name, key, value, self.wall())))
+        self.c.call(Decide(ev.SetConfig(name, key, value, self.c.wall())))
 
     def set_log_config(self, name: str, changes: dict[str, log_config.Change]) -> None:
-        self.call(Decide(ev.SetLogConfig(name, changes, self.wall())))
+        self.c.call(Decide(ev.SetLogConfig(name, changes, self.c.wall())))
 
     def debug(self, name: str, component: str, enable: bool, percentage: float) -> None:
-        self.call(Decide(ev.Debug(name, component, enable, percentage, self.wall())))
+        self.c.call(Decide(ev.Debug(name, component, enable, percentage, self.c.wall())))
 
     def begin_upload(self, owner: str | None = None) -> str:
-        if not self.leading:
-            self.call(Barrier())  # a lead just won is being taken: an upload waits for it
-        if not self.leading:
-            raise self._not_leader()
-        return self.inbox.begin(self.clock(), owner)
+        if not self.c.leading:
+            self.c.call(Barrier())  # a lead just won is being taken: an upload waits for it
+        if not self.c.leading:
+            raise self.c.not_leader()
+        return self.c.inbox.begin(self.c.clock(), owner)
 
     def cleanup_inbox(self) -> None:
         """Expire abandoned uploads and downloads (Inbox and CodeStore lock themselves)."""
-        now = self.clock()
-        expired = self.inbox.expire(now, self.conf["nimbus.inbox.jar.expiration.secs"])
+        now = self.c.clock()
+        expired = self.c.inbox.expire(now, self.c.conf["nimbus.inbox.jar.expiration.secs"])
         if expired:
             log.info("deleted %d expired uploads", len(expired))
-        self.code.expire_downloads(now, self.conf["nimbus.file.copy.expiration.secs"])
-
-    def _not_leader(self) -> T.IllegalStateException:
-        leader = self.leader_of() or "unknown"
-        return T.IllegalStateException(msg=f"this nimbus is not the leader; the leader is {leader}")
+        self.c.code.expire_downloads(now, self.c.conf["nimbus.file.copy.expiration.secs"])

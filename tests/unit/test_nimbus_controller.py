@@ -114,7 +114,7 @@ def test_an_upload_waits_for_a_lead_being_taken():
     try:
         shell.post(TakeLead())
         assert not shell.leading
-        assert shell.begin_upload("alice") == "upload-1"
+        assert shell.requests.begin_upload("alice") == "upload-1"
     finally:
         shell.stop()
         shell.thread.join(10)
