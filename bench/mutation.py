@@ -414,6 +414,10 @@ def run_child(name: str, path: str, tests: list[str]) -> int:
 
     if sys.path and Path(sys.path[0]).resolve() == ROOT / "bench":
         sys.path.pop(0)  # bench/'s scripts must not shadow anything the tests import
+    # `import squall` puts its own finder first on the meta path (hot_path.select: the per-tuple
+    # modules from their sources, not their compiled extensions): the mutant's goes before it
+    import squall  # noqa: F401
+
     loader = MutantLoader(name, Path(path).resolve(), sys.stdin.buffer.read())
     sys.meta_path.insert(0, loader)
     rc = pytest.main([*PYTEST, *tests])

@@ -64,6 +64,11 @@ def test_each_processing_starts_afresh():
     a.processed(True)
     a.taken(({102: 4},))
     assert a.processed(True) == [AckTree(10, 102, 4)]
+    a.taken(({104: 5},))
+    a.emitted_to((3,))  # edge 2
+    a.processed(True)
+    a.taken(({106: 6}, {107: 9}))  # a micro-batch's inputs: the edges of before count not
+    assert a.processed(True) == [AckTree(10, 106, 6), AckTree(11, 107, 9)]
     a.taken(({},))
     assert a.emitted_to((3,)) == [Send(3)]
     a.processed(True)

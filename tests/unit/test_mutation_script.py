@@ -260,3 +260,15 @@ def test_run_all_scores_each_mutant_of_each_module(package):
     table = mutation.report(results, markdown=True)
     assert "| pkg/target.py | 4 | 2 | 2 | 0 | 50.0 |" in table
     assert "- pkg/target.py:6: `5` -> `6`" in table
+
+
+def test_a_per_tuple_module_is_mutated_too_though_squall_loads_those_its_own_way():
+    """`import squall` puts a finder of its own first on the meta path for the per-tuple
+    modules (squall/hot_path.py); the mutant's loader must still come before it, or a
+    mutant of worker/anchoring.py is never loaded and its run says "not imported"."""
+    path, tests = "worker/anchoring.py", ("tests/unit/test_anchoring.py",)
+    source = (mutation.ROOT / path).read_bytes()
+    assert mutation.run_tests(path, source, tests, 120)[0] == "survived"
+    mutated = source.replace(b"self.emitted = 0", b"self.emitted = 1")
+    assert mutated != source
+    assert mutation.run_tests(path, mutated, tests, 120)[0] == "killed"
