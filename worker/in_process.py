@@ -52,7 +52,6 @@ def build_tasks(
     spark: SparkHolder,
     report_error: Callable[[str, int, str], None],
     made: Callable[[str, Component | None, Executor], None] | None = None,
-    topology_id: str = "testing",
 ) -> LocalTasks:
     """Every task of `structure` and its ackers (topology.acker.executors, null: one) as an
     executor whose deliveries go from task to task in memory. `instance(component)` makes
@@ -81,7 +80,7 @@ def build_tasks(
     registry = InMemoryRegistry()
     for task, name in sorted(task_components.items()):
         context = TaskContext(
-            topology_id,
+            "testing",
             name,
             task,
             tuple(by_component[name]),
