@@ -35,11 +35,12 @@ from squall.nimbus.core.decide import NotLeader, handle
 from squall.nimbus.core.model import NimbusModel, NimbusSettings
 from squall.nimbus.instruction_runner import InstructionRunner, Later, batches
 from squall.nimbus.reads.last_known import CachedReads, ZkOutage
-from squall.nimbus.rpc.user_requests import LeaderOf, UserRequests
+from squall.nimbus.rpc.user_requests import UserRequests
 from squall.security.mode import security_on
 from squall.security.topology_keys import new_keys
 
 log = logging.getLogger("squall.nimbus")
+LeaderOf = Callable[[], str | None]  # "host:port" of the current leader, if any
 TIMER_RETRY_SECS = 5.0  # a timed transition whose writes failed is tried again after this
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +30,6 @@ if TYPE_CHECKING:
     from squall.nimbus.controller import Controller
 
 log = logging.getLogger("squall.nimbus")
-
-LeaderOf = Callable[[], str | None]  # "host:port" of the current leader, if any
 
 
 class UserRequests:
