@@ -29,11 +29,14 @@ highest is MAX_WEIGHT: a busy thread's load hovers near its peers', the least lo
 changes from one refresh to the next, and Storm's steps then drove every weight to 0 and the
 shares from one extreme to the other.
 
-A target in another worker is weighed as if CROSSING more loaded than it is, and a shuffle
-moves out to a wider scope only while the wider scope's other targets, so weighed, are less
-loaded than its own (neither in Storm): a tuple that crosses costs its sender's thread too,
-so two workers equally busy with their own spouts keep their shuffles at home, and a
-saturated worker sends to another only while that one has room to spare.
+A shuffle moves out to a wider scope only while the wider scope's other targets are less
+loaded than its own by more than CROSSING, and within a scope a target in another worker
+whose load is ROOM_BELOW or more is weighed as if CROSSING more loaded than it is (neither
+in Storm): a tuple that crosses costs both workers' threads, so two workers saturated by
+their own spouts keep their shuffles at home. Below ROOM_BELOW the other worker has room,
+and a saturated sender gains by every tuple it hands over (sending costs it a few us, the
+bolt's work it saves more): weighed with the crossing there too, it would be left idle for a
+CROSSING of its thread (issue 39: at 85% beside a saturated spout's worker).
 
 The choices are a ring of about RING entries, each target's share its weight's, spread evenly
 (Storm shuffles its ring at random; evenly spread, equal weights are plain round robin). The
@@ -53,6 +56,7 @@ from typing import Any
 WORKER_LOCAL, HOST_LOCAL, EVERYTHING = 0, 1, 2
 MAX_WEIGHT, SHRINK, NEAR_LEAST, RING = 100, 10, 0.05, 1000  # Storm's
 CROSSING = 0.1  # the load added to a target in another worker when weighing (not Storm's)
+ROOM_BELOW = 0.95  # a target in another worker loaded less has room: no CROSSING added
 
 
 @dataclass(frozen=True)
@@ -118,15 +122,20 @@ def next_weights(
     """The targets' weights after one refresh (a target without one starts at MAX_WEIGHT):
     one within NEAR_LEAST of the least loaded gains 1, any other loses 1 for each NEAR_LEAST
     it is more loaded (SHRINK at most); then all are scaled so that the highest is
-    MAX_WEIGHT again. A target not `here` (this worker's, when given) counts CROSSING more
-    loaded."""
-    loads = {t: load(t) if not here or t in here else load(t) + CROSSING for t in targets}
+    MAX_WEIGHT again. A target not `here` (this worker's, when given) loaded ROOM_BELOW or
+    more counts CROSSING more loaded."""
+    loads = {t: load(t) if not here or t in here else _crossed(load(t)) for t in targets}
     least = min(loads.values())
     stepped = {t: _step(weights.get(t, MAX_WEIGHT), loads[t] - least) for t in targets}
     top = max(stepped.values())
     if 0 < top < MAX_WEIGHT:  # the least loaded changed: the shares as they are, scaled up
         return {t: w * MAX_WEIGHT // top for t, w in stepped.items()}
     return stepped
+
+
+def _crossed(load: float) -> float:
+    """A load of another worker's target as weighed from here."""
+    return load + CROSSING if load >= ROOM_BELOW else load
 
 
 def _step(weight: int, excess: float) -> int:

@@ -16,6 +16,7 @@ from squall.worker.locality import (
     MAX_WEIGHT,
     NEAR_LEAST,
     RING,
+    ROOM_BELOW,
     SHRINK,
     WORKER_LOCAL,
     LocalityBounds,
@@ -238,6 +239,22 @@ def test_a_saturated_worker_sends_to_an_idle_one_and_keeps_home_when_both_are_bu
     assert spread(1.0, 0.2) > 0.9  # the idle one gets more until it is as busy
     assert spread(1.0, 1.0) == 0.0
     assert spread(0.1, 0.0) == 0.0  # not loaded: never wider than this worker
+
+
+def test_a_worker_with_room_is_fed_until_it_is_nearly_saturated_not_a_crossing_short_of_it():
+    """Issue 39: beside a saturated spout's worker, the other worker's load follows the share
+    of tuples it gets (here 1.8 x its share: saturated at 56%). Weighed with the crossing
+    at any load it settled a CROSSING short of the sender's (0.9 here), idle for the rest;
+    below ROOM_BELOW it has room and is weighed as it is, so it settles at about ROOM_BELOW."""
+    shuffle = LocalShuffle(((1,), (1, 2), (1, 2)), BOUNDS)
+    remote, seen = 0.0, []
+    for n in range(400):
+        shuffle.refresh(loads(t1=1.0, t2=remote), now=100.0 + n)
+        share = Counter(shuffle.choose() for _ in range(len(shuffle.pool)))[2] / len(shuffle.pool)
+        remote = 1.8 * share
+        seen.append(remote)
+    settled = seen[200:]
+    assert min(settled) > ROOM_BELOW - NEAR_LEAST / 2 and max(settled) < ROOM_BELOW + NEAR_LEAST / 2
 
 
 def test_a_target_loses_weight_by_how_much_more_loaded_it_is_and_the_highest_stays_at_the_max():
