@@ -143,11 +143,19 @@ def round_ratios(rounds: list[list[dict[str, Any]]], case: str) -> list[float]:
 
 SCALING = (  # (more workers, one worker, what is compared): printed as ratios in one round
     ("work2", "work1", "rate"),
+    ("work2", "work1", "rate_at_equal_speed"),
     ("work2", "work1", "per_cpu_s"),
     ("work2-rr", "work1", "rate"),
     ("work2-rr", "work1", "per_cpu_s"),
     ("ack2", "ack1", "per_cpu_s"),
 )
+
+
+WHAT = {
+    "rate": "tuples/s",
+    "rate_at_equal_speed": "tuples/s at equal busy() speed",
+    "per_cpu_s": "tuples per CPU-second",
+}
 
 
 def scaling_lines(rounds: list[list[dict[str, Any]]]) -> list[str]:
@@ -164,7 +172,7 @@ def scaling_lines(rounds: list[list[dict[str, Any]]]) -> list[str]:
                     ratios.append(value)
         if ratios:
             listed = ", ".join(f"{v:.2f}x" for v in ratios)
-            what = "tuples/s" if key == "rate" else "tuples per CPU-second"
+            what = WHAT[key]
             median = statistics.median(ratios)
             lines.append(f"  {more} over {one}, {what}: {listed} (median {median:.2f}x)")
     return lines
@@ -269,6 +277,8 @@ def main(argv: list[str] | None = None) -> None:
             each = " + ".join(f"{v:.0f}" for v in r["cpu_each"])
             which = "first round's, " if len(rounds) > 1 else ""  # a list: not a median
             print(f"{r['system']}: CPU % of each worker ({which}highest first) {each}")
+        if r.get("busy_us"):
+            print(f"{r['system']}: busy() {r['busy_us']:.1f} us a call (CPU time, median)")
         if r.get("error"):
             print(f"{r['system']}: FAILED (in at least one round): {r['error']}")
         if r.get("rss_series_mib"):

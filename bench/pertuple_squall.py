@@ -139,6 +139,8 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
         "rss_mib": max(rss_series),
         "window_s": t1 - t0,
     }
+    if settings.get("work"):
+        row.update(busy_speed(read_progress(out, "work"), t0, t1, row["rate"]))
     if settings["tracked"]:
         latencies = samples_between(spouts, "latency_ms", t0, t1)
         row["latency_kind"] = "complete"
@@ -153,6 +155,17 @@ def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> 
     if soak:
         row["rss_series_mib"] = rss_series
     return row
+
+
+def busy_speed(works: list[dict[str, Any]], t0: float, t1: float, rate: float) -> dict[str, float]:
+    """The work bolts' mean CPU time per busy() call over the window (pertuple_topology's
+    WorkBolt times every 64th), and the rate at equal speed: tuples/s times it, a figure
+    whose ratio between two cases is theirs with this machine's speed the same in both."""
+    tasks = _by_task(works)
+    timed = sum(rate_between(r, "timed", t0, t1) for r in tasks)
+    seconds = sum(rate_between(r, "busy_s", t0, t1) for r in tasks)
+    busy_us = seconds / timed * 1e6 if timed else 0.0
+    return {"busy_us": busy_us, "rate_at_equal_speed": rate * busy_us}
 
 
 @contextlib.contextmanager

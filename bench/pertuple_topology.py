@@ -180,17 +180,47 @@ def busy(seed: int, rounds: int) -> int:
 
 
 class WorkBolt(Bolt):
-    """UpperBolt with real per-tuple work: `work` rounds of busy() before its emit."""
+    """UpperBolt with real per-tuple work: `work` rounds of busy() before its emit.
+
+    Every TIMED_EVERY-th busy() is timed in thread CPU time, and the totals written to its
+    progress log: this machine's speed swings within seconds (busy() took 32 us in one second
+    and 56 us in the next, in both workers at once), so cases run a minute apart are compared
+    at equal speed too (bench/pertuple.py's scaling lines). One timed call in 64 costs the
+    case about one us in 64 tuples."""
 
     outputs = ["word", "ts"]
+    TIMED_EVERY = 64
 
     def initialize(self, conf, context):
         self.rounds = int(self.kwargs.get("work") or 0)
+        self.seen = self.timed = 0
+        self.busy_s = 0.0
+        self.log = ProgressLog(context.output_dir, f"work-{context.task_id}")
 
     def process(self, tup):
         word, ts = tup.values
-        busy(len(word), self.rounds)
+        self.seen += 1
+        if self.seen % self.TIMED_EVERY:
+            busy(len(word), self.rounds)
+        else:
+            began = time.thread_time()
+            busy(len(word), self.rounds)
+            self.busy_s += time.thread_time() - began
+            self.timed += 1
+            if self.log.due_now():
+                self._write()
         self.emit([word.upper(), ts])
+
+    def idle(self):
+        if self.log.due_now():
+            self._write()
+
+    def _write(self) -> None:
+        self.log.write({"timed": self.timed, "busy_s": self.busy_s})
+
+    def cleanup(self):
+        self._write()
+        self.log.close()
 
 
 class UpperTableBolt(Bolt):

@@ -3,6 +3,7 @@ rates of running totals over a window, /proc/<pid>/stat, medians of rounds)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -195,8 +196,8 @@ def test_scaling_ratios_are_taken_within_each_round_and_skip_a_round_missing_a_c
 
     rounds = [
         [
-            {"case": "work1", "rate": 10.0, "per_cpu_s": 20.0},
-            {"case": "work2", "rate": 18.0, "per_cpu_s": 19.0},
+            {"case": "work1", "rate": 10.0, "per_cpu_s": 20.0, "rate_at_equal_speed": 300.0},
+            {"case": "work2", "rate": 18.0, "per_cpu_s": 19.0, "rate_at_equal_speed": 600.0},
             {"case": "ack1", "rate": 5.0, "per_cpu_s": 40.0},
             {"case": "ack2", "rate": 9.0, "per_cpu_s": 30.0},
         ],
@@ -208,10 +209,47 @@ def test_scaling_ratios_are_taken_within_each_round_and_skip_a_round_missing_a_c
     ]
     assert pertuple.scaling_lines(rounds) == [
         "  work2 over work1, tuples/s: 1.80x, 1.50x (median 1.65x)",
+        "  work2 over work1, tuples/s at equal busy() speed: 2.00x (median 2.00x)",
         "  work2 over work1, tuples per CPU-second: 0.95x, 1.00x (median 0.97x)",
         "  ack2 over ack1, tuples per CPU-second: 0.75x (median 0.75x)",
     ]
     assert pertuple.scaling_lines([]) == []
+
+
+def test_the_rate_at_equal_speed_is_the_rate_times_the_windows_busy_call_time():
+    """Two work tasks' progress lines: 1 s of busy() over 10,000 timed calls in the window
+    (100 us a call); what they did before the window does not count."""
+    import pertuple_squall
+
+    works = [
+        {"file": "work-3", "t": 0.0, "timed": 0, "busy_s": 0.0},
+        {"file": "work-3", "t": 10.0, "timed": 1000, "busy_s": 0.5},
+        {"file": "work-3", "t": 20.0, "timed": 5000, "busy_s": 0.9},
+        {"file": "work-4", "t": 0.0, "timed": 0, "busy_s": 0.0},
+        {"file": "work-4", "t": 10.0, "timed": 2000, "busy_s": 0.2},
+        {"file": "work-4", "t": 20.0, "timed": 8000, "busy_s": 0.8},
+    ]
+    speed = pertuple_squall.busy_speed(works, 10.0, 20.0, rate=1000.0)
+    assert speed["busy_us"] == pytest.approx(100.0)
+    assert speed["rate_at_equal_speed"] == pytest.approx(100_000.0)
+
+
+def test_the_work_bolt_times_one_busy_call_in_timed_every_and_logs_the_totals(tmp_path):
+    import pertuple_topology
+
+    bolt = pertuple_topology.WorkBolt.__new__(pertuple_topology.WorkBolt)
+    bolt.kwargs = {"work": 50}
+    context = type("Context", (), {"output_dir": str(tmp_path), "task_id": 7})()
+    bolt.initialize({}, context)
+    emitted = []
+    bolt.emit = emitted.append
+    tup = type("Tup", (), {"values": ("word", 1.0)})()
+    for _ in range(3 * bolt.TIMED_EVERY):
+        bolt.process(tup)
+    bolt.cleanup()
+    assert len(emitted) == 3 * bolt.TIMED_EVERY and emitted[0] == ["WORD", 1.0]
+    last = json.loads((tmp_path / "work-7.jsonl").read_text().splitlines()[-1])
+    assert last["timed"] == 3 and last["busy_s"] > 0
 
 
 def test_the_work_cases_differ_only_in_workers_and_do_work_of_the_size_asked():
