@@ -28,9 +28,12 @@ within each round is printed too, and its median: a round runs squall and Bytewa
 apart, so these drift less with this machine's load (Bytewax alone ran at 34-54k items/s
 within an hour).
 
-Scaling is printed as ratios of cases of one round (work2 over work1: the rate and tuples
-per CPU-second; ack2 over ack1: tuples per CPU-second, the cost of crossing between
-workers), with each worker's CPU: a saturated worker beside an idling one is the bottleneck.
+Scaling is printed as ratios of cases of one round (work2 over work1: the rate, the rate at
+equal busy() speed and tuples per CPU-second; ack2 over ack1: tuples per CPU-second, the cost
+of crossing between workers), with each worker's CPU: a saturated worker beside an idling one
+is the bottleneck. The rate at equal speed multiplies each work case's rate by the CPU time of
+its busy() calls (every 64th is timed): on a machine whose speed moves from second to second,
+cases a minute apart differ by more than any change to squall; at equal speed they do not.
 """
 
 from __future__ import annotations
