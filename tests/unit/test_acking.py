@@ -12,9 +12,17 @@ from squall.worker.acker_executor import AckerExecutor
 from squall.worker.acking import (
     ACK_DONE,
     ACK_FAILED,
+    ID_MAX,
+    ID_MIN,
     AckTree,
+    CallAck,
+    FailTree,
     InitTree,
+    Send,
     Tick,
+    TreeDone,
+    TreeFailed,
+    message_delivery,
     message_stream,
     stream_message,
 )
@@ -297,6 +305,36 @@ def test_acking_ids_are_non_zero_signed_63_bit_values():
     ids = AckIds(_Draws(1 << 62, 0, (1 << 63) - 1))  # the first draw would be the id 0
     assert ids() == -(1 << 62)  # zero skipped; the lowest signed 63-bit value
     assert ids() == (1 << 62) - 1  # the highest
+
+
+def test_ids_are_the_signed_63_bit_range_and_a_root_moved_to_a_near_acker_stays_in_it():
+    """A spout draws a root and moves it to a near acker's residue (spout_tracking._root): a
+    root moved past ID_MAX is drawn again, not sent as a 64-bit long."""
+    from squall.worker.spout_tracking import SpoutTracker
+
+    assert (ID_MIN, ID_MAX) == (-(1 << 62), (1 << 62) - 1)
+    assert ID_MAX % 3 == 0  # so moving it to residue 2 (acker 12) would pass ID_MAX
+    draws = iter([ID_MAX, 5, 7])  # two roots, then the edge id of the one Send
+    tracker = SpoutTracker(1, (10, 11, 12), 30.0, 0, draws.__next__, near_ackers=(12,))
+    out = tracker.emitted("m", (4,), now=0.0)
+    assert out == [Send(4, (5,), (7,)), InitTree(12, 5, 7, 1)]
+
+
+def test_a_protocol_message_is_addressed_by_its_first_field_and_nothing_else_is_one():
+    messages = (InitTree(9, 1, 2, 3), AckTree(8, 1, 2), FailTree(7, 1))
+    verdicts = (TreeDone(6, 1), TreeFailed(5, 1))
+    assert [m.target for m in messages + verdicts] == [9, 8, 7, 6, 5]
+    assert [m.acker for m in messages] == [9, 8, 7]
+    assert [v.spout_task for v in verdicts] == [6, 5]
+    delivery = message_delivery(AckTree(8, 1, 2))
+    assert (delivery[0], delivery[3], delivery[4]) == (8, "__ack_ack", (1, 2))
+    for other in (CallAck(1), Send(3)):  # tuples, but not of the protocol
+        with pytest.raises(TypeError, match="not a protocol message"):
+            message_delivery(other)
+        with pytest.raises(TypeError, match="not a protocol message"):
+            message_stream(other)
+    with pytest.raises(TypeError):  # the compiled build refuses a non-tuple at the call
+        message_delivery(Tick(0))
 
 
 def test_a_spouts_figures_count_tuples_so_emitted_is_acked_failed_and_pending():
