@@ -17,9 +17,12 @@ Correctness before speed:
 - Hypothesis runs with a fixed seed so a score is repeatable.
 - A module's tests are every tests/unit/test_*.py that imports it (any import form, read with
   `ast`), never a hand-kept list that falls behind; a target no test imports is an error.
+  With --via-importers, also those importing a module of the package that imports it (one
+  step, relative imports included: decide.py's tests for reassign.py), for a survivor that
+  only a caller's tests would kill.
 
 Run: .venv/bin/python bench/mutation.py [MODULE...] [--max-per-module N] [--jobs N] [--list]
-     [--markdown]
+     [--markdown] [--via-importers]
 """
 
 from __future__ import annotations
@@ -523,23 +526,53 @@ class UntestedTarget(ValueError):
     """A target with no unit test importing it (or no file): its mutants could only survive."""
 
 
-def imported_names(source: bytes) -> set[str]:
+def imported_names(source: bytes, package: str | None = None) -> set[str]:
     """Every module an import statement of `source` may name: `import a.b` gives a.b,
-    `from a.b import c` gives a.b and a.b.c (c may be a module or a name in a.b)."""
+    `from a.b import c` gives a.b and a.b.c (c may be a module or a name in a.b). Relative
+    imports count where `package` (the importing module's package) is given."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = _from_module(node, package)
+            if module:
+                names.add(module)
+                names.update(f"{module}.{alias.name}" for alias in node.names)
     return names
 
 
-def tests_of(modules: list[str] | tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+def _from_module(node: ast.ImportFrom, package: str | None) -> str | None:
+    """The absolute name of the module a `from ... import` names (None: a relative import
+    read without its package)."""
+    if not node.level:
+        return node.module
+    if package is None:
+        return None
+    parts = package.split(".")
+    base = parts[: len(parts) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def importers(name: str) -> set[str]:
+    """The modules of the package folders (PACKAGE_DIRS) that import module `name`."""
+    found = set()
+    for folder in PACKAGE_DIRS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            module = module_name(path.relative_to(ROOT).as_posix())
+            package = module if path.stem == "__init__" else module.rpartition(".")[0]
+            if module != name and name in imported_names(path.read_bytes(), package):
+                found.add(module)
+    return found
+
+
+def tests_of(
+    modules: list[str] | tuple[str, ...], via_importers: bool = False
+) -> dict[str, tuple[str, ...]]:
     """{module file: the unit-test files that import it}, found by reading every test file's
     imports, so a new test counts at once and none is forgotten; UntestedTarget names each
-    module that is missing or that no test imports."""
+    module that is missing or that no test imports. With `via_importers`, also the test files
+    that import a module importing it (one step: decide.py's tests for reassign.py)."""
     found = {
         test.relative_to(ROOT).as_posix(): imported_names(test.read_bytes())
         for test in sorted(ROOT.glob(UNIT_TESTS))
@@ -548,7 +581,8 @@ def tests_of(modules: list[str] | tuple[str, ...]) -> dict[str, tuple[str, ...]]
     problems: list[str] = []
     for path in modules:
         name = module_name(path)
-        tests[path] = tuple(test for test, names in found.items() if name in names)
+        wanted = {name, *importers(name)} if via_importers else {name}
+        tests[path] = tuple(test for test, names in found.items() if wanted & names)
         if not (ROOT / path).is_file():
             problems.append(f"{path}: no such file")
         elif not tests[path]:
@@ -617,6 +651,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=2, choices=(1, 2), help="test processes at once (default 2)"
     )
+    parser.add_argument(
+        "--via-importers",
+        action="store_true",
+        help="also run the tests of the modules that import a target (slower, fewer misses)",
+    )
     parser.add_argument("--list", action="store_true", help="show the mutants, run nothing")
     parser.add_argument("--markdown", action="store_true", help="print the table for RESULTS.md")
     parser.add_argument("--quiet", action="store_true", help="no line per mutant on stderr")
@@ -625,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"not in TARGETS: {', '.join(unknown)}")
     try:
-        tests = tests_of(args.modules or TARGETS)
+        tests = tests_of(args.modules or TARGETS, args.via_importers)
     except UntestedTarget as error:
         parser.error(str(error))
     plan = {

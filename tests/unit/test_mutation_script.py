@@ -150,6 +150,19 @@ from .helpers import thing
     }
 
 
+def test_relative_imports_count_where_the_importing_package_is_known():
+    source = b"from . import acking\nfrom .acker import Acker\nfrom ..structure import ACKER\n"
+    assert mutation.imported_names(source) == set()  # a test file's: no package
+    assert mutation.imported_names(source, "squall.worker") == {
+        "squall.worker",
+        "squall.worker.acking",
+        "squall.worker.acker",
+        "squall.worker.acker.Acker",
+        "squall.structure",
+        "squall.structure.ACKER",
+    }
+
+
 def test_imports_inside_functions_count():
     source = b"def test_x():\n    from squall.worker import lifecycle\n"
     assert "squall.worker.lifecycle" in mutation.imported_names(source)
@@ -178,6 +191,16 @@ def test_the_tests_of_a_module_are_the_test_files_importing_it(tree):
         "pkg/a.py": ("tests/unit/test_one.py", "tests/unit/test_two.py"),
         "pkg/b.py": ("tests/unit/test_one.py",),
         "pkg/c.py": ("tests/unit/test_three.py",),
+    }
+
+
+def test_via_importers_the_tests_of_a_module_importing_the_target_count_too(tree):
+    (tree / "pkg" / "d.py").write_text("from .c import x\n")  # d imports c
+    (tree / "tests" / "unit" / "test_four.py").write_text("import pkg.d\n")
+    assert mutation.importers("pkg.c") == {"pkg.d"}
+    assert mutation.tests_of(["pkg/c.py"]) == {"pkg/c.py": ("tests/unit/test_three.py",)}
+    assert mutation.tests_of(["pkg/c.py"], via_importers=True) == {
+        "pkg/c.py": ("tests/unit/test_four.py", "tests/unit/test_three.py")
     }
 
 
