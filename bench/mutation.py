@@ -554,16 +554,20 @@ def _from_module(node: ast.ImportFrom, package: str | None) -> str | None:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def importers(name: str) -> set[str]:
-    """The modules of the package folders (PACKAGE_DIRS) that import module `name`."""
-    found = set()
+def package_imports() -> dict[str, set[str]]:
+    """{module of the package folders (PACKAGE_DIRS): the names its imports may name}."""
+    imports = {}
     for folder in PACKAGE_DIRS:
         for path in sorted((ROOT / folder).rglob("*.py")):
             module = module_name(path.relative_to(ROOT).as_posix())
             package = module if path.stem == "__init__" else module.rpartition(".")[0]
-            if module != name and name in imported_names(path.read_bytes(), package):
-                found.add(module)
-    return found
+            imports[module] = imported_names(path.read_bytes(), package)
+    return imports
+
+
+def importers(name: str, imports: dict[str, set[str]]) -> set[str]:
+    """The modules of `imports` (package_imports) that import module `name`."""
+    return {module for module, names in imports.items() if module != name and name in names}
 
 
 def tests_of(
@@ -577,11 +581,12 @@ def tests_of(
         test.relative_to(ROOT).as_posix(): imported_names(test.read_bytes())
         for test in sorted(ROOT.glob(UNIT_TESTS))
     }
+    imports = package_imports() if via_importers else {}  # read once for every target
     tests: dict[str, tuple[str, ...]] = {}
     problems: list[str] = []
     for path in modules:
         name = module_name(path)
-        wanted = {name, *importers(name)} if via_importers else {name}
+        wanted = {name, *importers(name, imports)}
         tests[path] = tuple(test for test, names in found.items() if wanted & names)
         if not (ROOT / path).is_file():
             problems.append(f"{path}: no such file")

@@ -222,13 +222,18 @@ def test_a_target_in_another_worker_counts_as_more_loaded_by_the_crossing():
     assert next_weights({}, (1, 2), loads(t1=1.0, t2=1.0)) == {1: MAX_WEIGHT, 2: MAX_WEIGHT}
 
 
+def across(shuffle):
+    """The share of one turn of `shuffle`'s ring that goes to task 2, in another worker."""
+    return Counter(shuffle.choose() for _ in range(len(shuffle.pool)))[2] / len(shuffle.pool)
+
+
 def spread(local_load, remote_load, refreshes=30):
     """One spout task's shuffle over a bolt task here (1) and one in another worker on this
     host (2) after `refreshes` at these loads: the share of tuples sent across."""
     shuffle = LocalShuffle(((1,), (1, 2), (1, 2)), BOUNDS)
     for n in range(refreshes):
         shuffle.refresh(loads(t1=local_load, t2=remote_load), now=100.0 + n)
-    return Counter(shuffle.choose() for _ in range(len(shuffle.pool)))[2] / len(shuffle.pool)
+    return across(shuffle)
 
 
 def test_a_saturated_worker_sends_to_an_idle_one_and_keeps_home_when_both_are_busy():
@@ -250,8 +255,7 @@ def test_a_worker_with_room_is_fed_until_it_is_nearly_saturated_not_a_crossing_s
     remote, seen = 0.0, []
     for n in range(400):
         shuffle.refresh(loads(t1=1.0, t2=remote), now=100.0 + n)
-        share = Counter(shuffle.choose() for _ in range(len(shuffle.pool)))[2] / len(shuffle.pool)
-        remote = 1.8 * share
+        remote = 1.8 * across(shuffle)
         seen.append(remote)
     settled = seen[200:]
     assert min(settled) > ROOM_BELOW - NEAR_LEAST / 2 and max(settled) < ROOM_BELOW + NEAR_LEAST / 2

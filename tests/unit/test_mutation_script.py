@@ -197,7 +197,7 @@ def test_the_tests_of_a_module_are_the_test_files_importing_it(tree):
 def test_via_importers_the_tests_of_a_module_importing_the_target_count_too(tree):
     (tree / "pkg" / "d.py").write_text("from .c import x\n")  # d imports c
     (tree / "tests" / "unit" / "test_four.py").write_text("import pkg.d\n")
-    assert mutation.importers("pkg.c") == {"pkg.d"}
+    assert mutation.importers("pkg.c", mutation.package_imports()) == {"pkg.d"}
     assert mutation.tests_of(["pkg/c.py"]) == {"pkg/c.py": ("tests/unit/test_three.py",)}
     assert mutation.tests_of(["pkg/c.py"], via_importers=True) == {
         "pkg/c.py": ("tests/unit/test_four.py", "tests/unit/test_three.py")
