@@ -183,10 +183,10 @@ class WorkBolt(Bolt):
     """UpperBolt with real per-tuple work: `work` rounds of busy() before its emit.
 
     Every TIMED_EVERY-th busy() is timed in thread CPU time, and the totals written to its
-    progress log: this machine's speed swings within seconds (busy() took 32 us in one second
-    and 56 us in the next, in both workers at once), so cases run a minute apart are compared
-    at equal speed too (bench/pertuple.py's scaling lines). One timed call in 64 costs the
-    case about one us in 64 tuples."""
+    progress log: this machine's speed swings within seconds, in both workers at once
+    (bench/RESULTS.md, "Scaling at equal speed"), so cases run a minute apart are compared at
+    equal speed too (bench/pertuple.py's scaling lines). Timing one call in 64 keeps the
+    clock reads off nearly every tuple."""
 
     outputs = ["word", "ts"]
     TIMED_EVERY = 64

@@ -36,7 +36,7 @@ in Storm): a tuple that crosses costs both workers' threads, so two workers satu
 their own spouts keep their shuffles at home. Below ROOM_BELOW the other worker has room,
 and a saturated sender gains by every tuple it hands over (sending costs it a few us, the
 bolt's work it saves more): weighed with the crossing there too, it would be left idle for a
-CROSSING of its thread (issue 39: at 85% beside a saturated spout's worker).
+CROSSING of its thread (issue 39; bench/RESULTS.md, "Scaling at equal speed").
 
 The choices are a ring of about RING entries, each target's share its weight's, spread evenly
 (Storm shuffles its ring at random; evenly spread, equal weights are plain round robin). The
