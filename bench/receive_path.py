@@ -16,6 +16,8 @@ import argparse
 import time
 from collections.abc import Callable
 
+from crossing import NoIO
+
 from squall.components import TaskContext
 from squall.config import cluster_conf
 from squall.structure import ComponentInfo, GroupingSpec, InputSpec, TopologyStructure
@@ -41,7 +43,7 @@ def main() -> None:
     structure = TopologyStructure({"upper": upper, "count": count})
     conf = cluster_conf(**{"topology.executor.receive.buffer.size": 10**9})
     executors = {
-        t: Executor(None, TaskContext("b", "count", t, TARGETS, "/tmp"), {}, conf, None)
+        t: Executor(None, TaskContext("b", "count", t, TARGETS, "/tmp"), {}, conf, NoIO())
         for t in TARGETS
     }
     inbound = Inbound(structure, executors)
