@@ -86,6 +86,7 @@ def receiving_side(port: int) -> tuple[Transport, dict[int, Executor]]:
             inbound.congested,
             inbound.deliver_rows,
             inbound.load,
+            inbound.deliver_protocol,
         ),
     )
     return transport, executors
@@ -94,7 +95,14 @@ def receiving_side(port: int) -> tuple[Transport, dict[int, Executor]]:
 def sending_side(peer: int, fields_of: Callable[[str, str], tuple[str, ...]]) -> Transport:
     transport = Transport(
         TransportSettings("127.0.0.1", free_port(), 2**26),
-        Receiving(lambda items, stopping: None, fields_of, None, lambda rows: False, lambda t: 0.0),
+        Receiving(
+            lambda items, stopping: None,
+            fields_of,
+            None,
+            lambda rows: False,
+            lambda task: 0.0,
+            lambda messages: None,
+        ),
     )
     transport.route({task: ("127.0.0.1", peer) for task in (*UPPER, ACKER)}, set())
     return transport

@@ -46,7 +46,7 @@ from .protocol_frames import (
     PROTOCOL_MAGIC,
     ProtocolFrameError,
     decode_messages,
-    encode_messages,
+    encode_kinds,
     grouped_by,
 )
 
@@ -93,7 +93,7 @@ def _frame(table: pa.Table, metadata: dict[str, str]) -> bytes:
 
 def encode(deliveries: Iterable[Delivery | ProtocolMessage], fields_of: FieldsOf) -> list[bytes]:
     tables, groups, messages = _grouped(deliveries)
-    frames = encode_messages(messages, 1 << 62)[0]
+    frames = encode_kinds(messages, 1 << 62)[0]
     frames += [_table_frame(d) for d in tables]
     for (component, stream), group in groups.items():
         frames.append(_tuples_frame(component, stream, group, fields_of(component, stream)))
@@ -109,7 +109,7 @@ def encode_bounded(
     rather than sent to be lost with everything else in it. Protocol messages go first, in
     frames of their own (protocol_frames.py)."""
     tables, groups, messages = _grouped(deliveries)
-    frames, unsendable = encode_messages(messages, max_bytes)
+    frames, unsendable = encode_kinds(messages, max_bytes)
     too_large: list[Delivery | ProtocolMessage] = list(unsendable)
     for d in tables:
         frame = _table_frame(d)
@@ -135,18 +135,22 @@ def encode_bounded(
 
 def _grouped(
     deliveries: Iterable[Delivery | ProtocolMessage],
-) -> tuple[list[TableDelivery], dict[tuple[str, str], list[TupleDelivery]], list[ProtocolMessage]]:
-    """Tables, tuples by (component, stream) and protocol messages, each in its order."""
+) -> tuple[
+    list[TableDelivery],
+    dict[tuple[str, str], list[TupleDelivery]],
+    dict[type, list[ProtocolMessage]],
+]:
+    """Tables, tuples by (component, stream) and protocol messages by type, each in its
+    order; TypeError for anything else."""
     items = list(deliveries)
     by_kind = grouped_by(items, list(map(type, items))) if items else {}
     tuples: list[TupleDelivery] = by_kind.pop(TupleDelivery, [])  # type: ignore[assignment]
     tables: list[TableDelivery] = by_kind.pop(TableDelivery, [])  # type: ignore[assignment]
-    messages: list[ProtocolMessage] = []
     for kind, group in by_kind.items():
         if kind not in _PROTOCOL:
             raise TypeError(f"not a delivery: {group[0]!r}")
-        messages += group  # type: ignore[arg-type]
     keys = list(zip(map(_COMPONENT, tuples), map(_STREAM, tuples), strict=True))
+    messages: dict[type, list[ProtocolMessage]] = by_kind  # type: ignore[assignment]
     return tables, grouped_by(tuples, keys) if tuples else {}, messages
 
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from functools import partial
 from itertools import compress, repeat
+from operator import itemgetter
 
 from squall.components import Tuple
 from squall.structure import TopologyStructure
@@ -25,8 +26,10 @@ from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage, stream_mess
 from .compact_frames import CompactRows
 from .delivery import Delivery, TableDelivery, TupleDelivery, as_tuple
 from .executors import Executor, InboxItem, inbox_item
+from .protocol_frames import grouped_by
 
 _new = tuple.__new__
+_TARGET = itemgetter(0)  # a protocol message's target task
 _TUPLE = partial(_new, Tuple)  # Tuple(...) without its Python-level __new__
 MAX_CACHED_STREAMS = 10_000
 ROOM_WAIT_SECS = 0.05  # how often a waiting sender looks at its stop flag
@@ -136,6 +139,17 @@ class Inbound:
             mine = tuples if len(unique) == 1 else list(compress(tuples, map(task.__eq__, targets)))
             executors[task].inbox.put_many(mine)
         return True
+
+    def deliver_protocol(self, messages: list[ProtocolMessage]) -> None:
+        """A protocol frame's messages from another worker (acks, inits, verdicts), put on
+        their targets' queues in order, one put per target, grouped in C: no look at each
+        message as `deliver_many` takes (bench/crossing.py). Messages for a task this
+        worker does not run are dropped, as `deliver_many` drops them."""
+        executors = self.executors
+        for task, items in grouped_by(messages, list(map(_TARGET, messages))).items():
+            executor = executors.get(task)
+            if executor is not None:
+                executor.inbox.put_many(items, protocol=True)
 
     def deliver_local(
         self,

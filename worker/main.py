@@ -127,6 +127,7 @@ class WorkerProcess(ZooKeeperReactions):
                 self.inbound.congested if self.inbound.backpressure else None,
                 self.inbound.deliver_rows,
                 self.inbound.load,
+                self.inbound.deliver_protocol,
             ),
         )
         self.router = router = Router(

@@ -68,6 +68,14 @@ def encode_messages(
     type), and the messages that cannot go: one that does not fit alone, or a field beyond
     64 bits (a bug elsewhere: logged by the sender, not allowed to stop its thread)."""
     by_kind = grouped_by(messages, list(map(type, messages))) if messages else {}
+    return encode_kinds(by_kind, max_bytes)
+
+
+def encode_kinds(
+    by_kind: dict[type, list[ProtocolMessage]], max_bytes: int
+) -> tuple[list[bytes], list[ProtocolMessage]]:
+    """`encode_messages` of messages already grouped by their type (the codec groups a send
+    by type once)."""
     frames: list[bytes] = []
     unsendable: list[ProtocolMessage] = []
     for kind, group in by_kind.items():

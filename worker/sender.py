@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import operator
 import threading
 import time
 from collections import defaultdict
@@ -36,17 +35,13 @@ SEND_HWM = 100_000  # messages ZeroMQ queues for a peer before a send would wait
 _DATA = (TupleDelivery, TableDelivery)
 
 
-_ADDRESS, _DELIVERY = operator.itemgetter(0), operator.itemgetter(1)
-
-
-def _gather(queued: dict[Address, list[Any]], item: list[tuple[Address, Any]]) -> None:
-    """Add an outbox item's deliveries to their peers' lists, in order: in C when they are
-    all for one peer (two workers: always)."""
-    if len(set(map(_ADDRESS, item))) == 1:
-        queued[item[0][0]].extend(map(_DELIVERY, item))
-        return
-    for address, delivery in item:
-        queued[address].append(delivery)
+def _gather(queued: dict[Address, list[Any]], item: dict[Address, list[Any]]) -> int:
+    """Add an outbox item's deliveries to their peers' lists, in order; how many."""
+    count = 0
+    for address, deliveries in item.items():
+        queued[address] += deliveries
+        count += len(deliveries)
+    return count
 
 
 class ConnectPeers:
@@ -122,9 +117,9 @@ class Sender:
         for sock in self.sockets.values():
             sock.close()
 
-    def put(self, items: list[tuple[Address, Delivery]]) -> None:
-        """Deliveries for the sender thread (counted against the limit)."""
-        self.outbox.put(items, len(items))
+    def put(self, items: dict[Address, list[Delivery]]) -> None:
+        """Deliveries for the sender thread, a list per peer (counted against the limit)."""
+        self.outbox.put(items, sum(map(len, items.values())))
 
     def wait_for_room(self, stopping: threading.Event) -> None:
         """Hold a flush while the outbox is at its limit (checking the flusher's stop)."""
@@ -152,8 +147,7 @@ class Sender:
                         closing = True
                         break
                     if not self.control(item):
-                        _gather(queued, item)
-                        count += len(item)
+                        count += _gather(queued, item)
                 if closing or not count or count >= MAX_DELIVERIES_PER_SEND:
                     break
                 if time.monotonic() >= deadline:

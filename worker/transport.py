@@ -47,19 +47,20 @@ import zmq
 
 from squall.security.topology_keys import TopologyKeys
 
-from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS
+from .acking import PROTOCOL_TYPES, SYSTEM_STREAMS, ProtocolMessage
 from .backpressure import BackpressureStatus, RemoteCongestion, StatusSchedule, task_load
 from .busy_share import BusyShare
 from .codec import FieldsOf
 from .compact_frames import CompactRows
 from .delivery import Delivery
 from .parking import Parking
+from .protocol_frames import grouped_by
 from .receiver import RECEIVE_WAIT, Receiver, log
 from .sender import CONNECT_PEERS, Address, Sender
 from .wakeup import FdWake, poll_millis
 
 PROTOCOL = frozenset(PROTOCOL_TYPES)
-_TARGET, _DELIVERY = itemgetter(0), itemgetter(1)
+_TARGET = itemgetter(0)
 MESSAGES_PER_DRAIN = 64  # a fast peer must not keep the shared thread reading
 # Seconds between a busy shared thread's looks at its socket: a look is a system call
 # (3.6 us, ZMQ_EVENTS); rounds come thousands of times a second, messages hundreds.
@@ -104,13 +105,15 @@ class Receiving:
     worker's tasks at once (an executor's flush may wait in it while a local queue is full,
     the receiving thread never does); `full`: whether a local task's queue is full (None: no
     backpressure); `deliver_rows`: takes a compact frame's rows as they came, or says
-    False; `fill`: how full a local task's receive queue is, 0 to 1 (its load)."""
+    False; `fill`: how full a local task's receive queue is, 0 to 1 (its load);
+    `deliver_protocol`: takes a protocol frame's messages (never parked, never waits)."""
 
     deliver_many: Callable[[list[Delivery], threading.Event | None], None]
     fields_of: FieldsOf
     full: Callable[[int], bool] | None
     deliver_rows: Callable[[CompactRows], bool]
     fill: Callable[[int], float]
+    deliver_protocol: Callable[[list[ProtocolMessage]], None]
 
 
 class Transport:
@@ -120,6 +123,7 @@ class Transport:
         gather_secs, transfer_limit = settings.gather_secs, settings.transfer_limit
         deliver_many, fields_of = receiving.deliver_many, receiving.fields_of
         full, deliver_rows = receiving.full, receiving.deliver_rows
+        self.deliver_protocol = receiving.deliver_protocol
         self.ctx = zmq.Context()
         try:
             self.receiver = Receiver(self.ctx, address, port, max_message_bytes, keys)
@@ -228,32 +232,37 @@ class Transport:
 
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:
         """An executor's flush: local deliveries (and protocol messages, as they are) to their
-        queues in one call, the remote ones to the sender thread as one item (protocol
-        messages as they are too: the codec packs them in frames of their own)."""
+        queues in one call, the remote ones to the sender thread as one item, a list per peer
+        (protocol messages as they are too: the codec packs them in frames of their own)."""
         here, addresses = self.local, self.addresses
         targets = list(map(_TARGET, deliveries))  # d[0]: every delivery's and message's
         found = list(map(addresses.get, targets))
         if None in found:  # a task without an address: the slow way, saying which
             local, remote = self._split_by_hand(deliveries)
         else:  # in C: no Python step per delivery
+            peers = cast("list[Address]", found)
             is_local = list(map(here.__contains__, targets))
-            local = list(compress(deliveries, is_local))
-            pairs = zip(cast("list[Address]", found), deliveries, strict=True)
-            remote = list(compress(pairs, map(not_, is_local)))
+            if True in is_local:
+                far = list(map(not_, is_local))
+                local = list(compress(deliveries, is_local))
+                remote = grouped_by(list(compress(deliveries, far)), list(compress(peers, far)))
+            else:  # all for other workers (a spout's flush, say, in a worker of its own)
+                local, remote = [], grouped_by(deliveries, peers)
         if local:
             self.deliver_many(local, stopping)
         if remote and stopping is not None and self.full is not None:
-            self._wait_for_room(list(map(_DELIVERY, remote)), stopping)
+            for items in remote.values():
+                self._wait_for_room(items, stopping)
             self.sender.wait_for_room(stopping)
         if remote:
             self.sender.put(remote)
 
-    def _split_by_hand(self, deliveries: list[Any]) -> tuple[list[Any], list[tuple[Address, Any]]]:
-        """`deliveries` for tasks here, and with their addresses the rest; those for a task
-        without an address are logged and dropped."""
+    def _split_by_hand(self, deliveries: list[Any]) -> tuple[list[Any], dict[Address, list[Any]]]:
+        """`deliveries` for tasks here, and per peer the rest; those for a task without an
+        address are logged and dropped."""
         here, addresses = self.local, self.addresses
         local: list[Any] = []
-        remote: list[tuple[Address, Any]] = []
+        remote: dict[Address, list[Any]] = {}
         for d in deliveries:
             target = d[0]
             if target in here:
@@ -263,7 +272,7 @@ class Transport:
             if address is None:
                 log.warning("no address for task %s; tuple dropped", target)
             else:
-                remote.append((address, d))
+                remote.setdefault(address, []).append(d)
         return local, remote
 
     def _wait_for_room(self, deliveries: list[Any], stopping: threading.Event) -> None:
@@ -289,6 +298,9 @@ class Transport:
                 if self._took_rows(decoded):
                     continue
                 items: list[Any] = decoded.deliveries()
+            elif decoded and type(decoded[0]) in PROTOCOL:  # a protocol frame: one kind
+                self.deliver_protocol(decoded)
+                continue
             else:
                 items = decoded
             if len(items) == 1 and isinstance(items[0], BackpressureStatus):

@@ -18,4 +18,11 @@ def receiving(
     fill: Callable[[int], float] = lambda task: 0.0,
 ) -> Receiving:
     """`full` None: no backpressure; `fill`: each local task's queue fill, 0 to 1."""
-    return Receiving(deliver_many, fields_of, full=full, deliver_rows=lambda rows: False, fill=fill)
+    return Receiving(
+        deliver_many,
+        fields_of,
+        full=full,
+        deliver_rows=lambda rows: False,
+        fill=fill,
+        deliver_protocol=lambda messages: deliver_many(messages, None),
+    )

@@ -135,9 +135,9 @@ def test_a_flush_waits_while_the_transfer_queue_is_at_its_limit():
     from squall.worker.sender import Sender
 
     sender = Sender(None, None, None, 0, 0, 0.0, threading.Event(), set, limit=2)
-    sender.put([(("h", 1), "a")])
+    sender.put({("h", 1): ["a"]})
     assert not sender.full()
-    sender.put([(("h", 1), "b")])
+    sender.put({("h", 1): ["b"]})
     assert sender.full()  # what a spout on a shared thread looks at (its flushes never wait)
     flushed = threading.Event()
     flusher = threading.Thread(
@@ -149,5 +149,5 @@ def test_a_flush_waits_while_the_transfer_queue_is_at_its_limit():
     assert flushed.wait(5)
     stopped = threading.Event()
     stopped.set()
-    sender.put([(("h", 1), "c"), (("h", 1), "d")])
+    sender.put({("h", 1): ["c", "d"]})
     sender.wait_for_room(stopped)  # a stopping flusher never waits

@@ -194,6 +194,38 @@ def test_a_compact_frames_rows_become_what_deliver_many_makes_of_its_deliveries(
     assert by_rows[1].inbox.empty() and by_rows[2].inbox.empty()
 
 
+def test_a_protocol_frames_messages_go_where_deliver_many_puts_them():
+    """Inbound.deliver_protocol (a protocol frame's messages, one put per target) puts on
+    each queue what deliver_many puts for the same messages, in order; a message for a task
+    this worker does not run is dropped by both."""
+
+    class T(Topology):
+        s = Words.spec()
+        b = Sink.spec(inputs={s: Grouping.shuffle}, par=2)
+
+    conf = {"topology.message.timeout.secs": 30}
+
+    def bolts():
+        made = {}
+        for task in (1, 2):
+            context = TaskContext("t", "b", task, (1, 2), "/tmp")
+            made[task] = BoltExecutor(Sink(), context, {"default": ("w",)}, conf, NoIO())
+        return made
+
+    messages = [AckTree(1 + i % 3 % 2, 100 + i, i) for i in range(12)]  # tasks 1, 2, 1, 1, ...
+    messages.insert(5, AckTree(9, 5, 6))  # task 9 is not here
+    by_frame, by_deliveries = bolts(), bolts()
+    Inbound(T.structure(), by_deliveries).deliver_many(messages)
+    Inbound(T.structure(), by_frame).deliver_protocol(messages)
+    for task in (1, 2):
+        got, expected = (
+            by_frame[task].inbox.take_protocol(),
+            by_deliveries[task].inbox.take_protocol(),
+        )
+        assert got == expected == [m for m in messages if m.acker == task]
+        assert by_frame[task].inbox.empty()
+
+
 def test_a_queue_weighs_only_its_tables_and_counts_everything_else_one_row():
     asked = []
 

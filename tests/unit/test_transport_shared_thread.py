@@ -129,6 +129,50 @@ def drained(transport: Transport, received: list) -> list:
     return received
 
 
+@pytest.mark.parametrize("unknown_task", [False, True])
+def test_a_flush_goes_to_the_local_tasks_and_to_each_peer_in_order(unknown_task, caplog):
+    """send_many splits an executor's flush: its local deliveries to this worker's queues,
+    the rest a list per peer, in the flush's order (the codec sends protocol messages in
+    frames of their own: in order among themselves). With a task that has no address it
+    goes the slow way: that delivery logged and dropped, the others as ever."""
+    ports = (free_port(), free_port())
+    got: tuple[list, list] = ([], [])
+    receivers = [Shared(port, received) for port, received in zip(ports, got, strict=True)]
+    local: list = []
+    sender = Shared(free_port(), local)
+    try:
+        one, two = (("127.0.0.1", port) for port in ports)
+        sender.transport.route({1: one, 2: two, 3: one}, {7})
+        sender.transport.pump()  # connects to the peers (route's control item)
+        targets = [1, 7, 2, 3, 1, 7, 2, 2]
+        flush = [
+            TupleDelivery(t, "numbers", 0, DEFAULT_STREAM, (n,)) for n, t in enumerate(targets)
+        ]
+        flush[3:3] = [AckTree(2, 5, 6), AckTree(1, 7, 8), AckTree(2, 9, 10)]
+        if unknown_task:
+            flush.insert(5, TupleDelivery(9, "numbers", 0, DEFAULT_STREAM, (99,)))
+        sender.transport.send_many(flush, None)
+        assert local == [d for d in flush if d[0] == 7]
+        sender.transport.sender.pump(force=True)
+        for receiver, received, tasks in zip(receivers, got, ({1, 3}, {2}), strict=True):
+            wanted = [d for d in flush if d[0] in tasks]
+            count = len(wanted)
+            wait_for(
+                lambda r=receiver, g=received, n=count: len(drained(r.transport, g)) == n,
+                10,
+                "each peer's deliveries",
+            )
+            for kind in (TupleDelivery, AckTree):
+                assert [d for d in received if type(d) is kind] == [
+                    d for d in wanted if type(d) is kind
+                ]
+        assert ("no address for task 9" in caplog.text) == unknown_task
+    finally:
+        sender.transport.close()
+        for receiver in receivers:
+            receiver.transport.close()
+
+
 def test_a_put_from_another_thread_wakes_the_shared_thread(pair):
     _, sender, _ = pair
     sender.transport.send_many([AckTree(1, 5, 6)], None)  # from the shared thread: no wake
