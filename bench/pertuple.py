@@ -148,6 +148,8 @@ SCALING = (  # (more workers, one worker, what is compared): printed as ratios i
     ("work2", "work1", "rate"),
     ("work2", "work1", "rate_at_equal_speed"),
     ("work2", "work1", "per_cpu_s"),
+    ("work2-near", "work1", "rate"),
+    ("work2-near", "work1", "rate_at_equal_speed"),
     ("work2-rr", "work1", "rate"),
     ("work2-rr", "work1", "per_cpu_s"),
     ("ack2", "ack1", "per_cpu_s"),

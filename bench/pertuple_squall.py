@@ -51,6 +51,12 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         {"tracked": True, "work": WORK_ROUNDS},
         {"topology.workers": 2},
     ),
+    "work2-near": (  # not run unless named (CEILINGS)
+        "squall, acking, ~40 us bolt, 2 workers, nothing crosses: a spout each, counted "
+        "local_or_shuffle (a ceiling)",
+        {"tracked": True, "work": WORK_ROUNDS, "spouts": 2, "counted_by": "local_or_shuffle"},
+        {"topology.workers": 2},
+    ),
     "work2-rr": (  # not run unless named (CEILINGS)
         "squall, acking, 1 spout, ~40 us bolt, 2 workers, shuffle round robin",
         {"tracked": True, "work": WORK_ROUNDS},
@@ -70,10 +76,13 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 # what two workers do when no tuple or ack crosses between them (the counter takes its words
 # local_or_shuffle, so each worker counts a share of every word: not a word count): the
 # ceiling of ack2 on this machine, whatever the transport costs
+# work2-near: the work case as two workers that share nothing (each its own spout, counting
+# its own words): what two workers of this machine do when crossing costs nothing, the
+# ceiling of work2 (issue 39)
 # work2-rr: the work case with load-aware shuffle off, each bolt task getting its share of the
 # spout's tuples wherever it runs: load-aware shuffle keeps them in the spout's worker while
 # its queue has room, and topology.max.spout.pending keeps that queue short (issue 39)
-CEILINGS = ("ack2-near", "work2-rr")
+CEILINGS = ("ack2-near", "work2-near", "work2-rr")
 
 
 def run_case(cluster: Any, case: str, args: argparse.Namespace, number: int) -> dict[str, Any]:
