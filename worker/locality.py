@@ -35,8 +35,10 @@ whose load is ROOM_BELOW or more is weighed as if CROSSING more loaded than it i
 in Storm): a tuple that crosses costs both workers' threads, so two workers saturated by
 their own spouts keep their shuffles at home. Below ROOM_BELOW the other worker has room,
 and a saturated sender gains by every tuple it hands over (sending costs it a few us, the
-bolt's work it saves more): weighed with the crossing there too, it would be left idle for a
-CROSSING of its thread (issue 39; bench/RESULTS.md, "Scaling at equal speed").
+bolt's work it saves more), so such a target is weighed NEAR_LEAST less loaded than it is:
+weighed as it is, it settled where Storm's NEAR_LEAST stops telling it from the saturated
+sender's own tasks, its thread idle a tenth of the time (issue 39; bench/RESULTS.md,
+"Scaling at equal speed" and "Crossing between workers, row by row").
 
 The choices are a ring of about RING entries, each target's share its weight's, spread evenly
 (Storm shuffles its ring at random; evenly spread, equal weights are plain round robin). The
@@ -56,7 +58,7 @@ from typing import Any
 WORKER_LOCAL, HOST_LOCAL, EVERYTHING = 0, 1, 2
 MAX_WEIGHT, SHRINK, NEAR_LEAST, RING = 100, 10, 0.05, 1000  # Storm's
 CROSSING = 0.1  # the load added to a target in another worker when weighing (not Storm's)
-ROOM_BELOW = 0.95  # a target in another worker loaded less has room: no CROSSING added
+ROOM_BELOW = 1.0  # a target in another worker loaded less has room: weighed NEAR_LEAST less
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def next_weights(
     one within NEAR_LEAST of the least loaded gains 1, any other loses 1 for each NEAR_LEAST
     it is more loaded (SHRINK at most); then all are scaled so that the highest is
     MAX_WEIGHT again. A target not `here` (this worker's, when given) loaded ROOM_BELOW or
-    more counts CROSSING more loaded."""
+    more counts CROSSING more loaded, one less loaded NEAR_LEAST less."""
     loads = {t: load(t) if not here or t in here else _crossed(load(t)) for t in targets}
     least = min(loads.values())
     stepped = {t: _step(weights.get(t, MAX_WEIGHT), loads[t] - least) for t in targets}
@@ -135,7 +137,7 @@ def next_weights(
 
 def _crossed(load: float) -> float:
     """A load of another worker's target as weighed from here."""
-    return load + CROSSING if load >= ROOM_BELOW else load
+    return load + CROSSING if load >= ROOM_BELOW else load - NEAR_LEAST
 
 
 def _step(weight: int, excess: float) -> int:

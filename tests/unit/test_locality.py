@@ -246,11 +246,12 @@ def test_a_saturated_worker_sends_to_an_idle_one_and_keeps_home_when_both_are_bu
     assert spread(0.1, 0.0) == 0.0  # not loaded: never wider than this worker
 
 
-def test_a_worker_with_room_is_fed_until_it_is_nearly_saturated_not_a_crossing_short_of_it():
+def test_a_worker_with_room_is_fed_until_it_is_saturated_not_a_crossing_short_of_it():
     """Issue 39: beside a saturated spout's worker, the other worker's load follows the share
     of tuples it gets (here 1.8 x its share: saturated at 56%). Weighed with the crossing
     at any load it settled a CROSSING short of the sender's (0.9 here), idle for the rest;
-    below ROOM_BELOW it has room and is weighed as it is, so it settles at about ROOM_BELOW."""
+    weighed as it is below ROOM_BELOW, within NEAR_LEAST of the sender's (0.95); weighed
+    NEAR_LEAST less there, it settles at about ROOM_BELOW, saturated."""
     shuffle = LocalShuffle(((1,), (1, 2), (1, 2)), BOUNDS)
     remote, seen = 0.0, []
     for n in range(400):
@@ -259,6 +260,19 @@ def test_a_worker_with_room_is_fed_until_it_is_nearly_saturated_not_a_crossing_s
         seen.append(remote)
     settled = seen[200:]
     assert min(settled) > ROOM_BELOW - NEAR_LEAST / 2 and max(settled) < ROOM_BELOW + NEAR_LEAST / 2
+
+
+def test_two_workers_saturated_by_their_own_spouts_keep_home_through_noisy_loads():
+    """Each worker's busy share, as its peer reads it, wobbles below 1 (a window with one
+    short wait): a remote target's room below ROOM_BELOW must not make two saturated
+    workers trade tuples they would both pay for. Their shuffles stay in their own worker."""
+    noise = itertools.cycle([0.0, 0.03, 0.01, 0.02, 0.0, 0.03])
+    shuffle = LocalShuffle(((1,), (1, 2), (1, 2)), BOUNDS)
+    sent_across = 0
+    for n in range(300):
+        shuffle.refresh(loads(t1=1.0 - next(noise), t2=1.0 - next(noise)), now=100.0 + n)
+        sent_across += Counter(shuffle.choose() for _ in range(100))[2]
+    assert shuffle.scope == WORKER_LOCAL and sent_across == 0
 
 
 def test_a_target_loses_weight_by_how_much_more_loaded_it_is_and_the_highest_stays_at_the_max():
