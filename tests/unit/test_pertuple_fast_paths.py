@@ -129,6 +129,20 @@ class Sink(Bolt):
         pass
 
 
+class WordsToSinks(Topology):
+    s = Words.spec()
+    b = Sink.spec(inputs={s: Grouping.shuffle}, par=2)
+
+
+def sinks(conf: dict) -> dict:
+    """WordsToSinks's two Sink tasks (1 and 2) as bolt executors, by task."""
+    made = {}
+    for task in (1, 2):
+        context = TaskContext("t", "b", task, (1, 2), "/tmp")
+        made[task] = BoltExecutor(Sink(), context, {"default": ("w",)}, conf, NoIO())
+    return made
+
+
 def test_a_malformed_ack_from_a_peer_is_dropped_and_logged_and_the_rest_delivered(caplog):
     class T(Topology):
         s = Words.spec()
@@ -155,29 +169,16 @@ def test_a_compact_frames_rows_become_what_deliver_many_makes_of_its_deliveries(
     """Inbound.deliver_rows (a remote frame's columns straight into Tuples) puts on each
     queue exactly what deliver_many puts for the frame's TupleDeliveries, in order; what it
     does not handle it leaves to deliver_many, putting nothing."""
-
-    class T(Topology):
-        s = Words.spec()
-        b = Sink.spec(inputs={s: Grouping.shuffle}, par=2)
-
     conf = {"topology.message.timeout.secs": 30, "topology.executor.receive.buffer.size": 10}
-
-    def bolts():
-        made = {}
-        for task in (1, 2):
-            context = TaskContext("t", "b", task, (1, 2), "/tmp")
-            made[task] = BoltExecutor(Sink(), context, {"default": ("w",)}, conf, NoIO())
-        return made
-
     rows = [  # uneven anchors: one root, none, two
         TupleDelivery(1 + i % 2, "s", 3, "default", (f"w{i}",), *anchors)
         for i, anchors in enumerate([((5,), (6,)), ((), ()), ((7, 8), (9, 10))] * 3)
     ]
     frame = compact_frame("s", "default", rows, 1)
-    by_rows, by_deliveries = bolts(), bolts()
-    general = Inbound(T.structure(), by_deliveries)
+    by_rows, by_deliveries = sinks(conf), sinks(conf)
+    general = Inbound(WordsToSinks.structure(), by_deliveries)
     general.deliver_many(compact_deliveries(frame))
-    fast = Inbound(T.structure(), by_rows)
+    fast = Inbound(WordsToSinks.structure(), by_rows)
     assert not fast.deliver_rows(compact_rows(frame))  # the stream's fields are not cached
     fast.fields_of("s", "default")
     assert fast.deliver_rows(compact_rows(frame))
@@ -198,25 +199,12 @@ def test_a_protocol_frames_messages_go_where_deliver_many_puts_them():
     """Inbound.deliver_protocol (a protocol frame's messages, one put per target) puts on
     each queue what deliver_many puts for the same messages, in order; a message for a task
     this worker does not run is dropped by both."""
-
-    class T(Topology):
-        s = Words.spec()
-        b = Sink.spec(inputs={s: Grouping.shuffle}, par=2)
-
     conf = {"topology.message.timeout.secs": 30}
-
-    def bolts():
-        made = {}
-        for task in (1, 2):
-            context = TaskContext("t", "b", task, (1, 2), "/tmp")
-            made[task] = BoltExecutor(Sink(), context, {"default": ("w",)}, conf, NoIO())
-        return made
-
     messages = [AckTree(1 + i % 3 % 2, 100 + i, i) for i in range(12)]  # tasks 1, 2, 1, 1, ...
     messages.insert(5, AckTree(9, 5, 6))  # task 9 is not here
-    by_frame, by_deliveries = bolts(), bolts()
-    Inbound(T.structure(), by_deliveries).deliver_many(messages)
-    Inbound(T.structure(), by_frame).deliver_protocol(messages)
+    by_frame, by_deliveries = sinks(conf), sinks(conf)
+    Inbound(WordsToSinks.structure(), by_deliveries).deliver_many(messages)
+    Inbound(WordsToSinks.structure(), by_frame).deliver_protocol(messages)
     for task in (1, 2):
         got, expected = (
             by_frame[task].inbox.take_protocol(),
