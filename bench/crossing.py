@@ -108,7 +108,7 @@ def sending_side(peer: int, fields_of: Callable[[str, str], tuple[str, ...]]) ->
     return transport
 
 
-def flushes(mix: tuple[float, float], rows: int, per_flush: int, seed: int) -> list[list[Any]]:
+def flushes(mix: tuple[float, float], per_flush: int, seed: int) -> list[list[Any]]:
     """ROWS_PER_ROUND rows of `mix` as executors' flushes of `per_flush` deliveries."""
     rng = random.Random(seed)
     data_share = mix[0] / (mix[0] + mix[1])
@@ -189,7 +189,7 @@ def main() -> None:
         best = {kind: (float("inf"), float("inf")) for kind in MIXES}
         for round_ in range(ROUNDS):  # interleaved: a slow moment of the machine hits each
             for kind, mix in MIXES.items():
-                batches = flushes(mix, args.rows, args.flush, seed=round_)
+                batches = flushes(mix, args.flush, seed=round_)
                 send_s, receive_s = run(sender, receiver, executors, batches, args.rows)
                 if send_s + receive_s < sum(best[kind]):
                     best[kind] = (send_s, receive_s)
