@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import compress
+from itertools import chain, compress
 from operator import itemgetter, not_
 from typing import Any, cast
 
@@ -251,8 +251,7 @@ class Transport:
         if local:
             self.deliver_many(local, stopping)
         if remote and stopping is not None and self.full is not None:
-            for items in remote.values():
-                self._wait_for_room(items, stopping)
+            self._wait_for_room(remote, stopping)
             self.sender.wait_for_room(stopping)
         if remote:
             self.sender.put(remote)
@@ -275,13 +274,16 @@ class Transport:
                 remote.setdefault(address, []).append(d)
         return local, remote
 
-    def _wait_for_room(self, deliveries: list[Any], stopping: threading.Event) -> None:
-        """Hold an executor's flush while a remote task it sends data to is congested."""
+    def _wait_for_room(self, remote: dict[Address, list[Any]], stopping: threading.Event) -> None:
+        """Hold an executor's flush while a remote task it sends data to (`remote`: its
+        deliveries per peer) is congested."""
         if not self.remote.by_worker:  # no peer said any task is congested (most flushes)
             return
         protocol = PROTOCOL
         targets = {
-            d[0] for d in deliveries if type(d) not in protocol and d.stream not in SYSTEM_STREAMS
+            d[0]
+            for d in chain.from_iterable(remote.values())
+            if type(d) not in protocol and d.stream not in SYSTEM_STREAMS
         }
         while not stopping.is_set() and any(self.congested(t) for t in targets):
             stopping.wait(self.check_secs / 10)

@@ -6,6 +6,7 @@ arrives or another thread puts; a peer that takes nothing never blocks it."""
 import logging
 import os
 import threading
+import time
 
 import pytest
 
@@ -171,6 +172,35 @@ def test_a_flush_goes_to_the_local_tasks_and_to_each_peer_in_order(unknown_task,
         sender.transport.close()
         for receiver in receivers:
             receiver.transport.close()
+
+
+def test_a_flush_waits_while_a_peers_task_it_sends_data_to_is_congested():
+    """A task of either peer congested (its worker's status) holds an executor's flush
+    until that worker says it has room; a flush of protocol messages alone never waits."""
+    sender = Shared(free_port(), [])
+    try:
+        one, two = ("127.0.0.1", free_port()), ("127.0.0.1", free_port())
+        sender.transport.route({1: one, 2: two}, set())
+        remote = sender.transport.remote
+        remote.max_age = 3600.0  # as if the peer kept saying so (a status goes stale)
+        remote.update(BackpressureStatus("peer-two", frozenset({2}), ()), time.monotonic())
+        stopping, done = threading.Event(), threading.Event()
+        sender.transport.send_many([AckTree(2, 5, 6)], stopping)  # never waits
+        flush = [
+            TupleDelivery(1, "numbers", 0, DEFAULT_STREAM, (1,)),
+            TupleDelivery(2, "numbers", 0, DEFAULT_STREAM, (2,)),
+        ]
+        flusher = threading.Thread(
+            target=lambda: (sender.transport.send_many(flush, stopping), done.set()),
+            daemon=True,
+        )
+        flusher.start()
+        assert not done.wait(0.3)  # task 2, on the second peer, is congested
+        remote.update(BackpressureStatus("peer-two", frozenset(), ()), time.monotonic())
+        assert done.wait(10)
+    finally:
+        stopping.set()
+        sender.transport.close()
 
 
 def test_a_put_from_another_thread_wakes_the_shared_thread(pair):
