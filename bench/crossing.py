@@ -8,8 +8,9 @@ Measured in this thread's CPU time, us a row, the sending side and the receiving
 
 - data: the pertuple bench's tuples (a word and a float, one root) to two tasks of a bolt;
 - acks: AckTrees to an acker task;
-- work2: the mix bench/pertuple.py's work2 case sends from its bolts' worker to the spout's,
-  per tuple about 0.28 data rows and 1.1 acks (counted in a run on 2026-11-29).
+- work2: the mix bench/pertuple.py's work2 case sends from its bolts' worker to the spout's
+  (MIXES; as counted in a work2 run: bench/RESULTS.md, "Crossing between workers, row by
+  row").
 
     .venv/bin/python bench/crossing.py [--rows 128] [--flush 16]
     SQUALL_PURE=1 .venv/bin/python bench/crossing.py    # the per-tuple path interpreted

@@ -37,8 +37,8 @@ their own spouts keep their shuffles at home. Below ROOM_BELOW the other worker 
 and a saturated sender gains by every tuple it hands over (sending costs it a few us, the
 bolt's work it saves more), so such a target is weighed NEAR_LEAST less loaded than it is:
 weighed as it is, it settled where Storm's NEAR_LEAST stops telling it from the saturated
-sender's own tasks, its thread idle a tenth of the time (issue 39; bench/RESULTS.md,
-"Scaling at equal speed" and "Crossing between workers, row by row").
+sender's own tasks, its thread partly idle (issue 39; bench/RESULTS.md, "Scaling at equal
+speed" and "Crossing between workers, row by row", for the measured figures).
 
 The choices are a ring of about RING entries, each target's share its weight's, spread evenly
 (Storm shuffles its ring at random; evenly spread, equal weights are plain round robin). The
