@@ -3,6 +3,14 @@ bench/pertuple.py --perf DIR records each squall case's workers over the window)
 function's inclusive share of the samples, and for some functions what they spend it on.
 
     python bench/perf_summary.py DIR/ack2-1.data [--top 40] [--callees Transport___drain]
+    python bench/perf_summary.py --parts DIR/work1-0.data DIR/work2-0.data
+
+`--parts` puts each sample of the workers in one part of a worker (the bolts' own code, their
+squall part, the spout's, tree tracking, sending, receiving, the rest of the shared thread,
+other threads) and prints them per 100 samples of the bolts' own code, a column per file:
+where the bolts' own code costs the same per tuple in each case (bench/pertuple.py's work
+cases), the columns compare what a tuple costs beside it: the speed of the moment, which
+moves both, mostly cancels out.
 
 perf samples without interrupting anything (py-spy attached makes GIL waits of its own,
 bench/RESULTS.md), and mypyc's compiled functions are C symbols with frames DWARF unwinds
@@ -17,6 +25,7 @@ import argparse
 import subprocess
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 GLUE = (
     "inlined",
@@ -51,6 +60,19 @@ def parse_stacks(text: str) -> list[list[str]]:
     return stacks
 
 
+def read_stacks(data: str) -> list[list[str]]:
+    text = subprocess.run(
+        ["perf", "script", "-i", data, "-F", "ip,sym"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    stacks = parse_stacks(text)
+    if not stacks:
+        raise SystemExit(f"{data}: no samples with call stacks")
+    return stacks
+
+
 def _glue(name: str) -> bool:
     return any(g in name for g in GLUE)
 
@@ -78,6 +100,57 @@ def callees(stacks: list[list[str]], function: str) -> Counter[str]:
     return counts
 
 
+# (part, the frame whose samples it takes), the first a sample's stack holds wins (leaf
+# first: a frame nearer the leaf is more specific); the user's own code is what runs under
+# the executor's call of it without a compiled squall frame in between (user code is
+# interpreted; squall's hot path is compiled: bench/pertuple.py checks both)
+USER_UNDER = {
+    "BoltExecutor___execute_all": "bolts: own code",
+    "SpoutExecutor___burst": "spout: own code",
+}
+PARTS = (
+    ("BoltExecutor___execute_all", "bolts: squall's part (emit, ack, flush)"),
+    ("SpoutExecutor___settle", "spout: tree tracking (acks in)"),
+    ("SpoutExecutor___burst", "spout: squall's part (emit, flush)"),
+    ("Transport___pump", "transport: send (encode, ZeroMQ)"),
+    ("Transport___drain", "transport: receive (decode, queue)"),
+    # a deep stack that perf's 16 KiB copy cut short of its thread's frames
+    ("cmsgpack_2unpackb", "transport: receive (decode, queue)"),
+    ("cmsgpack_6Packer", "transport: send (encode, ZeroMQ)"),
+    ("ExecutorGroup____run", "shared thread: the rest (turns, idle poll)"),
+)
+OTHER = "other threads (ZeroMQ I/O, heartbeats, ...)"
+
+
+def part(frames: list[str]) -> str:
+    """The part of a worker a sample (frames leaf first) is in."""
+    for marker, name in PARTS:
+        for depth, frame in enumerate(frames):
+            if marker in frame:
+                user = USER_UNDER.get(marker)
+                compiled = any(f.startswith("CPy") for f in frames[:depth])
+                return user if user and not compiled else name
+    return OTHER
+
+
+def parts_table(files: dict[str, list[list[str]]]) -> list[str]:
+    """Markdown rows: each part per 100 samples of the bolts' own code, a column per file
+    (with the total, and the samples behind each column)."""
+    counts = {name: Counter(map(part, stacks)) for name, stacks in files.items()}
+    names = list(dict.fromkeys([*USER_UNDER.values(), *(n for _, n in PARTS), OTHER]))
+    rows = [f"| part | {' | '.join(files)} |", "|---|" + "---|" * len(files)]
+    for row in [*names, "total"]:
+        cells = []
+        for c in counts.values():
+            base = c["bolts: own code"] or 1
+            n = sum(c.values()) if row == "total" else c[row]
+            cells.append(f"{100 * n / base:.1f}")
+        rows.append(f"| {row} | {' | '.join(cells)} |")
+    samples = (str(sum(c.values())) for c in counts.values())
+    rows.append(f"| (samples) | {' | '.join(samples)} |")
+    return rows
+
+
 def _report(title: str, counts: Iterable[tuple[str, int]], total: int) -> None:
     print(title)
     for name, n in counts:
@@ -86,19 +159,20 @@ def _report(title: str, counts: Iterable[tuple[str, int]], total: int) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("data", help="a perf.data file recorded with --call-graph dwarf")
+    p.add_argument("data", nargs="+", help="perf.data files recorded with --call-graph dwarf")
     p.add_argument("--top", type=int, default=40, help="functions listed")
     p.add_argument("--callees", nargs="*", default=[], help="functions to break down")
+    p.add_argument("--parts", action="store_true", help="the parts table of every file")
     args = p.parse_args()
-    text = subprocess.run(
-        ["perf", "script", "-i", args.data, "-F", "ip,sym"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    stacks = parse_stacks(text)
-    if not stacks:
-        raise SystemExit(f"{args.data}: no samples with call stacks")
+    stems = [Path(data).stem for data in args.data]
+    names = stems if len(set(stems)) == len(stems) else args.data  # alike: their paths
+    files = {name: read_stacks(data) for name, data in zip(names, args.data, strict=True)}
+    if args.parts:
+        print("\n".join(parts_table(files)))
+        return
+    if len(files) > 1:
+        raise SystemExit("one file at a time, except with --parts")
+    stacks = next(iter(files.values()))
     total = len(stacks)
     _report(f"{total} samples; inclusive:", inclusive(stacks).most_common(args.top), total)
     for function in args.callees:

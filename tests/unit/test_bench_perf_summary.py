@@ -44,3 +44,23 @@ def test_inclusive_counts_a_function_once_per_sample_and_skips_the_machinery():
 def test_callees_skip_the_functions_own_wrapper_and_say_self():
     counts = perf_summary.callees(perf_summary.parse_stacks(SCRIPT), "Transport___drain")
     assert counts == {"CPyDef_receiver___Receiver___ready": 1, "(self)": 1}
+
+
+def test_a_sample_goes_to_the_part_of_the_worker_its_stack_is_in():
+    user = ["PyNumber_And", "_PyEval_EvalFrameDefault", "CPyDef_bolt___BoltExecutor___execute_all"]
+    emit = ["PyList_Append", "CPyDef_emitting___Emitter___emit", *user[1:]]
+    drain = perf_summary.parse_stacks(SCRIPT)[0]
+    assert perf_summary.part(user) == "bolts: own code"
+    assert perf_summary.part(emit) == "bolts: squall's part (emit, ack, flush)"
+    assert perf_summary.part(drain) == "transport: receive (decode, queue)"
+    assert perf_summary.part(["zmq::io_thread_t::in_event", "start_thread"]) == perf_summary.OTHER
+
+
+def test_the_parts_table_counts_per_hundred_samples_of_the_bolts_own_code():
+    user = ["PyNumber_And", "CPyDef_bolt___BoltExecutor___execute_all"]
+    send = ["CPyDef_sender___Sender___pump", "CPyDef_transport___Transport___pump"]
+    rows = perf_summary.parts_table({"one": [user] * 4, "two": [user] * 4 + [send]})
+    assert rows[0] == "| part | one | two |"
+    assert "| transport: send (encode, ZeroMQ) | 0.0 | 25.0 |" in rows
+    assert "| total | 100.0 | 125.0 |" in rows
+    assert rows[-1] == "| (samples) | 4 | 5 |"
