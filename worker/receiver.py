@@ -36,6 +36,9 @@ log = logging.getLogger("squall.worker.transport")  # one logger for both sides
 
 MALFORMED_LOG_SECS = 10.0
 RECEIVE_WAIT = 0.2  # seconds between looks at parked data and congestion while nothing arrives
+# pyzmq's constants are enum members, whose & runs in Python: `ready` runs thousands of times a
+# second, with plain ints in C
+_EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)
 
 
 class Receiver:
@@ -82,7 +85,7 @@ class Receiver:
 
     def ready(self) -> bool:
         """Whether a message waits to be read (read_message returns at once)."""
-        return bool(self.pull.get(zmq.EVENTS) & zmq.POLLIN)
+        return bool(self.pull.get(_EVENTS) & _POLLIN)
 
     def read_message(self) -> list[bytes]:
         """One message's frames, read a part at a time (libzmq hands over a message only once

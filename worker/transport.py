@@ -65,6 +65,11 @@ MESSAGES_PER_DRAIN = 64  # a fast peer must not keep the shared thread reading
 # Seconds between a busy shared thread's looks at its socket: a look is a system call
 # (3.6 us, ZMQ_EVENTS); rounds come thousands of times a second, messages hundreds.
 READ_EVERY = 0.0005
+# ... and a worker without peers (the topology's only one): nothing but a stale peer of an
+# earlier assignment or a stranger sends to it, and its idle poll still wakes on a message;
+# its looks cost a single worker 1-2% of its CPU at READ_EVERY (bench/RESULTS.md, "Where a
+# tuple's CPU goes")
+ALONE_READ_EVERY = 0.05
 NOT_HEARD = 1.0  # the load of a remote task whose worker said none (Storm's NOT_CONNECTED)
 
 
@@ -228,6 +233,7 @@ class Transport:
         """Where every task of the topology runs now (called when the assignment changes)."""
         self.addresses = dict(addresses)
         self.local = set(local)
+        self.read_every = READ_EVERY if self._peers() else ALONE_READ_EVERY
         self.sender.outbox.put(CONNECT_PEERS)
 
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:

@@ -17,7 +17,13 @@ from squall.worker.acking import AckTree
 from squall.worker.backpressure import BackpressureStatus
 from squall.worker.delivery import TupleDelivery
 from squall.worker.sender import NOT_DUE
-from squall.worker.transport import NOT_HEARD, Transport, TransportSettings
+from squall.worker.transport import (
+    ALONE_READ_EVERY,
+    NOT_HEARD,
+    READ_EVERY,
+    Transport,
+    TransportSettings,
+)
 from squall.worker.wakeup import FdWake
 from squall.zk.server import free_port
 from tests.unit.receiving_doubles import receiving
@@ -319,6 +325,18 @@ def test_a_busy_thread_looks_at_its_socket_every_read_every_seconds(pair):
     receiver.transport.idle(0)  # as the shared thread does when its round found nothing
     receiver.transport.drain()
     assert len(received) == 1
+
+
+def test_a_worker_without_peers_looks_at_its_socket_less_often(pair):
+    """Only a stale peer or a stranger sends to the topology's only worker (and its idle poll
+    still wakes on a message): a busy one looks every ALONE_READ_EVERY, not every
+    READ_EVERY; once the assignment gives it a peer, every READ_EVERY again."""
+    receiver, sender, received = pair
+    receiver.transport.route({1: ("127.0.0.1", 1), 2: ("127.0.0.1", 1)}, {1, 2})
+    assert receiver.transport.read_every == ALONE_READ_EVERY > READ_EVERY
+    assert sender.transport.read_every == READ_EVERY  # the pair's sender has a peer
+    receiver.transport.route({1: ("127.0.0.1", 1), 2: ("127.0.0.1", 2)}, {1})
+    assert receiver.transport.read_every == READ_EVERY
 
 
 def test_a_transport_that_never_started_closes_without_raising():
