@@ -142,16 +142,27 @@ def _grouped(
 ]:
     """Tables, tuples by (component, stream) and protocol messages by type, each in its
     order; TypeError for anything else."""
-    items = list(deliveries)
+    items = deliveries if type(deliveries) is list else list(deliveries)
     by_kind = grouped_by(items, list(map(type, items))) if items else {}
     tuples: list[TupleDelivery] = by_kind.pop(TupleDelivery, [])  # type: ignore[assignment]
     tables: list[TableDelivery] = by_kind.pop(TableDelivery, [])  # type: ignore[assignment]
     for kind, group in by_kind.items():
         if kind not in _PROTOCOL:
             raise TypeError(f"not a delivery: {group[0]!r}")
-    keys = list(zip(map(_COMPONENT, tuples), map(_STREAM, tuples), strict=True))
     messages: dict[type, list[ProtocolMessage]] = by_kind  # type: ignore[assignment]
-    return tables, grouped_by(tuples, keys) if tuples else {}, messages
+    return tables, _by_stream(tuples), messages
+
+
+def _by_stream(tuples: list[TupleDelivery]) -> dict[tuple[str, str], list[TupleDelivery]]:
+    """Tuples by (component, stream), in order. Most sends hold one stream of one component:
+    two sets of the same few strings say so without a key tuple made and hashed per tuple."""
+    if not tuples:
+        return {}
+    if len(set(map(_COMPONENT, tuples))) == 1 and len(set(map(_STREAM, tuples))) == 1:
+        first = tuples[0]
+        return {(first.component, first.stream): tuples}
+    keys = list(zip(map(_COMPONENT, tuples), map(_STREAM, tuples), strict=True))
+    return grouped_by(tuples, keys)
 
 
 def _table_frame(d: TableDelivery) -> bytes:

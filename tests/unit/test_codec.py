@@ -38,6 +38,18 @@ def test_round_trip_groups_by_stream():
     assert sorted(out, key=repr) == sorted(deliveries, key=repr)
 
 
+def test_each_stream_of_each_component_keeps_its_order_when_interleaved():
+    """One frame per (component, stream), each in the order sent, whether a send holds one
+    stream of one component (the codec's shortcut) or several, interleaved."""
+    one = [TupleDelivery(1, "src", 7, "default", (w, n)) for n, w in enumerate("abcd")]
+    other = [TupleDelivery(2, "src", 8, "odd", (n,)) for n in range(3)]
+    third = [TupleDelivery(3, "a", 9, "s", ()) for _ in range(2)]
+    mixed = [one[0], other[0], third[0], one[1], other[1], one[2], third[1], other[2], one[3]]
+    for sent, groups in [(one, [one]), (mixed, [one, other, third])]:
+        frames = encode(sent, fields_of)
+        assert [decode(frame) for frame in frames] == groups
+
+
 def test_garbage_is_a_codec_error():
     with pytest.raises(CodecError):
         decode(b"not arrow at all")
