@@ -9,13 +9,13 @@ On a worker whose tasks take turns on one shared thread (executor_group.py) that
 reads and decodes what arrived before each round and sends what its tasks emitted after it
 (`share`), and idles in one poll over the receiving socket and its wake-up (wakeup.py): there
 is no sender thread and no receive thread. Handing every message between three threads that
-take turns on the GIL cost two workers more CPU than the messages themselves: the bench's
-two workers did 30-31k tuples/s with a sender thread, 32-37k without (bench/RESULTS.md,
-2026-11-26); the receive thread woke ~1,000 times a second per worker, each time taking the
-GIL from the tasks (2026-11-27). Its sends gather, as a sender thread's do, until a send's
+take turns on the GIL cost two workers more CPU than the messages themselves, and a receive
+thread took the GIL from the tasks at each of its wake-ups (bench/RESULTS.md, "Per-tuple
+path, two workers: load-aware shuffle and the transport on the shared thread" and "... the
+shared thread reads its socket"). Its sends gather, as a sender thread's do, until a send's
 worth is in or the oldest has waited topology.batch.flush.interval.millis: a frame's cost is
-mostly fixed, and a send after every round made frames of a few tuples (two workers did
-66-80k tuples/s so, 88-89k gathering, interleaved, 2026-11-27). What the shared thread has
+mostly fixed, and a send after every round made frames of a few tuples ("... the shared
+thread's sends gather"). What the shared thread has
 not read yet waits in ZeroMQ's queue (RCVHWM messages; past that a peer's sender thread waits
 and a peer's shared thread drops and logs, sender.py), not in an unbounded queue here.
 
