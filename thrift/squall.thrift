@@ -150,6 +150,7 @@ struct SupervisorSummary {
   8: optional double used_mem;
   9: optional double used_cpu;
   12: optional bool blacklisted;
+  13: optional map<string, double> used_generic_resources;
   // squall: its own version; `version` is the Storm-compatible "2.8.8+squall.<version>"
   100: optional string squall_version;
   // squall: why the blacklist scheduler left it out of scheduling (set when blacklisted)

@@ -41,6 +41,7 @@ def cluster_summary(
         for slot in a.task_slots.values():
             used.setdefault(slot[0], set()).add(slot)
     placed = _placed_resources(bases, assignments, tasks)
+    generic = _placed_generic(bases, assignments, tasks)
     return T.ClusterSummary(
         supervisors=[
             T.SupervisorSummary(
@@ -52,12 +53,15 @@ def cluster_summary(
                 version=storm_compatible(info.version),
                 squall_version=info.version,
                 # Storm's keys for what a supervisor offers, and what its tasks declared
+                # (generic resources beside them, as Storm's total_resources holds them)
                 total_resources={
+                    **info.generic_resources,
                     "supervisor.memory.capacity.mb": info.memory_capacity_mb,
                     "supervisor.cpu.capacity": info.cpu_capacity,
                 },
                 used_mem=placed.get(sid, (0.0, 0.0))[0],
                 used_cpu=placed.get(sid, (0.0, 0.0))[1],
+                used_generic_resources=generic.get(sid, {}),
                 blacklisted=sid in blacklisted,
                 blacklist_reason=blacklisted.get(sid),
                 spark_connect=info.spark_connect,
@@ -97,6 +101,25 @@ def _placed_resources(
             mem, cpu = needs.get(tasks.get(tid, {}).get(task, ""), (0.0, 0.0))
             had = out.get(slot[0], (0.0, 0.0))
             out[slot[0]] = (had[0] + mem, had[1] + cpu)
+    return out
+
+
+def _placed_generic(
+    bases: Mapping[str, StormBase],
+    assignments: Mapping[str, Assignment],
+    tasks: Mapping[str, Mapping[int, str]],
+) -> dict[str, dict[str, float]]:
+    """Per supervisor: the generic resources its assigned tasks declared, name -> amount
+    (StormBase's component_generic, charged per task as the scheduler charges them)."""
+    out: dict[str, dict[str, float]] = {}
+    for tid, a in assignments.items():
+        needs = bases[tid].component_generic if tid in bases else {}
+        if not needs:
+            continue
+        for task, slot in a.task_slots.items():
+            for name, amount in needs.get(tasks.get(tid, {}).get(task, ""), {}).items():
+                held = out.setdefault(slot[0], {})
+                held[name] = held.get(name, 0.0) + amount
     return out
 
 

@@ -20,6 +20,11 @@ from .log_files import LogLinks
 MEMORY_KEY, CPU_KEY = "supervisor.memory.capacity.mb", "supervisor.cpu.capacity"
 # Storm's normalized names, which its UIHelpers reads first
 COMMON_MEMORY, COMMON_CPU = "memory.mb", "cpu.pcore.percent"
+# what a supervisor's total_resources holds beside its generic resources (Storm's
+# NormalizedResourceRequest.removeNonGenericResources, and the capacities' own keys)
+NOT_GENERIC = frozenset(
+    {MEMORY_KEY, CPU_KEY, COMMON_MEMORY, COMMON_CPU, "onheap.memory.mb", "offheap.memory.mb"}
+)
 
 
 def capacity(s: Any) -> tuple[float, float]:
@@ -34,17 +39,45 @@ def used(s: Any) -> tuple[float, float]:
     return float(s.used_mem or 0.0), float(s.used_cpu or 0.0)
 
 
+def generic(resources: dict[str, float] | None) -> dict[str, float]:
+    """The generic resources of a resource map (its memory and CPU left out)."""
+    return {k: float(v) for k, v in (resources or {}).items() if k not in NOT_GENERIC}
+
+
+def added(maps: Iterable[dict[str, float]], sign: float = 1.0) -> dict[str, float]:
+    """The maps' amounts summed per name (`sign` -1 subtracts all but the first)."""
+    out: dict[str, float] = {}
+    for n, resources in enumerate(maps):
+        for name, amount in resources.items():
+            out[name] = out.get(name, 0.0) + (amount if n == 0 else sign * amount)
+    return out
+
+
+def pretty_generic(resources: dict[str, float]) -> str:
+    """Storm's UIHelpers.prettifyGenericResources: "fpga=1.0 gpu.count=2.0", sorted by name
+    ("" for none)."""
+    return " ".join(f"{name}={_java_double(resources[name])}" for name in sorted(resources))
+
+
+def _java_double(value: float) -> str:
+    """A double as Java's toString writes one in this range: 2.0, 0.5."""
+    return repr(float(value))
+
+
 def _percent(part: float, whole: float) -> float:
     return 100.0 * part / whole if whole > 0 else 0.0
 
 
-def cluster_resources(supervisors: Iterable[Any]) -> dict[str, float]:
-    """Storm's cluster-wide totals, available and assigned percentages."""
+def cluster_resources(supervisors: Iterable[Any]) -> dict[str, Any]:
+    """Storm's cluster-wide totals, available and assigned percentages, and generic resources
+    (totals, and what tasks do not hold)."""
     supervisors = list(supervisors)
     total_mem = sum(capacity(s)[0] for s in supervisors)
     total_cpu = sum(capacity(s)[1] for s in supervisors)
     used_mem = sum(used(s)[0] for s in supervisors)
     used_cpu = sum(used(s)[1] for s in supervisors)
+    total_generic = added(generic(s.total_resources) for s in supervisors)
+    used_generic = added(generic(s.used_generic_resources) for s in supervisors)
     return {
         "totalMem": total_mem,
         "totalCpu": total_cpu,
@@ -52,6 +85,8 @@ def cluster_resources(supervisors: Iterable[Any]) -> dict[str, float]:
         "availCpu": total_cpu - used_cpu,
         "memAssignedPercentUtil": _percent(used_mem, total_mem),
         "cpuAssignedPercentUtil": _percent(used_cpu, total_cpu),
+        "totalGenerics": pretty_generic(total_generic),
+        "availGenerics": pretty_generic(added([total_generic, used_generic], -1.0)),
     }
 
 
@@ -110,6 +145,7 @@ def nimbus_summary(nimbuses: Iterable[Any]) -> dict[str, Any]:
 
 def supervisor_json(s: Any) -> dict[str, Any]:
     (total_mem, total_cpu), (used_mem, used_cpu) = capacity(s), used(s)
+    total_generic, used_generic = generic(s.total_resources), generic(s.used_generic_resources)
     return {
         "id": s.supervisor_id,
         "host": s.host,
@@ -125,6 +161,9 @@ def supervisor_json(s: Any) -> dict[str, Any]:
         "usedCpu": used_cpu,
         "availMem": total_mem - used_mem,
         "availCpu": total_cpu - used_cpu,
+        "totalGenericResources": pretty_generic(total_generic),
+        "usedGenericResources": pretty_generic(used_generic),
+        "availGenericResources": pretty_generic(added([total_generic, used_generic], -1.0)),
         "logLink": "",
         # Storm's field; squall adds why (nimbus/scheduling/blacklist.py)
         "blacklisted": bool(getattr(s, "blacklisted", False)),

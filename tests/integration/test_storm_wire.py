@@ -132,6 +132,8 @@ def test_reads_decode_with_every_required_field(cluster, idl, role):
         for nimbus in info.nimbuses:  # streamparse's nimbus_storm_version parses this
             assert Version(nimbus.version).major == 2 and "squall" in nimbus.version
         assert all(Version(s.version).major == 2 for s in info.supervisors)
+        if idl == "storm2":  # Storm 2's field 13: what tasks hold of generic resources (none)
+            assert all(s.used_generic_resources == {} for s in info.supervisors)
         tid = {t.name: t.id for t in info.topologies}["wire"]
         topology_info = client.getTopologyInfo(tid)
         stats = [e.stats for e in topology_info.executors]

@@ -139,3 +139,47 @@ def test_a_supervisors_spark_connect_state_is_in_the_summary_the_ui_and_squall_l
     assert [line.split()[-1] for line in lines[-4:-1]] == ["ready", "failed", "unknown"]
     assert lines[-1] == f"s2 (h2): Spark Connect server failed: {why}"
     assert '"spark_connect": "ready"' in listing_json(info)
+
+
+def test_generic_resources_offered_and_held_are_in_the_summary_and_the_ui():
+    """A supervisor's generic resources are in its total_resources beside memory and CPU (as
+    Storm's are) and what its tasks declared in used_generic_resources, per task; the UI
+    prints them as Storm's UIHelpers does ("name=amount" sorted, memory and CPU left out),
+    per supervisor and for the cluster."""
+    from squall.ui.cluster_json import cluster_resources, supervisor_json
+
+    base = StormBase(
+        "gpus", "active", 1000, 1, {"a": 2, "b": 1}, component_generic={"a": {"gpu.count": 1.0}}
+    )
+    placed = Assignment(
+        1,
+        "t",
+        {"s1": "h1", "s2": "h2"},
+        {1: ("s1", 6700), 2: ("s2", 6700), 3: ("s1", 6700)},
+        {1: 1000, 2: 1000, 3: 1000},
+    )
+    supervisors = {
+        "s1": SupervisorInfo("h1", [6700], 900, generic_resources={"gpu.count": 2.0}),
+        "s2": SupervisorInfo("h2", [6700], 900, generic_resources={"gpu.count": 1.0, "fpga": 1.0}),
+        "s3": SupervisorInfo("h3", [6700], 900),  # offers none
+    }
+    info = cluster_summary(
+        {"t": base}, {"t": placed}, {"t": {1: "a", 2: "a", 3: "b"}}, supervisors, [], 1100
+    )
+    s1, s2, s3 = info.supervisors
+    assert s1.total_resources["gpu.count"] == 2.0
+    assert s1.total_resources["supervisor.memory.capacity.mb"] == 4096.0
+    assert (s1.used_generic_resources, s2.used_generic_resources) == (
+        {"gpu.count": 1.0},
+        {"gpu.count": 1.0},
+    )
+    assert s3.used_generic_resources == {}
+    one = supervisor_json(s2)
+    assert one["totalGenericResources"] == "fpga=1.0 gpu.count=1.0"
+    assert one["usedGenericResources"] == "gpu.count=1.0"
+    assert one["availGenericResources"] == "fpga=1.0 gpu.count=0.0"
+    assert supervisor_json(s3)["totalGenericResources"] == ""
+    cluster = cluster_resources(info.supervisors)
+    assert cluster["totalGenerics"] == "fpga=1.0 gpu.count=3.0"
+    assert cluster["availGenerics"] == "fpga=1.0 gpu.count=1.0"
+    assert cluster["totalMem"] == 3 * 4096.0  # memory and CPU as before
