@@ -133,6 +133,15 @@ struct TopologySummary {
   // Storm's field: the scheduler's last word ("Fully Scheduled", or why it cannot fit)
   513: optional string sched_status;
   514: optional string owner;  // Storm's: the submitter (principal, or nimbus's OS user)
+  // Storm's: what the topology's tasks declared, all of them and those placed
+  521: optional double requested_memonheap;
+  522: optional double requested_memoffheap;
+  523: optional double requested_cpu;
+  524: optional double assigned_memonheap;
+  525: optional double assigned_memoffheap;
+  526: optional double assigned_cpu;
+  527: optional map<string, double> requested_generic_resources;
+  528: optional map<string, double> assigned_generic_resources;
   // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
   // since when (epoch seconds) and the cause
   600: optional double stale_since;

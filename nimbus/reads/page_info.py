@@ -32,6 +32,7 @@ from squall.nimbus.reads.component_stats import (
     totals,
 )
 from squall.nimbus.reads.summaries import debug_options
+from squall.nimbus.reads.topology_resources import topology_resources
 from squall.records import Assignment, Slot, StormBase, WorkerBeat
 
 
@@ -154,6 +155,7 @@ def topology_page(
         owner=facts.base.owner,
         workers=worker_summaries(facts, include_sys),
         debug_options=debug_options(facts.base.component_debug.get(facts.id)),
+        **topology_resources(facts.base, facts.assignment, facts.tasks),
     )
 
 

@@ -17,6 +17,7 @@ from squall.nimbus.reads.task_figures import (
     stream_counts,
     window_of,
 )
+from squall.nimbus.reads.topology_resources import topology_resources
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
 from squall.thrift_api import DEFAULT_STREAM
@@ -79,6 +80,7 @@ def cluster_summary(
                 status=base.status.upper(),
                 sched_status=(sched_statuses or {}).get(tid) or None,
                 owner=base.owner or None,
+                **topology_resources(base, assignments.get(tid), tasks.get(tid, {})),
             )
             for tid, base in sorted(bases.items())
         ],

@@ -53,6 +53,24 @@ def added(maps: Iterable[dict[str, float]], sign: float = 1.0) -> dict[str, floa
     return out
 
 
+def topology_resources_json(t: Any) -> dict[str, Any]:
+    """Storm's requested and assigned resources of a TopologySummary or TopologyPageInfo
+    (what its tasks declared, nimbus/reads/topology_resources.py; 0 from a nimbus that does
+    not say)."""
+    out: dict[str, Any] = {}
+    for which in ("requested", "assigned"):
+        on_heap = float(getattr(t, f"{which}_memonheap", None) or 0.0)
+        off_heap = float(getattr(t, f"{which}_memoffheap", None) or 0.0)
+        out[f"{which}MemOnHeap"] = on_heap
+        out[f"{which}MemOffHeap"] = off_heap
+        out[f"{which}TotalMem"] = on_heap + off_heap
+        out[f"{which}Cpu"] = float(getattr(t, f"{which}_cpu", None) or 0.0)
+        out[f"{which}GenericResources"] = pretty_generic(
+            generic(getattr(t, f"{which}_generic_resources", None))
+        )
+    return out
+
+
 def pretty_generic(resources: dict[str, float]) -> str:
     """Storm's UIHelpers.prettifyGenericResources: "fpga=1.0 gpu.count=2.0", sorted by name
     ("" for none)."""
@@ -194,14 +212,7 @@ def topology_summary_json(t: Any) -> dict[str, Any]:
         "workersTotal": t.num_workers,
         "executorsTotal": t.num_executors,
         "replicationCount": 1,
-        "requestedMemOnHeap": 0.0,
-        "requestedMemOffHeap": 0.0,
-        "requestedTotalMem": 0.0,
-        "requestedCpu": 0.0,
-        "assignedMemOnHeap": 0.0,
-        "assignedMemOffHeap": 0.0,
-        "assignedTotalMem": 0.0,
-        "assignedCpu": 0.0,
+        **topology_resources_json(t),
         **stale_json(t),
     }
 

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from squall.staleness import stale_json
 
-from .cluster_json import pretty_uptime, worker_json
+from .cluster_json import pretty_uptime, topology_resources_json, worker_json
 from .errors import BadRequest
 from .log_files import LogLinks
 
@@ -197,14 +197,7 @@ def topology_page(
         "replicationCount": page.replication_count or 1,
         "debug": bool(debug and debug.enable),
         "samplingPct": (debug.samplingpct if debug and debug.samplingpct else 0.0),
-        "assignedMemOnHeap": 0.0,
-        "assignedMemOffHeap": 0.0,
-        "assignedTotalMem": 0.0,
-        "assignedCpu": 0.0,
-        "requestedMemOnHeap": 0.0,
-        "requestedMemOffHeap": 0.0,
-        "requestedTotalMem": 0.0,
-        "requestedCpu": 0.0,
+        **topology_resources_json(page),
         "topologyStats": _topology_stats(ts) if ts else [],
         "workers": [worker_json(w, links) for w in page.workers or []],
         "spouts": [

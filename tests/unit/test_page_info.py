@@ -208,3 +208,43 @@ def test_owner_summaries_count_topologies_executors_and_workers():
     ]
     [carol] = owner_summaries(bases, tasks, {}, "carol")
     assert (carol.owner, carol.total_topologies, carol.total_executors) == ("carol", 0, 0)
+
+
+def test_requested_and_assigned_resources_are_what_the_tasks_declared():
+    """Storm's requested (every task) and assigned (the placed tasks) memory, CPU and generic
+    resources, on the topology page, in the cluster summary and in the UI's JSON; a topology
+    that declares none shows 0 (the supervisors' used figures count the same way)."""
+    from squall.nimbus.reads.summaries import cluster_summary
+    from squall.ui import topology_json
+    from squall.ui.cluster_json import topology_summary_json
+
+    declared = StormBase(
+        "tiny",
+        "active",
+        NOW - 100,
+        2,
+        {"numbers": 2, "sink": 2},
+        component_resources={"numbers": (128.0, 10.0), "sink": (256.0, 50.0)},
+        component_generic={"sink": {"gpu.count": 1.0}},
+    )
+    half = Assignment(1, "t-1", {"sup-a": "host-a"}, {2: A, 4: A}, {2: NOW, 4: NOW})
+    page = topology_page(TopologyFacts("t-1", declared, TASKS, half), include_sys=False, now=NOW)
+    assert (page.requested_memonheap, page.requested_cpu) == (768.0, 120.0)
+    assert page.requested_generic_resources == {"gpu.count": 2.0}
+    assert (page.assigned_memonheap, page.assigned_cpu) == (384.0, 60.0)
+    assert page.assigned_generic_resources == {"gpu.count": 1.0}
+    assert page.requested_memoffheap == page.assigned_memoffheap == 0.0
+    [summary] = cluster_summary(
+        {"t-1": declared}, {"t-1": half}, {"t-1": TASKS}, {}, [], NOW
+    ).topologies
+    assert (summary.requested_memonheap, summary.assigned_cpu) == (768.0, 60.0)
+    assert summary.assigned_generic_resources == {"gpu.count": 1.0}
+    row = topology_summary_json(summary)
+    assert (row["requestedTotalMem"], row["assignedCpu"]) == (768.0, 60.0)
+    assert row["requestedGenericResources"] == "gpu.count=2.0"
+    shown = topology_json.topology_page(page, ":all-time", NOW)
+    assert (shown["assignedMemOnHeap"], shown["requestedCpu"]) == (384.0, 120.0)
+    assert shown["assignedGenericResources"] == "gpu.count=1.0"
+    plain = topology_page(FACTS, include_sys=False, now=NOW)  # declares nothing
+    assert (plain.requested_memonheap, plain.assigned_cpu) == (0.0, 0.0)
+    assert plain.requested_generic_resources == {}
