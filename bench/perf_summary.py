@@ -100,10 +100,10 @@ def callees(stacks: list[list[str]], function: str) -> Counter[str]:
     return counts
 
 
-# (part, the frame whose samples it takes), the first a sample's stack holds wins (leaf
-# first: a frame nearer the leaf is more specific); the user's own code is what runs under
-# the executor's call of it without a compiled squall frame in between (user code is
-# interpreted; squall's hot path is compiled: bench/pertuple.py checks both)
+# (part, the frame whose samples it takes): the first entry that a sample's stack holds
+# anywhere wins (so what a bolt's own code calls stays its own code); the user's own code is
+# what runs under the executor's call of it without a compiled squall frame in between (user
+# code is interpreted; squall's hot path is compiled: bench/pertuple.py checks both)
 USER_UNDER = {
     "BoltExecutor___execute_all": "bolts: own code",
     "SpoutExecutor___burst": "spout: own code",

@@ -18,6 +18,7 @@ from squall.nimbus.reads.task_figures import (
     window_of,
 )
 from squall.nimbus.reads.topology_resources import topology_resources
+from squall.nimbus.scheduling.resource_conf import NOT_GENERIC
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
 from squall.thrift_api import DEFAULT_STREAM
@@ -54,9 +55,11 @@ def cluster_summary(
                 version=storm_compatible(info.version),
                 squall_version=info.version,
                 # Storm's keys for what a supervisor offers, and what its tasks declared
-                # (generic resources beside them, as Storm's total_resources holds them)
+                # (generic resources beside them, as Storm's total_resources holds them; a
+                # supervisor.resources.map entry under one of Storm's memory or CPU names is
+                # not a generic resource, and squall's capacities are the keys below)
                 total_resources={
-                    **info.generic_resources,
+                    **{k: v for k, v in info.generic_resources.items() if k not in NOT_GENERIC},
                     "supervisor.memory.capacity.mb": info.memory_capacity_mb,
                     "supervisor.cpu.capacity": info.cpu_capacity,
                 },

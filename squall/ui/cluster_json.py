@@ -9,7 +9,9 @@ topologies that declare none), as Storm's UIHelpers reads SupervisorSummary.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from squall import thrift_api as T
@@ -78,8 +80,15 @@ def pretty_generic(resources: dict[str, float]) -> str:
 
 
 def _java_double(value: float) -> str:
-    """A double as Java's toString writes one in this range: 2.0, 0.5."""
-    return repr(float(value))
+    """A double as Java's Double.toString writes it: 2.0, 0.5, and from 1e7 up or below 1e-3
+    the computerized scientific form, 2.0E10, 1.0E-4 (the shortest digits either way)."""
+    x = float(value)
+    if x == 0 or not math.isfinite(x) or 1e-3 <= abs(x) < 1e7:
+        return repr(x)
+    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    assert isinstance(exponent, int)  # a finite number's
+    head, tail = str(digits[0]), "".join(map(str, digits[1:])) or "0"
+    return f"{'-' if sign else ''}{head}.{tail}E{exponent + len(digits) - 1}"
 
 
 def _percent(part: float, whole: float) -> float:

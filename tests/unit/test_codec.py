@@ -19,7 +19,12 @@ from squall.worker.codec import (
 )
 from squall.worker.delivery import TableDelivery, TupleDelivery
 
-FIELDS = {("src", "default"): ("word", "n"), ("src", "odd"): ("x",), ("a", "s"): ()}
+FIELDS = {
+    ("src", "default"): ("word", "n"),
+    ("src", "odd"): ("x",),
+    ("a", "s"): (),
+    ("a", "default"): ("word", "n"),
+}
 
 
 def fields_of(component, stream):
@@ -44,8 +49,16 @@ def test_each_stream_of_each_component_keeps_its_order_when_interleaved():
     one = [TupleDelivery(1, "src", 7, "default", (w, n)) for n, w in enumerate("abcd")]
     other = [TupleDelivery(2, "src", 8, "odd", (n,)) for n in range(3)]
     third = [TupleDelivery(3, "a", 9, "s", ()) for _ in range(2)]
+    fourth = [TupleDelivery(4, "a", 9, "default", ("z", n)) for n in range(2)]
     mixed = [one[0], other[0], third[0], one[1], other[1], one[2], third[1], other[2], one[3]]
-    for sent, groups in [(one, [one]), (mixed, [one, other, third])]:
+    two_streams = [one[0], other[0], one[1]]  # one component on two streams
+    two_components = [one[0], fourth[0], fourth[1], one[1]]  # one stream of two components
+    for sent, groups in [
+        (one, [one]),
+        (mixed, [one, other, third]),
+        (two_streams, [[one[0], one[1]], [other[0]]]),
+        (two_components, [[one[0], one[1]], fourth]),
+    ]:
         frames = encode(sent, fields_of)
         assert [decode(frame) for frame in frames] == groups
 

@@ -183,3 +183,19 @@ def test_generic_resources_offered_and_held_are_in_the_summary_and_the_ui():
     assert cluster["totalGenerics"] == "fpga=1.0 gpu.count=3.0"
     assert cluster["availGenerics"] == "fpga=1.0 gpu.count=1.0"
     assert cluster["totalMem"] == 3 * 4096.0  # memory and CPU as before
+
+
+def test_generic_amounts_print_as_java_prints_doubles_and_memory_names_are_not_generic():
+    """Storm's UI prints a Java Double: 2.0E10 and 1.0E-4 beside 2.0; a supervisor map entry
+    under Storm's memory or CPU name is not a generic resource and never replaces the
+    capacity the scheduler places by (supervisor.memory.capacity.mb)."""
+    from squall.ui.cluster_json import pretty_generic, supervisor_json
+
+    assert pretty_generic({"b": 2e10, "a": 1e-4, "c": 2.0}) == "a=1.0E-4 b=2.0E10 c=2.0"
+    odd = {"memory.mb": 8192.0, "cpu.pcore.percent": 50.0, "gpu.count": 1.0}
+    supervisors = {"s1": SupervisorInfo("h1", [6700], 900, generic_resources=odd)}
+    [sup] = cluster_summary({}, {}, {}, supervisors, [], 1100).supervisors
+    assert "memory.mb" not in sup.total_resources
+    shown = supervisor_json(sup)
+    assert (shown["totalMem"], shown["totalCpu"]) == (4096.0, 400.0)
+    assert shown["totalGenericResources"] == "gpu.count=1.0"
