@@ -5,11 +5,17 @@ queues stay short while that thread is saturated (topology.max.spout.pending bou
 in flight): the queues' fill, Storm's load, never shows it. The thread's busy share does.
 It is measured over windows of WINDOW seconds, the last complete window's share counting
 (one poll that spans windows counts in the window it ends in). Time is passed in.
+
+A worker measures over its topology.backpressure.check.millis, the interval at which it
+sends its loads, so that each status carries a share of its own: over two intervals, a
+peer's load-aware shuffle stepped its weights twice on every reading, and its share to a
+worker with room swung further (the two-worker bench case did ~5% fewer tuples at equal
+speed, its p99 latency ~15% higher: bench/RESULTS.md, "Where a tuple's CPU goes").
 """
 
 from __future__ import annotations
 
-WINDOW = 0.1  # seconds per measurement: two backpressure check intervals by default
+WINDOW = 0.05  # seconds per measurement: Storm's default backpressure check interval
 
 
 class BusyShare:

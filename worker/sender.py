@@ -33,9 +33,6 @@ UNSENT_LOG_SECS = 10.0
 NOT_DUE = 60.0  # what pump returns with nothing left to send
 SEND_HWM = 100_000  # messages ZeroMQ queues for a peer before a send would wait
 _DATA = (TupleDelivery, TableDelivery)
-# pyzmq's flags are IntFlag members, whose | runs in Python (send_multipart ORs SNDMORE into
-# the flags for every part): a plain int is C's
-_NOBLOCK = int(zmq.NOBLOCK)
 
 
 def _gather(queued: dict[Address, list[Any]], item: dict[Address, list[Any]]) -> int:
@@ -97,7 +94,7 @@ class Sender:
         instead of a thread of its own; a put from any other thread wakes it."""
         self.outbox.wake_for_others(wake, thread)
         self.thread = thread
-        self.send_flags = _NOBLOCK  # a peer that takes nothing must not stop every task
+        self.send_flags = zmq.NOBLOCK  # a peer that takes nothing must not stop every task
 
     def pump(self, force: bool = False) -> float:
         """Send what the outbox holds (the shared thread, each round) once it holds

@@ -67,8 +67,8 @@ MESSAGES_PER_DRAIN = 64  # a fast peer must not keep the shared thread reading
 READ_EVERY = 0.0005
 # ... and a worker without peers (the topology's only one): nothing but a stale peer of an
 # earlier assignment or a stranger sends to it, and its idle poll still wakes on a message;
-# its looks cost a single worker 1-2% of its CPU at READ_EVERY (bench/RESULTS.md, "Where a
-# tuple's CPU goes")
+# its looks cost a single worker ~2.5% of its CPU at READ_EVERY, 0.1-0.3% at this
+# (bench/RESULTS.md, "Where a tuple's CPU goes")
 ALONE_READ_EVERY = 0.05
 NOT_HEARD = 1.0  # the load of a remote task whose worker said none (Storm's NOT_CONNECTED)
 
@@ -145,7 +145,7 @@ class Transport:
         self.fill = receiving.fill
         self.share_load = settings.share_load
         self.schedule = StatusSchedule(check_secs, always=settings.share_load)
-        self.busy = BusyShare()  # the shared thread's (0 without one)
+        self.busy = BusyShare(check_secs)  # the shared thread's (0 without one), a status each
         self.remote = RemoteCongestion(check_secs)
         self.fields_of = fields_of
         self.addresses: dict[int, Address] = {}
@@ -234,6 +234,7 @@ class Transport:
         self.addresses = dict(addresses)
         self.local = set(local)
         self.read_every = READ_EVERY if self._peers() else ALONE_READ_EVERY
+        self.read_at = 0.0  # a worker that gains peers looks now, not after its lonely wait
         self.sender.outbox.put(CONNECT_PEERS)
 
     def send_many(self, deliveries: list[Any], stopping: threading.Event | None) -> None:

@@ -339,6 +339,20 @@ def test_a_worker_without_peers_looks_at_its_socket_less_often(pair):
     assert receiver.transport.read_every == READ_EVERY
 
 
+def test_the_busy_share_is_measured_over_the_interval_loads_are_sent_at():
+    """Each status a worker sends carries a busy share of its own (busy_share.py): its
+    window is topology.backpressure.check.millis, whatever that is."""
+    for check_secs in (0.05, 0.2):
+        transport = Transport(
+            TransportSettings("127.0.0.1", free_port(), 2**16, check_secs=check_secs),
+            receiving(print, fields_of),
+        )
+        try:
+            assert transport.busy.window == transport.schedule.interval == check_secs
+        finally:
+            transport.close()
+
+
 def test_a_transport_that_never_started_closes_without_raising():
     """A worker whose component failed to load closes a transport whose threads never ran;
     joining them raised RuntimeError, and that crash was the worker's reported last lines."""
