@@ -9,8 +9,8 @@ It is measured over windows of WINDOW seconds, the last complete window's share 
 A worker measures over its topology.backpressure.check.millis, the interval at which it
 sends its loads, so that each status carries a share of its own: over two intervals, a
 peer's load-aware shuffle stepped its weights twice on every reading, and its share to a
-worker with room swung further (the two-worker bench case did ~5% fewer tuples at equal
-speed, its p99 latency ~15% higher: bench/RESULTS.md, "Where a tuple's CPU goes").
+worker with room swung further (bench/RESULTS.md, "Where a tuple's CPU goes", for the
+measured figures).
 """
 
 from __future__ import annotations

@@ -67,8 +67,8 @@ MESSAGES_PER_DRAIN = 64  # a fast peer must not keep the shared thread reading
 READ_EVERY = 0.0005
 # ... and a worker without peers (the topology's only one): nothing but a stale peer of an
 # earlier assignment or a stranger sends to it, and its idle poll still wakes on a message;
-# its looks cost a single worker ~2.5% of its CPU at READ_EVERY, 0.1-0.3% at this
-# (bench/RESULTS.md, "Where a tuple's CPU goes")
+# at READ_EVERY its looks were a few % of a single worker's CPU (bench/RESULTS.md, "Where a
+# tuple's CPU goes")
 ALONE_READ_EVERY = 0.05
 NOT_HEARD = 1.0  # the load of a remote task whose worker said none (Storm's NOT_CONNECTED)
 

@@ -17,11 +17,13 @@ from squall.nimbus.reads.task_figures import (
     stream_counts,
     window_of,
 )
-from squall.nimbus.reads.topology_resources import topology_resources
-from squall.nimbus.scheduling.resource_conf import NOT_GENERIC
+from squall.nimbus.reads.topology_resources import Declared, declared, topology_resources
+from squall.nimbus.scheduling.generic_resources import NOT_GENERIC
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
 from squall.thrift_api import DEFAULT_STREAM
+
+NOTHING: Declared = (0.0, 0.0, {})  # what a supervisor without tasks holds
 
 
 def cluster_summary(
@@ -42,8 +44,7 @@ def cluster_summary(
     for a in assignments.values():
         for slot in a.task_slots.values():
             used.setdefault(slot[0], set()).add(slot)
-    placed = _placed_resources(bases, assignments, tasks)
-    generic = _placed_generic(bases, assignments, tasks)
+    placed = _placed(bases, assignments, tasks)
     return T.ClusterSummary(
         supervisors=[
             T.SupervisorSummary(
@@ -63,9 +64,9 @@ def cluster_summary(
                     "supervisor.memory.capacity.mb": info.memory_capacity_mb,
                     "supervisor.cpu.capacity": info.cpu_capacity,
                 },
-                used_mem=placed.get(sid, (0.0, 0.0))[0],
-                used_cpu=placed.get(sid, (0.0, 0.0))[1],
-                used_generic_resources=generic.get(sid, {}),
+                used_mem=placed.get(sid, NOTHING)[0],
+                used_cpu=placed.get(sid, NOTHING)[1],
+                used_generic_resources=dict(placed.get(sid, NOTHING)[2]),
                 blacklisted=sid in blacklisted,
                 blacklist_reason=blacklisted.get(sid),
                 spark_connect=info.spark_connect,
@@ -91,41 +92,21 @@ def cluster_summary(
     )
 
 
-def _placed_resources(
+def _placed(
     bases: Mapping[str, StormBase],
     assignments: Mapping[str, Assignment],
     tasks: Mapping[str, Mapping[int, str]],
-) -> dict[str, tuple[float, float]]:
-    """Per supervisor: the (MB, CPU %) its assigned tasks declared (StormBase's
-    component_resources, what the scheduler placed by); tasks of topologies that declare
-    none count as nothing."""
-    out: dict[str, tuple[float, float]] = {}
+) -> dict[str, Declared]:
+    """Per supervisor: what its assigned tasks declared (memory, CPU and generic resources:
+    StormBase's component_resources and component_generic, what the scheduler placed by);
+    tasks of topologies that declare none count as nothing."""
+    on: dict[str, list[tuple[StormBase, str]]] = {}
     for tid, a in assignments.items():
-        needs = bases[tid].component_resources if tid in bases else {}
-        for task, slot in a.task_slots.items():
-            mem, cpu = needs.get(tasks.get(tid, {}).get(task, ""), (0.0, 0.0))
-            had = out.get(slot[0], (0.0, 0.0))
-            out[slot[0]] = (had[0] + mem, had[1] + cpu)
-    return out
-
-
-def _placed_generic(
-    bases: Mapping[str, StormBase],
-    assignments: Mapping[str, Assignment],
-    tasks: Mapping[str, Mapping[int, str]],
-) -> dict[str, dict[str, float]]:
-    """Per supervisor: the generic resources its assigned tasks declared, name -> amount
-    (StormBase's component_generic, charged per task as the scheduler charges them)."""
-    out: dict[str, dict[str, float]] = {}
-    for tid, a in assignments.items():
-        needs = bases[tid].component_generic if tid in bases else {}
-        if not needs:
-            continue
-        for task, slot in a.task_slots.items():
-            for name, amount in needs.get(tasks.get(tid, {}).get(task, ""), {}).items():
-                held = out.setdefault(slot[0], {})
-                held[name] = held.get(name, 0.0) + amount
-    return out
+        base, names = bases.get(tid), tasks.get(tid, {})
+        if base is not None:
+            for task, slot in a.task_slots.items():
+                on.setdefault(slot[0], []).append((base, names.get(task, "")))
+    return {sid: declared(held) for sid, held in on.items()}
 
 
 def topology_info(

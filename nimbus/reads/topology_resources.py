@@ -15,14 +15,16 @@ from typing import Any
 
 from squall.records import Assignment, StormBase
 
+Declared = tuple[float, float, dict[str, float]]  # MB, CPU %, generic name -> amount
+
 
 def topology_resources(
     base: StormBase, assignment: Assignment | None, tasks: Mapping[int, str]
 ) -> dict[str, Any]:
     """The Thrift fields (keyword arguments of TopologySummary and TopologyPageInfo)."""
     placed = assignment.task_slots if assignment is not None else {}
-    requested = _declared(base, tasks.values())
-    assigned = _declared(base, (c for t, c in tasks.items() if t in placed))
+    requested = declared((base, c) for c in tasks.values())
+    assigned = declared((base, c) for t, c in tasks.items() if t in placed)
     return {
         "requested_memonheap": requested[0],
         "requested_memoffheap": 0.0,
@@ -35,11 +37,12 @@ def topology_resources(
     }
 
 
-def _declared(base: StormBase, components: Iterable[str]) -> tuple[float, float, dict[str, float]]:
-    """(MB, CPU %, generic name -> amount) that tasks of these components declared."""
+def declared(tasks: Iterable[tuple[StormBase, str]]) -> Declared:
+    """What these tasks declared, each given as its topology's base and its component (also
+    a supervisor's used figures: summaries.py)."""
     mem = cpu = 0.0
     generic: dict[str, float] = {}
-    for component in components:
+    for base, component in tasks:
         task_mem, task_cpu = base.component_resources.get(component, (0.0, 0.0))
         mem, cpu = mem + task_mem, cpu + task_cpu
         for name, amount in base.component_generic.get(component, {}).items():

@@ -15,6 +15,9 @@ from squall.nimbus.scheduling.scheduling_input import Cluster, TopologyRequest
 from squall.records import Slot
 
 EPSILON = 1e-9
+# names Storm's normalization reads as memory or CPU, never generic resources (its
+# NormalizedResourceRequest.removeNonGenericResources): squall reads those from their own keys
+NOT_GENERIC = frozenset({"cpu.pcore.percent", "onheap.memory.mb", "offheap.memory.mb", "memory.mb"})
 GenericFree = dict[str, dict[str, float]]  # host -> resource name -> amount free
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from squall.nimbus.core.model import NimbusSettings, TopologyModel
 from squall.nimbus.scheduling.constraint_solver import constraints_of
+from squall.nimbus.scheduling.generic_resources import NOT_GENERIC
 from squall.nimbus.scheduling.scheduling_input import (
     DEFAULT_PRIORITY,
     DEFAULT_TASK_NEED,
@@ -44,8 +45,6 @@ STRATEGIES = {
 }
 GENERIC = "topology.component.resources.map"
 SUPERVISOR_GENERIC = "supervisor.resources.map"
-# names Storm's normalization reads as memory or CPU: squall reads those from their own keys
-NOT_GENERIC = frozenset({"cpu.pcore.percent", "onheap.memory.mb", "offheap.memory.mb", "memory.mb"})
 
 
 def _amount(value: Any, key: str, where: str) -> float | None:

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from squall import thrift_api as T
+from squall.nimbus.scheduling.generic_resources import NOT_GENERIC as STORM_NOT_GENERIC
 from squall.staleness import stale_json
 
 from .log_files import LogLinks
@@ -22,11 +23,9 @@ from .log_files import LogLinks
 MEMORY_KEY, CPU_KEY = "supervisor.memory.capacity.mb", "supervisor.cpu.capacity"
 # Storm's normalized names, which its UIHelpers reads first
 COMMON_MEMORY, COMMON_CPU = "memory.mb", "cpu.pcore.percent"
-# what a supervisor's total_resources holds beside its generic resources (Storm's
-# NormalizedResourceRequest.removeNonGenericResources, and the capacities' own keys)
-NOT_GENERIC = frozenset(
-    {MEMORY_KEY, CPU_KEY, COMMON_MEMORY, COMMON_CPU, "onheap.memory.mb", "offheap.memory.mb"}
-)
+# what a supervisor's total_resources holds beside its generic resources: Storm's memory and
+# CPU names, and the capacities' own keys
+NOT_GENERIC = STORM_NOT_GENERIC | {MEMORY_KEY, CPU_KEY}
 
 
 def capacity(s: Any) -> tuple[float, float]:
@@ -46,13 +45,18 @@ def generic(resources: dict[str, float] | None) -> dict[str, float]:
     return {k: float(v) for k, v in (resources or {}).items() if k not in NOT_GENERIC}
 
 
-def added(maps: Iterable[dict[str, float]], sign: float = 1.0) -> dict[str, float]:
-    """The maps' amounts summed per name (`sign` -1 subtracts all but the first)."""
+def summed(maps: Iterable[dict[str, float]]) -> dict[str, float]:
+    """The maps' amounts summed per name (Storm's NormalizedResourceRequest.addResourceMap)."""
     out: dict[str, float] = {}
-    for n, resources in enumerate(maps):
+    for resources in maps:
         for name, amount in resources.items():
-            out[name] = out.get(name, 0.0) + (amount if n == 0 else sign * amount)
+            out[name] = out.get(name, 0.0) + amount
     return out
+
+
+def left(total: dict[str, float], used: dict[str, float]) -> dict[str, float]:
+    """What `used` leaves of `total`, per name (subtractResourceMap)."""
+    return summed([total, {name: -amount for name, amount in used.items()}])
 
 
 def topology_resources_json(t: Any) -> dict[str, Any]:
@@ -103,8 +107,8 @@ def cluster_resources(supervisors: Iterable[Any]) -> dict[str, Any]:
     total_cpu = sum(capacity(s)[1] for s in supervisors)
     used_mem = sum(used(s)[0] for s in supervisors)
     used_cpu = sum(used(s)[1] for s in supervisors)
-    total_generic = added(generic(s.total_resources) for s in supervisors)
-    used_generic = added(generic(s.used_generic_resources) for s in supervisors)
+    total_generic = summed(generic(s.total_resources) for s in supervisors)
+    used_generic = summed(generic(s.used_generic_resources) for s in supervisors)
     return {
         "totalMem": total_mem,
         "totalCpu": total_cpu,
@@ -113,7 +117,7 @@ def cluster_resources(supervisors: Iterable[Any]) -> dict[str, Any]:
         "memAssignedPercentUtil": _percent(used_mem, total_mem),
         "cpuAssignedPercentUtil": _percent(used_cpu, total_cpu),
         "totalGenerics": pretty_generic(total_generic),
-        "availGenerics": pretty_generic(added([total_generic, used_generic], -1.0)),
+        "availGenerics": pretty_generic(left(total_generic, used_generic)),
     }
 
 
@@ -190,7 +194,7 @@ def supervisor_json(s: Any) -> dict[str, Any]:
         "availCpu": total_cpu - used_cpu,
         "totalGenericResources": pretty_generic(total_generic),
         "usedGenericResources": pretty_generic(used_generic),
-        "availGenericResources": pretty_generic(added([total_generic, used_generic], -1.0)),
+        "availGenericResources": pretty_generic(left(total_generic, used_generic)),
         "logLink": "",
         # Storm's field; squall adds why (nimbus/scheduling/blacklist.py)
         "blacklisted": bool(getattr(s, "blacklisted", False)),
