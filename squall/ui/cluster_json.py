@@ -15,7 +15,6 @@ from decimal import Decimal
 from typing import Any
 
 from squall import thrift_api as T
-from squall.nimbus.scheduling.generic_resources import NOT_GENERIC as STORM_NOT_GENERIC
 from squall.staleness import stale_json
 
 from .log_files import LogLinks
@@ -24,8 +23,11 @@ MEMORY_KEY, CPU_KEY = "supervisor.memory.capacity.mb", "supervisor.cpu.capacity"
 # Storm's normalized names, which its UIHelpers reads first
 COMMON_MEMORY, COMMON_CPU = "memory.mb", "cpu.pcore.percent"
 # what a supervisor's total_resources holds beside its generic resources: Storm's memory and
-# CPU names, and the capacities' own keys
-NOT_GENERIC = STORM_NOT_GENERIC | {MEMORY_KEY, CPU_KEY}
+# CPU names (nimbus/scheduling/generic_resources.py's NOT_GENERIC: the UI imports no daemon
+# module, tests/unit/test_layers.py) and the capacities' own keys
+NOT_GENERIC = frozenset(
+    {MEMORY_KEY, CPU_KEY, COMMON_MEMORY, COMMON_CPU, "onheap.memory.mb", "offheap.memory.mb"}
+)
 
 
 def capacity(s: Any) -> tuple[float, float]:
