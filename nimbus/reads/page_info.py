@@ -32,7 +32,7 @@ from squall.nimbus.reads.component_stats import (
     totals,
 )
 from squall.nimbus.reads.summaries import debug_options
-from squall.nimbus.reads.topology_resources import topology_resources
+from squall.nimbus.reads.topology_resources import component_resources_map, topology_resources
 from squall.records import Assignment, Slot, StormBase, WorkerBeat
 
 
@@ -126,6 +126,7 @@ def topology_page(
             totals(mine, include_sys, window),
             error=last_error(facts.errors.get(component, [])),
         )
+        stats.common_stats.resources_map = component_resources_map(facts.base, component)
         (spouts if kind == SPOUT else bolts)[component] = stats
     everything = {w: totals(rows, include_sys, w) for w in WINDOWS}
     spout_rows = [r for r in rows if facts.kind(r.component) == SPOUT]
@@ -197,6 +198,7 @@ def component_page(
         errors=error_infos(errors),
         topology_status=facts.base.status.upper(),
         debug_options=debug_options(facts.base.component_debug.get(component)),
+        resources_map=component_resources_map(facts.base, component),
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from squall.nimbus.scheduling.generic_resources import CPU, OFFHEAP, ONHEAP
 from squall.records import Assignment, StormBase
 
 Declared = tuple[float, float, dict[str, float]]  # MB, CPU %, generic name -> amount
@@ -34,6 +35,19 @@ def topology_resources(
         "assigned_memoffheap": 0.0,
         "assigned_cpu": assigned[1],
         "assigned_generic_resources": assigned[2],
+    }
+
+
+def component_resources_map(base: StormBase, component: str) -> dict[str, float]:
+    """What one task of `component` declared, as Storm's CommonAggregateStats and
+    ComponentPageInfo carry it (their resources_map: NormalizedResourceRequest's normalized
+    map, memory and CPU under Storm's names, then each generic resource)."""
+    mem, cpu = base.component_resources.get(component, (0.0, 0.0))
+    return {
+        ONHEAP: mem,
+        OFFHEAP: 0.0,
+        CPU: cpu,
+        **base.component_generic.get(component, {}),
     }
 
 

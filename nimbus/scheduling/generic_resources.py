@@ -17,7 +17,9 @@ from squall.records import Slot
 EPSILON = 1e-9
 # names Storm's normalization reads as memory or CPU, never generic resources (its
 # NormalizedResourceRequest.removeNonGenericResources): squall reads those from their own keys
-NOT_GENERIC = frozenset({"cpu.pcore.percent", "onheap.memory.mb", "offheap.memory.mb", "memory.mb"})
+# (Storm's Constants.COMMON_CPU_RESOURCE_NAME, COMMON_ONHEAP_MEMORY_RESOURCE_NAME, ...)
+CPU, ONHEAP, OFFHEAP = "cpu.pcore.percent", "onheap.memory.mb", "offheap.memory.mb"
+NOT_GENERIC = frozenset({CPU, ONHEAP, OFFHEAP, "memory.mb"})
 GenericFree = dict[str, dict[str, float]]  # host -> resource name -> amount free
 
 

@@ -16,9 +16,9 @@ from .topology_json import (
     LogLinks,
     bolt_json,
     common_fields,
+    component_resources_json,
     error_link,
     latency,
-    no_resources,
     spout_json,
     window_hint,
 )
@@ -96,7 +96,7 @@ def component_page(
         "profileActionEnabled": True,
         "profilerActive": [],
         "schedulerDisplayResource": False,
-        **no_resources(),
+        **component_resources_json(page.resources_map, "requestedGenericResources"),
         "componentErrors": [
             {
                 "errorTime": e.error_time_secs,

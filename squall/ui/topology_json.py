@@ -17,7 +17,13 @@ from urllib.parse import quote
 
 from squall.staleness import stale_json
 
-from .cluster_json import pretty_uptime, topology_resources_json, worker_json
+from .cluster_json import (
+    generic,
+    pretty_generic,
+    pretty_uptime,
+    topology_resources_json,
+    worker_json,
+)
 from .errors import BadRequest
 from .log_files import LogLinks
 
@@ -93,8 +99,21 @@ def common_fields(stats: Any) -> dict[str, Any]:
     }
 
 
-def no_resources() -> dict[str, float]:
-    return {"requestedMemOnHeap": 0.0, "requestedMemOffHeap": 0.0, "requestedCpu": 0.0}
+def component_resources_json(
+    resources: Mapping[str, float] | None, generic_key: str = "requestedGenericResourcesComp"
+) -> dict[str, Any]:
+    """What one task of a component declared, from its resources_map (Storm's
+    CommonAggregateStats and ComponentPageInfo: memory and CPU under Storm's names, the rest
+    generic resources; 0 and none from a nimbus that does not say). Storm names the generic
+    ones requestedGenericResourcesComp in a topology page's component rows,
+    requestedGenericResources on a component's page."""
+    r = resources or {}
+    return {
+        "requestedMemOnHeap": float(r.get("onheap.memory.mb", 0.0)),
+        "requestedMemOffHeap": float(r.get("offheap.memory.mb", 0.0)),
+        "requestedCpu": float(r.get("cpu.pcore.percent", 0.0)),
+        generic_key: pretty_generic(generic(dict(r))),
+    }
 
 
 def error_link(error: Any, links: LogLinks | None, tid: str) -> str:
@@ -114,7 +133,7 @@ def spout_json(
         **common_fields(stats),
         "completeLatency": latency(spout.complete_latency_ms if spout else None),
         **_error_fields(stats.last_error, now, error_link(stats.last_error, links, tid)),
-        **no_resources(),
+        **component_resources_json(stats.common_stats.resources_map),
     }
 
 
@@ -131,7 +150,7 @@ def bolt_json(
         "processLatency": latency(bolt.process_latency_ms if bolt else None),
         "capacity": latency(bolt.capacity if bolt else None),
         **_error_fields(stats.last_error, now, error_link(stats.last_error, links, tid)),
-        **no_resources(),
+        **component_resources_json(stats.common_stats.resources_map),
         **spark_fields(bolt),
     }
 

@@ -75,6 +75,18 @@ FACTS = TopologyFacts(
 )
 
 
+# a topology whose components declare memory and CPU, and the sink a generic resource
+DECLARED = StormBase(
+    "tiny",
+    "active",
+    NOW - 100,
+    2,
+    {"numbers": 2, "sink": 2},
+    component_resources={"numbers": (128.0, 10.0), "sink": (256.0, 50.0)},
+    component_generic={"sink": {"gpu.count": 1.0}},
+)
+
+
 def test_topology_page_sums_each_components_executors():
     page = topology_page(FACTS, include_sys=False, now=NOW)
     assert (page.id, page.name, page.status, page.uptime_secs) == ("tiny-1", "tiny", "ACTIVE", 100)
@@ -218,15 +230,7 @@ def test_requested_and_assigned_resources_are_what_the_tasks_declared():
     from squall.ui import topology_json
     from squall.ui.cluster_json import topology_summary_json
 
-    declared = StormBase(
-        "tiny",
-        "active",
-        NOW - 100,
-        2,
-        {"numbers": 2, "sink": 2},
-        component_resources={"numbers": (128.0, 10.0), "sink": (256.0, 50.0)},
-        component_generic={"sink": {"gpu.count": 1.0}},
-    )
+    declared = DECLARED
     half = Assignment(1, "t-1", {"sup-a": "host-a"}, {2: A, 4: A}, {2: NOW, 4: NOW})
     page = topology_page(TopologyFacts("t-1", declared, TASKS, half), include_sys=False, now=NOW)
     assert (page.requested_memonheap, page.requested_cpu) == (768.0, 120.0)
@@ -248,3 +252,46 @@ def test_requested_and_assigned_resources_are_what_the_tasks_declared():
     plain = topology_page(FACTS, include_sys=False, now=NOW)  # declares nothing
     assert (plain.requested_memonheap, plain.assigned_cpu) == (0.0, 0.0)
     assert plain.requested_generic_resources == {}
+
+
+def test_each_component_shows_what_one_of_its_tasks_declared():
+    """Storm's resources_map per component (NormalizedResourceRequest.toNormalizedMap: memory
+    and CPU under Storm's names, then generic resources), in the topology page's rows and
+    on the component's page, and the UI's requestedMemOnHeap, requestedCpu and generic
+    resources from it; a component that declares nothing shows 0."""
+    from squall.ui import component_json, topology_json
+
+    declared = DECLARED
+    facts = TopologyFacts(
+        "t-1", declared, TASKS, ASSIGNMENT, BEATS, kinds={"numbers": "spout", "sink": "bolt"}
+    )
+    page = topology_page(facts, include_sys=False, now=NOW)
+    numbers = page.id_to_spout_agg_stats["numbers"].common_stats.resources_map
+    assert numbers == {
+        "onheap.memory.mb": 128.0,
+        "offheap.memory.mb": 0.0,
+        "cpu.pcore.percent": 10.0,
+    }
+    sink = component_page(facts, "sink", include_sys=False, now=NOW).resources_map
+    assert sink == {
+        "onheap.memory.mb": 256.0,
+        "offheap.memory.mb": 0.0,
+        "cpu.pcore.percent": 50.0,
+        "gpu.count": 1.0,
+    }
+    shown = topology_json.topology_page(page, ":all-time", NOW)
+    [spout], [bolt] = shown["spouts"], shown["bolts"]
+    assert (spout["requestedMemOnHeap"], spout["requestedCpu"]) == (128.0, 10.0)
+    assert (spout["requestedGenericResourcesComp"], bolt["requestedGenericResourcesComp"]) == (
+        "",
+        "gpu.count=1.0",
+    )
+    sink_page = component_page(facts, "sink", include_sys=False, now=NOW)
+    shown_sink = component_json.component_page(sink_page, ":all-time", NOW)
+    assert (shown_sink["requestedMemOnHeap"], shown_sink["requestedMemOffHeap"]) == (256.0, 0.0)
+    assert (shown_sink["requestedCpu"], shown_sink["requestedGenericResources"]) == (
+        50.0,
+        "gpu.count=1.0",
+    )
+    plain = component_page(FACTS, "sink", include_sys=False, now=NOW).resources_map
+    assert plain == {"onheap.memory.mb": 0.0, "offheap.memory.mb": 0.0, "cpu.pcore.percent": 0.0}
