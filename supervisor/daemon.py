@@ -33,7 +33,7 @@ from kazoo.protocol.states import KazooState
 
 from squall import __version__
 from squall.client import nimbus_address
-from squall.records import Assignment, SupervisorInfo, amounts, encode
+from squall.records import Assignment, SupervisorInfo, encode
 from squall.security.certificate_check import ClientCertificateError, TlsRefusedError
 from squall.security.certificates import SUPERVISOR
 from squall.security.mode import security_on
@@ -45,6 +45,7 @@ from squall.zk.identity import HOST_KEY, ensure_host_identity, role_identities
 from . import slot as sl
 from .assignment_watch import AssignmentWatch
 from .backoff import next_wake
+from .capacity import capacity
 from .code_fetcher import CodeFetcher, fetch_code
 from .conf_fetcher import ConfFetcher, fetch_conf
 from .error_reports import report_error
@@ -76,6 +77,7 @@ class Supervisor:
         self.conf = conf
         self.host = conf["storm.local.hostname"] or socket.gethostname()
         self.ports = sorted(conf["supervisor.slots.ports"])
+        self.capacity = capacity(conf)  # a conf that names a capacity twice stops here
         self.layout = zk_mod.layout(conf)
         check_run_as_user(conf, os.geteuid())
         self.launcher = Launcher(self.local_dir, self.id, self.host, conf)
@@ -113,9 +115,9 @@ class Supervisor:
             self.ports,
             self.started,
             __version__,
-            memory_capacity_mb=float(self.conf["supervisor.memory.capacity.mb"]),
-            cpu_capacity=float(self.conf["supervisor.cpu.capacity"]),
-            generic_resources=amounts(self.conf.get("supervisor.resources.map")),
+            memory_capacity_mb=self.capacity.memory_mb,
+            cpu_capacity=self.capacity.cpu,
+            generic_resources=self.capacity.generic,
             spark_connect=self.spark_connect,
         )
 

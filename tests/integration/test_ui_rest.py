@@ -33,7 +33,12 @@ OPT_INT = (int, type(None))
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    capacity = {"supervisor.memory.capacity.mb": 3072, "supervisor.cpu.capacity": 300}
+    # the CPU through supervisor.resources.map under Storm's normalized name, which
+    # overrides supervisor.cpu.capacity (400 by default) as in Storm
+    capacity = {
+        "supervisor.memory.capacity.mb": 3072,
+        "supervisor.resources.map": {"cpu.pcore.percent": 300},
+    }
     with LocalCluster(
         tmp_path_factory.mktemp("ui"), supervisors=1, ui=True, supervisor_confs={1: capacity}
     ) as c:
@@ -426,8 +431,8 @@ def test_metrics_latency_histograms(cluster, words):
 
 
 def test_capacities_come_from_the_supervisors(cluster, words):
-    """The supervisor registered 3072 MB and 300 % (Storm's keys); words declares no
-    resources, so nothing of it is used."""
+    """The supervisor registered 3072 MB and 300 % (Storm's keys, the CPU from its
+    supervisor.resources.map); words declares no resources, so nothing of it is used."""
     summary = get(cluster, "/cluster/summary").json()
     assert (summary["totalMem"], summary["totalCpu"]) == (3072.0, 300.0)
     assert (summary["availMem"], summary["availCpu"]) == (3072.0, 300.0)
