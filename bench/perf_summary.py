@@ -107,6 +107,7 @@ def callees(stacks: list[list[str]], function: str) -> Counter[str]:
 USER_UNDER = {
     "BoltExecutor___execute_all": "bolts: own code",
     "SpoutExecutor___burst": "spout: own code",
+    "SpoutExecutor___settle": "spout: own code",  # its ack() and fail()
 }
 PARTS = (
     ("BoltExecutor___execute_all", "bolts: squall's part (emit, ack, flush)"),

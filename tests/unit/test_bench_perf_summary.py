@@ -56,6 +56,14 @@ def test_a_sample_goes_to_the_part_of_the_worker_its_stack_is_in():
     assert perf_summary.part(["zmq::io_thread_t::in_event", "start_thread"]) == perf_summary.OTHER
 
 
+def test_a_spouts_own_ack_and_fail_are_its_own_code_not_tree_tracking():
+    settle = "CPyDef_spout_executor___SpoutExecutor___settle"
+    user_ack = ["PyDict_Pop", "_PyEval_EvalFrameDefault", settle]
+    tracking = ["PyDict_Pop", "CPyDef_spout_tracking___Pending___complete", settle]
+    assert perf_summary.part(user_ack) == "spout: own code"
+    assert perf_summary.part(tracking) == "spout: tree tracking (acks in)"
+
+
 def test_the_parts_table_counts_per_hundred_samples_of_the_bolts_own_code():
     user = ["PyNumber_And", "CPyDef_bolt___BoltExecutor___execute_all"]
     send = ["CPyDef_sender___Sender___pump", "CPyDef_transport___Transport___pump"]
