@@ -18,7 +18,7 @@ from squall.nimbus.reads.task_figures import (
     window_of,
 )
 from squall.nimbus.reads.topology_resources import Declared, declared, topology_resources
-from squall.nimbus.scheduling.generic_resources import NOT_GENERIC
+from squall.nimbus.scheduling.generic_resources import CPU, NOT_GENERIC, TOTAL_MEMORY
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
 from squall.thrift_api import DEFAULT_STREAM
@@ -55,14 +55,14 @@ def cluster_summary(
                 supervisor_id=sid,
                 version=storm_compatible(info.version),
                 squall_version=info.version,
-                # Storm's keys for what a supervisor offers, and what its tasks declared
-                # (generic resources beside them, as Storm's total_resources holds them; a
-                # supervisor.resources.map entry under one of Storm's memory or CPU names is
-                # not a generic resource, and squall's capacities are the keys below)
+                # what a supervisor offers under Storm's normalized names, as Storm's
+                # nimbus reports it (its UI counts any other name as a generic resource),
+                # and what its tasks declared; a generic map entry under one of those names
+                # (an older supervisor's registration) is not a generic resource
                 total_resources={
                     **{k: v for k, v in info.generic_resources.items() if k not in NOT_GENERIC},
-                    "supervisor.memory.capacity.mb": info.memory_capacity_mb,
-                    "supervisor.cpu.capacity": info.cpu_capacity,
+                    TOTAL_MEMORY: info.memory_capacity_mb,
+                    CPU: info.cpu_capacity,
                 },
                 used_mem=placed.get(sid, NOTHING)[0],
                 used_cpu=placed.get(sid, NOTHING)[1],

@@ -19,7 +19,8 @@ EPSILON = 1e-9
 # NormalizedResourceRequest.removeNonGenericResources): squall reads those from their own keys
 # (Storm's Constants.COMMON_CPU_RESOURCE_NAME, COMMON_ONHEAP_MEMORY_RESOURCE_NAME, ...)
 CPU, ONHEAP, OFFHEAP = "cpu.pcore.percent", "onheap.memory.mb", "offheap.memory.mb"
-NOT_GENERIC = frozenset({CPU, ONHEAP, OFFHEAP, "memory.mb"})
+TOTAL_MEMORY = "memory.mb"  # a supervisor's (COMMON_TOTAL_MEMORY_RESOURCE_NAME)
+NOT_GENERIC = frozenset({CPU, ONHEAP, OFFHEAP, TOTAL_MEMORY})
 GenericFree = dict[str, dict[str, float]]  # host -> resource name -> amount free
 
 

@@ -168,7 +168,12 @@ def test_generic_resources_offered_and_held_are_in_the_summary_and_the_ui():
     )
     s1, s2, s3 = info.supervisors
     assert s1.total_resources["gpu.count"] == 2.0
-    assert s1.total_resources["supervisor.memory.capacity.mb"] == 4096.0
+    # under Storm's normalized names, as Storm's nimbus reports a supervisor's offer
+    assert (s1.total_resources["memory.mb"], s1.total_resources["cpu.pcore.percent"]) == (
+        4096.0,
+        400.0,
+    )
+    assert "supervisor.memory.capacity.mb" not in s1.total_resources
     assert (s1.used_generic_resources, s2.used_generic_resources) == (
         {"gpu.count": 1.0},
         {"gpu.count": 1.0},
@@ -186,16 +191,20 @@ def test_generic_resources_offered_and_held_are_in_the_summary_and_the_ui():
 
 
 def test_generic_amounts_print_as_java_prints_doubles_and_memory_names_are_not_generic():
-    """Storm's UI prints a Java Double: 2.0E10 and 1.0E-4 beside 2.0; a supervisor map entry
-    under Storm's memory or CPU name is not a generic resource and never replaces the
-    capacity the scheduler places by (supervisor.memory.capacity.mb)."""
+    """Storm's UI prints a Java Double: 2.0E10 and 1.0E-4 beside 2.0; a registration's
+    generic map entry under Storm's memory or CPU name (an older supervisor's: a supervisor
+    now reads those as its capacities, supervisor/capacity.py) is not a generic resource and
+    never replaces the capacity the scheduler places by."""
     from squall.ui.cluster_json import pretty_generic, supervisor_json
 
     assert pretty_generic({"b": 2e10, "a": 1e-4, "c": 2.0}) == "a=1.0E-4 b=2.0E10 c=2.0"
     odd = {"memory.mb": 8192.0, "cpu.pcore.percent": 50.0, "gpu.count": 1.0}
     supervisors = {"s1": SupervisorInfo("h1", [6700], 900, generic_resources=odd)}
     [sup] = cluster_summary({}, {}, {}, supervisors, [], 1100).supervisors
-    assert "memory.mb" not in sup.total_resources
+    assert (sup.total_resources["memory.mb"], sup.total_resources["cpu.pcore.percent"]) == (
+        4096.0,
+        400.0,
+    )
     shown = supervisor_json(sup)
     assert (shown["totalMem"], shown["totalCpu"]) == (4096.0, 400.0)
     assert shown["totalGenericResources"] == "gpu.count=1.0"
