@@ -1,6 +1,7 @@
 """Storm's CLI verbs that act on one topology or say what runs: `version`, `set_log_level`,
-`get-errors` and `upload-credentials`, with Storm's argument shapes and output (the classes of
-org.apache.storm.command), each also under the spelling Storm's other commands use."""
+`get-errors`, `upload-credentials` and `localconfvalue` / `remoteconfvalue`, with Storm's
+argument shapes and output (the classes of org.apache.storm.command), each also under the
+spelling Storm's other commands use."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from squall.commands.storm_args import (
     log_config,
     properties,
 )
+from squall.java_text import java_string
 from squall.staleness import stale_mark, stale_note
 
 
@@ -53,6 +55,24 @@ def _topology_id(client, name: str) -> str:
         return client.getTopologySummaryByName(name).id
     except T.NotAliveException:
         raise StormArgError(f"{name} is not a running topology") from None
+
+
+@main.command("localconfvalue")
+@click.argument("conf_name")
+@click.pass_context
+def localconfvalue(ctx: click.Context, conf_name: str) -> None:
+    """Print CONF_NAME's value in this machine's cluster conf (squall's defaults with the
+    --config file or $SQUALL_CONF over them), as Storm prints it: "name: value", a list's
+    items joined by spaces, "null" for a key that is not set. remoteconfvalue is the same:
+    Storm's reads the cluster conf on the machine it runs on, not nimbus's."""
+    value = ctx.obj.get(conf_name)
+    if isinstance(value, (list, tuple)):  # Storm's ConfigValue joins a list's items
+        click.echo(f"{conf_name}: {' '.join(map(java_string, value))}")
+    else:
+        click.echo(f"{conf_name}: {java_string(value)}")
+
+
+alias(localconfvalue, "remoteconfvalue")
 
 
 @main.command("set_log_level")

@@ -9,12 +9,11 @@ topologies that declare none), as Storm's UIHelpers reads SupervisorSummary.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
-from decimal import Decimal
 from typing import Any
 
 from squall import thrift_api as T
+from squall.java_text import java_double
 from squall.staleness import stale_json
 
 from .log_files import LogLinks
@@ -82,19 +81,7 @@ def topology_resources_json(t: Any) -> dict[str, Any]:
 def pretty_generic(resources: dict[str, float]) -> str:
     """Storm's UIHelpers.prettifyGenericResources: "fpga=1.0 gpu.count=2.0", sorted by name
     ("" for none)."""
-    return " ".join(f"{name}={_java_double(resources[name])}" for name in sorted(resources))
-
-
-def _java_double(value: float) -> str:
-    """A double as Java's Double.toString writes it: 2.0, 0.5, and from 1e7 up or below 1e-3
-    the computerized scientific form, 2.0E10, 1.0E-4 (the shortest digits either way)."""
-    x = float(value)
-    if x == 0 or not math.isfinite(x) or 1e-3 <= abs(x) < 1e7:
-        return repr(x)
-    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
-    assert isinstance(exponent, int)  # a finite number's
-    head, tail = str(digits[0]), "".join(map(str, digits[1:])) or "0"
-    return f"{'-' if sign else ''}{head}.{tail}E{exponent + len(digits) - 1}"
+    return " ".join(f"{name}={java_double(resources[name])}" for name in sorted(resources))
 
 
 def _percent(part: float, whole: float) -> float:
