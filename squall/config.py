@@ -73,6 +73,8 @@ MINIMUM = {
     "supervisor.heartbeat.frequency.secs": 1,
     "supervisor.monitor.frequency.secs": 1,
     "supervisor.assignments.full.read.secs": 1,
+    "supervisor.health.check.interval.secs": 1,
+    "storm.health.check.timeout.ms": 1,
     "supervisor.code.max.bytes": 1,
     "supervisor.code.max.entries": 1,
     "supervisor.worker.max.memory.mb": 64,

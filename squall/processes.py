@@ -20,6 +20,9 @@ WORKER_REASSIGNED = 4
 WORKER_RESTART_ASKED = 5
 # Its supervisor died: nobody reads this one, but it says why in the log (worker/main.py).
 WORKER_ORPHANED = 6
+# A supervisor's own exit when its node failed its health checks (supervisor/health_check.py):
+# its systemd unit does not restart it (RestartPreventExitStatus)
+SUPERVISOR_UNHEALTHY = 7
 
 
 def python_module(module: str) -> list[str]:

@@ -49,6 +49,7 @@ from .capacity import capacity
 from .code_fetcher import CodeFetcher, fetch_code
 from .conf_fetcher import ConfFetcher, fetch_conf
 from .error_reports import report_error
+from .health_check import HealthWatch, NodeUnhealthy
 from .identity import (
     DuplicateSupervisorError,
     check_credentials,
@@ -78,6 +79,7 @@ class Supervisor:
         self.host = conf["storm.local.hostname"] or socket.gethostname()
         self.ports = sorted(conf["supervisor.slots.ports"])
         self.capacity = capacity(conf)  # a conf that names a capacity twice stops here
+        self.unhealthy: str | None = None  # why the node failed its health checks
         self.layout = zk_mod.layout(conf)
         check_run_as_user(conf, os.geteuid())
         self.launcher = Launcher(self.local_dir, self.id, self.host, conf)
@@ -191,6 +193,7 @@ class Supervisor:
         lock = hold_local_dir(self.local_dir)  # before anything here kills a process
         try:
             self.launcher.kill_strays()
+            HealthWatch(self.conf, self.stopping, self._unhealthy).start()
             if self.conf.get(SPARK_CONNECT):
                 name = f"squall-{self.id}"
                 self.spark_server = SparkConnectServer(self.conf, name, on_state=self._on_spark)
@@ -234,6 +237,12 @@ class Supervisor:
     def stop(self) -> None:
         self.stopping.set()
         self.wake.set()
+
+    def _unhealthy(self, why: str) -> None:
+        """The node failed its health checks (health_check.py): stop, workers first."""
+        log.error("node health check failed, stopping the workers and the supervisor: %s", why)
+        self.unhealthy = why
+        self.stop()
 
     def sync(self) -> None:
         if self.needs_register.is_set():  # the session was lost: this node went with it
@@ -392,3 +401,5 @@ def run_supervisor(conf: dict[str, Any]) -> None:
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
     supervisor.run()
+    if supervisor.unhealthy is not None:
+        raise NodeUnhealthy(f"the node failed its health checks: {supervisor.unhealthy}")

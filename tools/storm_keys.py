@@ -242,7 +242,6 @@ REASONS = (
     ("nimbus.impersonation.", "no impersonation: clients act as their certificate's name"),
     ("storm.principal.tolocal", "principals are client certificate names"),
     ("java.library.path", _JVM),
-    ("storm.health.check.", "no health-check scripts"),
     ("nimbus.thrift.tls.", _TLS := "nimbus's one Thrift port is TLS with client certificates"),
     ("nimbus.thrift.client.use.tls", _TLS),
     ("nimbus.thrift.transport", _TLS),

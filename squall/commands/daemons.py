@@ -25,7 +25,9 @@ def nimbus(ctx: click.Context) -> None:
 @click.pass_context
 def supervisor(ctx: click.Context) -> None:
     """Run a supervisor daemon on this host."""
+    from squall.processes import SUPERVISOR_UNHEALTHY
     from squall.supervisor.daemon import run_supervisor
+    from squall.supervisor.health_check import NodeUnhealthy
     from squall.supervisor.identity import DuplicateSupervisorError
 
     report_file(ctx.find_root().params.get("config_file"))  # what it accepts but ignores
@@ -33,6 +35,27 @@ def supervisor(ctx: click.Context) -> None:
         run_supervisor(ctx.obj)
     except DuplicateSupervisorError as exc:
         fail(str(exc))
+        sys.exit(1)
+    except NodeUnhealthy as exc:
+        fail(str(exc))
+        sys.exit(SUPERVISOR_UNHEALTHY)
+
+
+@main.command("node-health-check")
+@click.pass_context
+def node_health_check(ctx: click.Context) -> None:
+    """Run this node's health checks once (the executable files in storm.health.check.dir),
+    as a supervisor runs them: each script's result, and exit status 1 if the node fails."""
+    from squall.supervisor.health_check import check_dir, run_checks, verdict
+
+    results = run_checks(ctx.obj)
+    for r in results:
+        click.echo(f"{r.script}: {r.status}" + (f" ({r.detail})" if r.detail else ""))
+    if not results:
+        click.echo(f"no health-check scripts in {check_dir(ctx.obj)}")
+    why = verdict(results, bool(ctx.obj["storm.health.check.fail.on.timeouts"]))
+    if why is not None:
+        fail(f"the node fails its health checks: {why}")
         sys.exit(1)
 
 

@@ -97,6 +97,14 @@ def workers(cluster: LocalCluster) -> dict[str, tuple[int, str]]:
     return found
 
 
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def start_time(pid: int) -> str:
     stat = Path(f"/proc/{pid}/stat").read_text()
     return stat.rsplit(")", 1)[1].split()[19]  # field 22, counted after the command name

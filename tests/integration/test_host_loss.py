@@ -17,6 +17,7 @@ import pytest
 from squall.local import LocalCluster, wait_for
 
 from .gated_run import (
+    alive,
     assignment,
     kill,
     numbers,
@@ -50,14 +51,6 @@ def _pid_file(cluster, tid, slot):
     return cluster.directory / node / "supervisor" / "workers" / f"{tid}-{port}.pid"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def test_a_lost_host_moves_its_tasks_to_a_new_worker_and_the_survivor_runs_on(
     cluster, tmp_path, monkeypatch
 ):
@@ -82,7 +75,7 @@ def test_a_lost_host_moves_its_tasks_to_a_new_worker_and_the_survivor_runs_on(
         supervisor.kill()  # the machine dies: its supervisor...
         os.kill(lost_pid, signal.SIGKILL)  # ...and its worker
         supervisor.wait()
-        wait_for(lambda: not _alive(lost_pid), 30, "the lost host's worker to end")
+        wait_for(lambda: not alive(lost_pid), 30, "the lost host's worker to end")
 
         def moved():
             now = assignment(cluster, run.tid)
@@ -100,7 +93,7 @@ def test_a_lost_host_moves_its_tasks_to_a_new_worker_and_the_survivor_runs_on(
         # new worker too: it sends them to their new address
         assert set(wait_for_count(run, THEN)) >= set(range(THEN))
         assert int(_pid_file(cluster, run.tid, kept).read_text()) == kept_pid
-        assert _alive(kept_pid) and start_time(kept_pid) == kept_started
+        assert alive(kept_pid) and start_time(kept_pid) == kept_started
     finally:
         kill(cluster, run)
 

@@ -33,10 +33,11 @@ DAEMONS = ("squall.nimbus", "squall.supervisor", "squall.worker")
 
 # What the public API may import from the daemons, and why (module -> daemon modules).
 ALLOWED: dict[str, set[str]] = {
-    # the CLI starts the daemons
+    # the CLI starts the daemons, and runs a supervisor's node health checks once
     "squall.commands.daemons": {
         "squall.nimbus.daemon",
         "squall.supervisor.daemon",
+        "squall.supervisor.health_check",
         "squall.supervisor.identity",
     },
     "squall.commands.spark": {"squall.supervisor.spark_server"},
