@@ -34,6 +34,7 @@ from . import (
     cluster_json,
     component_json,
     jsonp,
+    log_levels,
     logviewer,
     profiling,
     topology_json,
@@ -246,6 +247,40 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         act.__name__ = operation
         return act
 
+    def logconfig(request: Request) -> Any:
+        tid = request.path_params["id"]
+        return log_levels.log_config_json(link.call(lambda c: c.getLogConfig(tid)))
+
+    def set_logconfig(request: Request) -> Any:
+        tid = request.path_params["id"]
+        wanted = log_levels.log_config_request(request.state.body)
+
+        def run(c: Any) -> Any:
+            c.getTopologySummary(tid)  # NotAliveException (a 404) for an unknown id
+            c.setLogConfig(tid, wanted)
+            return c.getLogConfig(tid)
+
+        return log_levels.log_config_json(link.call(run))
+
+    def debug(request: Request) -> Any:
+        tid, params = request.path_params["id"], request.path_params
+        enable, percent = log_levels.debug_request(params["action"], params["spct"])
+
+        def run(c: Any) -> None:
+            name = c.getTopologySummary(tid).name  # Storm's debug takes the name
+            c.debug(name, params.get("component", ""), enable, percent)
+
+        link.call(run)
+        action = params["action"]
+        return {"topologyOperation": f"debug/{action}", "topologyId": tid, "status": "success"}
+
+    def lag(request: Request) -> Any:
+        """Storm reads the lag of Kafka spouts (storm-kafka-client's) here; squall's spouts
+        have none it could read: {} for a topology that exists, as Storm's for one without."""
+        tid = request.path_params["id"]
+        link.call(lambda c: c.getTopologySummary(tid))
+        return {}
+
     def metrics(request: Request) -> Response:
         return Response(render_metrics(link), media_type=CONTENT_TYPE_LATEST)
 
@@ -303,6 +338,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
 
     api = "/api/v1"
     topo = api + "/topology/{id}"
+    debug_path = "/debug/{action}/{spct}"
     routes = [
         Route(api + "/cluster/configuration", guarded(configuration)),
         Route(api + "/cluster/summary", guarded(cluster_summary)),
@@ -317,6 +353,11 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         Route(topo + "/rebalance/{wait_time}", guarded(action("rebalance")), methods=["POST"]),
         Route(topo + "/kill/{wait_time}", guarded(action("kill")), methods=["POST"]),
         Route(topo + "/metrics", guarded(topology_metrics)),
+        Route(topo + "/lag", guarded(lag)),
+        Route(topo + "/logconfig", guarded(logconfig), methods=["GET"]),
+        Route(topo + "/logconfig", guarded(set_logconfig), methods=["POST"]),
+        Route(topo + debug_path, guarded(debug), methods=["POST"]),
+        Route(topo + "/component/{component}" + debug_path, guarded(debug), methods=["POST"]),
         Route(api + "/topology-workers/{id}", guarded(topology_workers)),
         Route(api + "/supervisor", guarded(supervisor)),
         Route(api + "/history/summary", guarded(history)),

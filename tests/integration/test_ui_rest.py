@@ -9,6 +9,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import time
 from urllib.parse import quote
 
 import httpx
@@ -667,3 +668,40 @@ def test_rebalance_takes_executor_counts_as_strings(cluster, words):
         return page["status"] == "ACTIVE" and bolts["count"]["executors"] == 3
 
     wait_for(counted, 120, "count to run 3 executors")
+
+
+def test_log_levels_debug_sampling_and_lag(cluster, words):
+    """Storm's /logconfig (GET, POST), /debug/:action/:spct for the topology and a component,
+    and /lag (Kafka spouts' only: {} here), through nimbus's setLogConfig, debug, getLogConfig."""
+    assert get(cluster, f"/topology/{words}/logconfig").json() == {"namedLoggerLevels": {}}
+    want = {"namedLoggerLevels": {"squall.worker": {"target_level": "debug", "timeout": 60}}}
+    before_ms = time.time() * 1000
+    level = post(cluster, f"/topology/{words}/logconfig", json=want).json()
+    set_level = level["namedLoggerLevels"]["squall.worker"]
+    assert (set_level["target_level"], set_level["timeout"]) == ("DEBUG", 60)
+    assert set_level["timeout_epoch"] >= before_ms + 59_000
+    assert get(cluster, f"/topology/{words}/logconfig").json() == level
+    remove = {"namedLoggerLevels": {"squall.worker": {"target_level": None}}}
+    gone = post(cluster, f"/topology/{words}/logconfig", json=remove).json()
+    assert gone == {"namedLoggerLevels": {}}
+    loud = {"namedLoggerLevels": {"x": {"target_level": "LOUD", "timeout": 0}}}
+    storm_error(post(cluster, f"/topology/{words}/logconfig", json=loud), 400, "LOUD")
+    storm_error(post(cluster, f"/topology/{words}/logconfig", content=b"{"), 400, "not JSON")
+    storm_error(post(cluster, "/topology/nope-1-1/logconfig", json=want), 404, "nope-1-1")
+
+    answer = post(cluster, f"/topology/{words}/debug/enable/10").json()
+    assert answer == {"topologyOperation": "debug/enable", "topologyId": words, "status": "success"}
+    page = get(cluster, f"/topology/{words}").json()
+    assert (page["debug"], page["samplingPct"]) == (True, 10.0)
+    assert post(cluster, f"/topology/{words}/component/split/debug/enable/5").status_code == 200
+    split = get(cluster, f"/topology/{words}/component/split").json()
+    assert (split["debug"], split["samplingPct"]) == (True, 5.0)
+    for path in (f"/topology/{words}", f"/topology/{words}/component/split"):
+        assert post(cluster, path + "/debug/disable/0").status_code == 200
+    assert get(cluster, f"/topology/{words}").json()["debug"] is False
+    storm_error(post(cluster, f"/topology/{words}/debug/maybe/10"), 400, "enable or disable")
+    storm_error(post(cluster, f"/topology/{words}/debug/enable/101"), 400, "0 to 100")
+    storm_error(post(cluster, f"/topology/{words}/component/nope/debug/enable/5"), 400, "nope")
+
+    assert get(cluster, f"/topology/{words}/lag").json() == {}
+    storm_error(get(cluster, "/topology/nope-1-1/lag"), 404, "nope-1-1")
