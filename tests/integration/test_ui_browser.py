@@ -1,7 +1,8 @@
 """The page of `squall ui` in a real headless Chromium (Debian's chromium, driven by
 Playwright; no browser download): a running word count's component graph drawn as SVG
 with counts that grow between two reads, its tables, and a deactivation through the page's
-button (with its confirmation) that takes effect in nimbus. Saves a screenshot to the test's tmp
+button (with its confirmation) that takes effect in nimbus; debug sampling and log levels
+set through the page's prompts. Saves a screenshot to the test's tmp
 dir (SQUALL_UPDATE_SCREENSHOT=1: also to docs/ui-topology.png, the README's)."""
 
 import os
@@ -111,5 +112,47 @@ def test_topology_page_live_graph_and_deactivate(cluster, browser, tmp_path):
         assert inputs.count() == 1 + 1
         component, stream, executed = inputs.nth(1).inner_text().split("\t")[:3]
         assert (component, stream) == ("split", "default") and int(executed) > 0
+    finally:
+        page.close()
+
+
+def test_debug_and_log_levels_from_the_topology_page(cluster, browser):
+    """Storm's Debug, Stop debug and Change log level buttons: each asks (a prompt), nimbus
+    takes it, and the page shows the sampling and the logger's level, with a button that
+    clears the level."""
+    with cluster.client() as client:
+        tid = topology_id(client, "words")
+    answers = {"sampling percentage": "20", "logger=LEVEL": "squall.worker=DEBUG:300"}
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+
+    def answer(dialog):
+        said = next((a for q, a in answers.items() if q in dialog.message), None)
+        if said is None:
+            dialog.dismiss()
+        else:
+            dialog.accept(said)
+
+    page.on("dialog", answer)
+    try:
+        page.goto(cluster.ui_address + f"#/topology/{tid}")
+        page.wait_for_selector("#debug-state", timeout=60_000)
+        assert page.locator("#debug-state").inner_text() == "debug: off"
+        page.click("#debug")
+        wait_for(lambda: "sampling 20%" in page.locator("#debug-state").inner_text(), 30, "debug")
+        with cluster.client() as client:
+            assert client.getTopologyPageInfo(tid, ":all-time", False).debug_options.enable
+        page.click("#stop-debug")
+        wait_for(lambda: page.locator("#debug-state").inner_text() == "debug: off", 30, "off")
+
+        page.click("#log-level")
+        wait_for(lambda: "squall.worker" in page.locator("#log-levels").inner_text(), 30, "level")
+        assert "DEBUG" in page.locator("#log-levels").inner_text()
+        with cluster.client() as client:
+            named = client.getLogConfig(tid).named_logger_level
+        assert named["squall.worker"].reset_log_level_timeout_secs == 300
+        page.click("#log-levels .clear-level")
+        wait_for(
+            lambda: "squall.worker" not in page.locator("#log-levels").inner_text(), 30, "clear"
+        )
     finally:
         page.close()

@@ -169,6 +169,53 @@ async function act(topology, operation) {
   render();
 }
 
+// Storm's Debug button: sample this percentage of the topology's tuples into its event log
+async function debug(topology, enable) {
+  let percent = "0";
+  if (enable) {
+    percent = window.prompt(`debug topology ${topology.name}: sampling percentage`, "10");
+    if (percent === null) return;
+  }
+  const action = enable ? `enable/${encodeURIComponent(percent.trim())}` : "disable/0";
+  await post(`/topology/${encodeURIComponent(topology.id)}/debug/${action}`, "debug");
+}
+
+// Storm's Change Log Level, as `squall set_log_level -l` takes it: LOGGER=LEVEL[:SECONDS]
+async function changeLogLevel(topology) {
+  const answer = window.prompt("logger=LEVEL[:seconds], e.g. squall.worker=DEBUG:300", "ROOT=DEBUG:300");
+  if (answer === null) return;
+  const match = answer.trim().match(/^([^=]+)=([A-Za-z]+)(?::([0-9]+))?$/);
+  if (!match) { showStatus(`log level: "${answer}" is not logger=LEVEL[:seconds]`); return; }
+  const [, logger, level, seconds] = match;
+  await setLogLevel(topology, logger, { target_level: level, timeout: Number(seconds || 0) });
+}
+
+async function setLogLevel(topology, logger, wanted) {
+  const body = JSON.stringify({ namedLoggerLevels: { [logger]: wanted } });
+  await post(`/topology/${encodeURIComponent(topology.id)}/logconfig`, "log level",
+    { headers: { "Content-Type": "application/json" }, body });
+}
+
+async function post(path, what, options) {
+  try {
+    await api(path, { method: "POST", ...(options || {}) });
+    showStatus(`${what}: done`);
+  } catch (e) {
+    showStatus(`${what} failed: ${e.message}`);
+  }
+  render();
+}
+
+function logLevels(topology, config) {
+  const named = Object.entries(config.namedLoggerLevels || {});
+  if (!named.length) return el("p", { class: "muted", id: "log-levels" }, "as the workers' log configuration sets them");
+  return table(["logger", "level", "for (s)", "until", ""],
+    named.map(([logger, l]) => [logger, l.target_level, l.timeout || "for good",
+      l.timeout_epoch ? new Date(l.timeout_epoch).toLocaleTimeString() : "—",
+      el("button", { class: "clear-level", onclick: () => setLogLevel(topology, logger, { target_level: null }) },
+        "clear")]), "log-levels");
+}
+
 function windowPicker() {
   // the spouts', bolts' and executors' figures are for this window (Storm's ?window=)
   return el("p", { id: "window-picker" }, "window: ", ...WINDOWS.map(([key, label]) =>
@@ -179,7 +226,8 @@ function windowPicker() {
 async function topologyPage(id) {
   const enc = encodeURIComponent(id);
   const w = encodeURIComponent(chosenWindow);
-  const [t, viz] = await Promise.all([api(`/topology/${enc}?window=${w}`), api(`/topology/${enc}/visualization`)]);
+  const [t, viz, levels] = await Promise.all([api(`/topology/${enc}?window=${w}`),
+    api(`/topology/${enc}/visualization`), api(`/topology/${enc}/logconfig`)]);
   const rates = componentRates([...t.spouts, ...t.bolts]);
   const errors = [...t.spouts, ...t.bolts].filter((c) => c.lastError);
   const all = t.topologyStats.find((s) => s.window === ":all-time") || {};
@@ -194,7 +242,12 @@ async function topologyPage(id) {
       el("button", { id: "activate", onclick: () => act(t, "activate") }, "Activate"),
       el("button", { id: "deactivate", onclick: () => act(t, "deactivate") }, "Deactivate"),
       el("button", { id: "rebalance", onclick: () => act(t, "rebalance") }, "Rebalance"),
-      el("button", { id: "kill", onclick: () => act(t, "kill") }, "Kill")),
+      el("button", { id: "kill", onclick: () => act(t, "kill") }, "Kill"),
+      el("button", { id: "debug", onclick: () => debug(t, true) }, "Debug"),
+      el("button", { id: "stop-debug", onclick: () => debug(t, false) }, "Stop debug"),
+      el("button", { id: "log-level", onclick: () => changeLogLevel(t) }, "Change log level")),
+    el("p", { id: "debug-state", class: t.debug ? "" : "muted" },
+      t.debug ? `debug: on, sampling ${t.samplingPct}% of tuples` : "debug: off"),
     el("h2", {}, "Topology stats"),
     table(["window", "emitted", "transferred", "acked", "failed", "complete latency (ms)"],
       t.topologyStats.map((s) => [s.windowPretty, s.emitted, s.transferred, s.acked, s.failed,
@@ -215,6 +268,8 @@ async function topologyPage(id) {
     el("h2", {}, "Workers"),
     table(["host", "port", "supervisor", "executors", "uptime", "log"],
       t.workers.map((w) => [w.host, w.port, w.supervisorId, w.executorsTotal, w.uptime, logLink(w.workerLogLink)])),
+    el("h2", {}, "Log levels"),
+    logLevels(t, levels),
     el("h2", {}, "Recent errors"),
     errors.length
       ? table(["component", "error", "host", "port", "seconds ago"],
