@@ -48,6 +48,8 @@ MESSAGE_TYPES = {
     "submit",
     "kill",
     "rebalance",
+    "rebalance-conf",  # a rebalance's topology conf overrides (replayed into the conf)
+    "rebalance-resources",  # a rebalance's component resource overrides (kept in /storms)
     "assignment",
     "blacklist",  # a supervisor left out of scheduling or back (nimbus/scheduling/blacklist.py)
 }

@@ -282,6 +282,12 @@ struct RebalanceOptions {
   1: optional i32 wait_secs;
   2: optional i32 num_workers;
   3: optional map<string, i32> num_executors;
+  // Storm 2's: per component, resources to use from now on ({"onheap.memory.mb": 512, ...})
+  4: optional map<string, map<string, double>> topology_resources_overrides;
+  // Storm 2's: a JSON object of topology conf keys to merge into the topology's conf
+  5: optional string topology_conf_overrides;
+  // set by Storm's nimbus itself; ignored when a client sends it
+  6: optional string principal;
 }
 
 // Storm 2 read calls for the UI and CLI: structs copied from Storm 2's storm.thrift (names,

@@ -31,9 +31,9 @@ class CoordinatorMessage:
 
 @dataclass(frozen=True)
 class Replayed:
-    """`live`: each live topology's conf as submitted, with every set-config since applied
-    in order. `submitted`: every topology ever submitted (the log keeps its submit after
-    the topology is gone), with the conf it was submitted with."""
+    """`live`: each live topology's conf as submitted, with every set-config and rebalance
+    conf override since applied in order. `submitted`: every topology ever submitted (the
+    log keeps its submit after the topology is gone), with the conf it was submitted with."""
 
     live: dict[str, dict[str, Any]]
     submitted: dict[str, dict[str, Any]]
@@ -58,6 +58,8 @@ def replay(messages: Iterable[CoordinatorMessage]) -> Replayed:
                 live[tid] = dict(conf)
         elif m.type == "set-config" and tid in live and "value" in m.values:
             live[tid][m.key] = m.values["value"]
+        elif m.type == "rebalance-conf" and tid in live and isinstance(m.values.get("conf"), dict):
+            live[tid].update(m.values["conf"])  # a rebalance's topology_conf_overrides
         elif m.type == "kill" and m.values.get("removed"):
             live.pop(tid, None)
     return Replayed(live, submitted)

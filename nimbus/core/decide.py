@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from squall import thrift_api as T
 from squall.nimbus.core import events as ev
@@ -25,13 +26,18 @@ from squall.nimbus.core.supervisor_change import narrowed_cluster, touched_topol
 from squall.nimbus.rpc.request_checks import (
     ACKERS_KEY,
     check_ackers,
+    check_fits_a_worker,
     check_resources,
     check_size,
     check_workers,
     wait_secs_of,
     whole,
 )
-from squall.nimbus.scheduling.resource_conf import generic_resources
+from squall.nimbus.scheduling.resource_conf import (
+    generic_resources,
+    overridden_resources,
+    worker_heap,
+)
 from squall.nimbus.scheduling.scheduler import start_times
 from squall.records import Assignment, StormBase, SupervisorInfo
 from squall.structure import ACKER
@@ -156,7 +162,17 @@ def _kill(model: NimbusModel, e: ev.Kill) -> Result:
 
 
 def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
+    """Storm's rebalance: new worker and executor counts, and Storm 2's overrides of the
+    topology's conf (merged into it, as `squall config set` would set each key) and of its
+    components' resources (what the resource-aware scheduler places them by from now on)."""
     topology = model.find(e.name)
+    for key, value in sorted(e.conf.items()):
+        _check_setting(model, topology, key, value)
+    if e.num_workers is None and "topology.workers" in e.conf:
+        e = replace(e, num_workers=check_workers(e.conf["topology.workers"]))
+    if e.resources:
+        topology = _with_resources(model, topology, e.resources)
+        model = model.with_topology(topology)
     components = topology.base.component_executors
     for component, count in (e.executors or {}).items():
         if component not in components:
@@ -176,22 +192,54 @@ def _rebalance(model: NimbusModel, e: ev.Rebalance) -> Result:
     )
     model, out = _user_transition(model, e.name, event, e.wall)
     values = {"topology": topology.id, "num_workers": e.num_workers, "executors": dict(executors)}
-    return model, [*out, log_message("rebalance", topology.id, values, model.epoch)]
+    out = [*out, log_message("rebalance", topology.id, values, model.epoch)]
+    if e.resources:  # the base the transition wrote holds them (WriteBase)
+        resources = {c: dict(r) for c, r in e.resources.items()}
+        values = {"topology": topology.id, "resources": resources}
+        out.append(log_message("rebalance-resources", topology.id, values, model.epoch))
+    if e.conf:  # reaches the workers as the rebalance restarts them
+        conf = {**model.topologies[topology.id].conf, **e.conf}
+        model = model.with_topology(replace(model.topologies[topology.id], conf=conf))
+        values = {"topology": topology.id, "conf": dict(e.conf)}
+        out += [
+            log_message("rebalance-conf", topology.id, values, model.epoch),
+            ins.UpdateConf(topology.id, conf, model.epoch),
+        ]
+    return model, out
+
+
+def _with_resources(
+    model: NimbusModel, topology: TopologyModel, overrides: Mapping[str, Mapping[str, float]]
+) -> TopologyModel:
+    """`topology` with a rebalance's resource overrides in its base, checked."""
+    base = topology.base
+    names = set(base.component_executors) - {ACKER}
+    mem_cpu, generic = overridden_resources(
+        base.component_resources, base.component_generic, names, overrides
+    )
+    check_fits_a_worker(mem_cpu, worker_heap(topology.conf, model.settings))
+    base = replace(base, component_resources=mem_cpu, component_generic=generic)
+    return replace(topology, base=base)
+
+
+def _check_setting(model: NimbusModel, topology: TopologyModel, key: str, value: Any) -> None:
+    """A topology setting changed while it runs, checked (InvalidTopologyException)."""
+    check_topology_setting(key, value)
+    if key == SPOUTS_TRACK_KEY:  # it decides which executors the topology has
+        raise invalid(f"{SPOUTS_TRACK_KEY} is fixed at submit: kill and submit to change it")
+    if key == ACKERS_KEY:
+        ackers = check_ackers(topology.base.num_workers if value is None else value)
+        ackers = acker_executors(ackers, topology.conf.get(SPOUTS_TRACK_KEY, False))
+        counts = {**topology.base.component_executors, ACKER: ackers}
+        base = replace(topology.base, component_executors=counts)
+        check_size(model, topology.id, base, topology.tasks)
 
 
 def _set_config(model: NimbusModel, e: ev.SetConfig) -> Result:
     """`squall config set`: topology.workers rebalances at once; other settings reach
     workers as they (re)start."""
     topology = model.find(e.name)
-    check_topology_setting(e.key, e.value)
-    if e.key == SPOUTS_TRACK_KEY:  # it decides which executors the topology has
-        raise invalid(f"{SPOUTS_TRACK_KEY} is fixed at submit: kill and submit to change it")
-    if e.key == ACKERS_KEY:
-        ackers = check_ackers(topology.base.num_workers if e.value is None else e.value)
-        ackers = acker_executors(ackers, topology.conf.get(SPOUTS_TRACK_KEY, False))
-        counts = {**topology.base.component_executors, ACKER: ackers}
-        base = replace(topology.base, component_executors=counts)
-        check_size(model, topology.id, base, topology.tasks)
+    _check_setting(model, topology, e.key, e.value)
     rebalanced: Result = (model, [])
     if e.key == "topology.workers":
         resize = ev.Rebalance(e.name, 0, check_workers(e.value), None, e.wall)

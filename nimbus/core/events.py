@@ -45,6 +45,10 @@ class Rebalance:
     num_workers: int | None
     executors: Mapping[str, Any] | None
     wall: float
+    # Storm 2's RebalanceOptions overrides: topology conf keys merged into the topology's conf,
+    # and per component the resources one task declares from now on (Storm's names)
+    conf: Mapping[str, Any] = field(default_factory=dict)
+    resources: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

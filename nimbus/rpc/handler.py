@@ -49,6 +49,7 @@ from squall.nimbus.rpc.daemon_calls import DaemonCalls
 from squall.nimbus.rpc.log_debug_calls import LogDebugCalls
 from squall.nimbus.rpc.operations import op as _op
 from squall.nimbus.rpc.profiler_calls import ProfilerCalls
+from squall.nimbus.rpc.request_checks import conf_overrides
 from squall.storm_version import storm_compatible
 from squall.structure import structure_to_thrift
 from squall.validation import name_problem
@@ -165,7 +166,9 @@ class NimbusHandler:
     def rebalance(self, name, options):
         options = options or T.RebalanceOptions()
         wait, workers, executors = options.wait_secs, options.num_workers, options.num_executors
-        self.c.requests.rebalance(name, wait, workers, executors)
+        conf = conf_overrides(options.topology_conf_overrides)
+        resources = options.topology_resources_overrides or {}
+        self.c.requests.rebalance(name, wait, workers, executors, conf, resources)
 
     @_op("fileUpload")
     def beginFileUpload(self):

@@ -4,6 +4,7 @@ is raised before any instruction is produced, so a refused request changes nothi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,18 +58,48 @@ def check_size(
     return tasks
 
 
+# What Storm's rebalance drops from a client's topology conf overrides (not the client's to
+# set: nimbus records who submitted; ZooKeeper's ACLs; the host a worker names)
+NOT_OVERRIDDEN = (
+    "topology.submitter.principal",
+    "topology.submitter.user",
+    "storm.zookeeper.superACL",
+    "storm.zookeeper.topology.auth.scheme",
+    "storm.zookeeper.topology.auth.payload",
+    "storm.local.hostname",
+    "topology.classpath.beginning",
+)
+
+
+def conf_overrides(text: str | None) -> dict[str, Any]:
+    """Storm 2's RebalanceOptions.topology_conf_overrides: a JSON object of topology conf
+    keys (InvalidTopologyException otherwise), less what Storm drops from it."""
+    if not text:
+        return {}
+    try:
+        given = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise invalid(f"rebalance: topology_conf_overrides is not JSON: {exc}") from None
+    if not isinstance(given, dict):
+        raise invalid("rebalance: topology_conf_overrides must be a JSON object")
+    return {str(k): v for k, v in given.items() if k not in NOT_OVERRIDDEN}
+
+
 def check_resources(model: NimbusModel, e: ev.Submit) -> dict[str, tuple[float, float]]:
     """Declared resources are numbers, and no task needs more than one worker may hold
     (Storm refuses such a topology at submit too: it could never be scheduled)."""
     needs = component_resources(e.structure, e.conf, model.settings)
-    heap = worker_heap(e.conf, model.settings)
+    check_fits_a_worker(needs, worker_heap(e.conf, model.settings))
+    return needs
+
+
+def check_fits_a_worker(needs: Mapping[str, tuple[float, float]], heap: float) -> None:
     for component, (mem, _) in sorted(needs.items()):
         if mem > heap:
             raise invalid(
                 f"component {component!r} needs {mem:g} MB per task, more than "
                 f"topology.worker.max.heap.size.mb ({heap:g}): it could never be scheduled"
             )
-    return needs
 
 
 def wait_secs_of(settings: NimbusSettings, wait_secs: int | None) -> int:

@@ -100,9 +100,19 @@ class UserRequests:
         self.c.call(Decide(ev.Deactivate(name, self.c.wall())))
 
     def rebalance(
-        self, name: str, wait_secs: int | None, num_workers: int | None, executors: dict | None
+        self,
+        name: str,
+        wait_secs: int | None,
+        num_workers: int | None,
+        executors: dict | None,
+        conf: dict | None = None,
+        resources: dict | None = None,
     ) -> None:
-        self.c.call(Decide(ev.Rebalance(name, wait_secs, num_workers, executors, self.c.wall())))
+        wall = self.c.wall()
+        event = ev.Rebalance(
+            name, wait_secs, num_workers, executors, wall, conf or {}, resources or {}
+        )
+        self.c.call(Decide(event))
 
     def set_config(self, name: str, key: str, json_value: str) -> None:
         try:

@@ -113,6 +113,50 @@ def _generic(value: Any, where: str) -> dict[str, float]:
     return found
 
 
+# Storm's names for a task's memory and CPU in a rebalance's resource overrides, normalized as
+# its ResourceNameNormalizer does; off-heap memory squall does not place by
+OVERRIDE_MEMORY = ("onheap.memory.mb", MEMORY)
+OVERRIDE_CPU = ("cpu.pcore.percent", CPU)
+OVERRIDE_IGNORED = ("offheap.memory.mb", "topology.component.resources.offheap.memory.mb")
+
+
+def overridden_resources(
+    components: Mapping[str, tuple[float, float]],
+    generic: Mapping[str, Mapping[str, float]],
+    names: set[str],
+    overrides: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[str, tuple[float, float]], dict[str, dict[str, float]]]:
+    """A topology's per-task (MB, CPU %) and generic resources after Storm's rebalance
+    resource overrides ({component: {"onheap.memory.mb": 512, "gpu.count": 1}}), checked:
+    a component it lacks, or an amount that is no number >= 0, is InvalidTopologyException.
+    A topology placed by slot count becomes resource-aware: its other components take
+    Storm's defaults, as a topology declaring resources at submit does."""
+    mem_cpu = dict(components) or {name: DEFAULT_TASK_NEED for name in sorted(names | {ACKER})}
+    out_generic = {name: dict(found) for name, found in generic.items()}
+    for component, wanted in sorted(overrides.items()):
+        if component not in names:
+            raise invalid(f"rebalance: {component!r} is not a component of the topology")
+        if not isinstance(wanted, Mapping):
+            raise invalid(f"rebalance: the resources of {component!r} must be a map")
+        mem, cpu = mem_cpu.get(component, DEFAULT_TASK_NEED)
+        extra = dict(out_generic.get(component, {}))
+        for name, value in wanted.items():
+            amount = _amount(value, str(name), f"rebalance resources of {component!r}")
+            if name in OVERRIDE_MEMORY:
+                mem = _or(amount, mem)
+            elif name in OVERRIDE_CPU:
+                cpu = _or(amount, cpu)
+            elif name not in OVERRIDE_IGNORED and amount is not None:
+                extra[str(name)] = amount
+        mem_cpu[component] = (mem, cpu)
+        kept = {k: v for k, v in extra.items() if v > 0}
+        if kept:
+            out_generic[component] = kept
+        else:
+            out_generic.pop(component, None)
+    return mem_cpu, out_generic
+
+
 def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 

@@ -135,12 +135,31 @@ def deactivate(ctx: click.Context, name: str) -> None:
 )
 @click.option("-n", "--num-workers", type=int, help="new number of workers")
 @click.option("-e", "--executor", "executors", multiple=True, help="COMPONENT=N new parallelism")
+@click.option(
+    "-r",
+    "--resources",
+    help='per component, resources from now on: \'{"split": {"onheap.memory.mb": 512}}\'',
+)
+@click.option(
+    "-t", "--topology-conf", "topology_conf", help="topology conf to merge: '{\"key\": value}'"
+)
 @click.option("--no-wait", is_flag=True, help="return once nimbus accepted the rebalance")
 @click.option("--timeout", default=300, show_default=True, help="seconds to wait for it to run")
 @click.pass_context
-def rebalance(ctx, name, wait_secs, num_workers, executors, no_wait: bool, timeout: int) -> None:
-    """Reassign topology NAME's tasks from scratch, optionally resized, and wait until the
-    new assignment is running."""
+def rebalance(
+    ctx,
+    name,
+    wait_secs,
+    num_workers,
+    executors,
+    resources: str | None,
+    topology_conf: str | None,
+    no_wait: bool,
+    timeout: int,
+) -> None:
+    """Reassign topology NAME's tasks from scratch, optionally resized, with new resources
+    for its components or new settings (Storm's -r and -t), and wait until the new
+    assignment is running."""
     counts = {}
     for item in executors:
         component, sep, count = item.partition("=")
@@ -148,7 +167,11 @@ def rebalance(ctx, name, wait_secs, num_workers, executors, no_wait: bool, timeo
             raise click.BadParameter(f"{item!r} is not COMPONENT=N", param_hint="-e")
         counts[component] = int(count)
     options = T.RebalanceOptions(
-        wait_secs=wait_secs, num_workers=num_workers, num_executors=counts or None
+        wait_secs=wait_secs,
+        num_workers=num_workers,
+        num_executors=counts or None,
+        topology_resources_overrides=_resources_option(resources),
+        topology_conf_overrides=_json_object(topology_conf, "-t") and topology_conf,
     )
     with nimbus_client_for(ctx) as client:
         client.rebalance(name, options)
@@ -160,6 +183,34 @@ def rebalance(ctx, name, wait_secs, num_workers, executors, no_wait: bool, timeo
         )
         if not no_wait:
             _wait_until_running(client, name, timeout)
+
+
+def _json_object(text: str | None, hint: str) -> dict | None:
+    """A JSON object given on the command line (BadParameter otherwise), or None."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint=hint) from None
+    if not isinstance(value, dict):
+        raise click.BadParameter("must be a JSON object", param_hint=hint)
+    return value
+
+
+def _resources_option(text: str | None) -> dict | None:
+    """Storm's -r: {component: {resource: amount}}, amounts as numbers."""
+    given = _json_object(text, "-r")
+    if given is None:
+        return None
+    out = {}
+    for component, wanted in given.items():
+        if not isinstance(wanted, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in wanted.values()
+        ):
+            raise click.BadParameter(f"{component!r} needs {{resource: amount}}", param_hint="-r")
+        out[str(component)] = {str(k): float(v) for k, v in wanted.items()}
+    return out
 
 
 def _wait_until_running(client: Any, name: str, timeout: int) -> None:

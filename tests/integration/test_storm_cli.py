@@ -190,6 +190,24 @@ def test_blobstore_round_trip(cluster, tmp_path):
     ok(squall(cluster, "blobstore", "delete", "cli-data-2"))
 
 
+def test_rebalance_with_storms_conf_and_resource_overrides(cluster, topology):
+    """`rebalance -t JSON -r JSON` (Storm 2's RebalanceOptions overrides, over real Thrift):
+    the conf key merged into the topology's conf, the sink's tasks declaring what -r says
+    (the topology resource-aware from then on), and the topology running again; a bad -t
+    is refused before anything is sent."""
+    overrides = ("-t", '{"tiny.extra": 7}', "-r", '{"sink": {"onheap.memory.mb": 256}}')
+    ok(squall(cluster, "rebalance", "-w", "0", *overrides, "--timeout", "120", NAME))
+    with cluster.client() as client:
+        assert json.loads(client.getTopologyConf(topology))["tiny.extra"] == 7
+        sink = client.getComponentPageInfo(topology, "sink", ":all-time", False)
+        assert sink.resources_map["onheap.memory.mb"] == 256.0
+        ackers = len(client.getTopologyInfo(topology).executors) - 4  # 2 numbers, 2 sinks
+        page = client.getTopologyPageInfo(topology, ":all-time", False)
+        assert page.requested_memonheap == 2 * 256.0 + (2 + ackers) * 128.0  # the rest: Storm's
+    bad = squall(cluster, "rebalance", "-t", "[1]", NAME)
+    assert bad.exit_code == 2 and "must be a JSON object" in bad.output
+
+
 def test_in_open_mode_the_owner_is_the_os_user_nimbus_runs_as(tmp_path):
     """As Storm: no principal, so nimbus records System.getProperty("user.name")."""
     with LocalCluster(tmp_path, supervisors=0, conf={"security": False}) as open_cluster:

@@ -11,7 +11,7 @@ from squall import thrift_api as T
 from squall.nimbus.core import events as ev
 from squall.nimbus.core import instructions as ins
 from squall.nimbus.core import states
-from squall.nimbus.core.coordinator_log import CoordinatorMessage
+from squall.nimbus.core.coordinator_log import CoordinatorMessage, topology_confs
 from squall.nimbus.core.decide import NotLeader, handle
 from squall.nimbus.core.model import NimbusModel, NimbusSettings
 from squall.records import Assignment, PendingEvent, StormBase, SupervisorInfo, WorkerBeat
@@ -485,6 +485,97 @@ def test_config_set_refusals(key, value):
     model, _ = submitted()
     with pytest.raises(T.InvalidTopologyException, match=key):
         handle(model, ev.SetConfig("t", key, value, 1000.0))
+
+
+def test_rebalance_conf_overrides_merge_into_the_conf_and_survive_a_new_leader():
+    """Storm 2's RebalanceOptions.topology_conf_overrides: merged into the topology's conf
+    (as `config set` would set each key), written for the workers the rebalance restarts,
+    logged so that a nimbus taking the lead rebuilds the same conf; topology.workers among
+    them resizes as num_workers would."""
+    model, _ = submitted(conf={"x.y": 1})
+    conf = {"x.y": 2, "topology.workers": 3}
+    model, out = handle(model, ev.Rebalance("t", 5, None, None, 1000.0, conf=conf))
+    assert [type(i) for i in out] == [
+        ins.WriteBase,
+        ins.StartTimer,
+        ins.AppendLog,
+        ins.AppendLog,
+        ins.UpdateConf,
+    ]
+    assert out[0].base.num_workers == 3
+    assert out[3] == ins.AppendLog(
+        "rebalance-conf", "t-1", {"topology": "t-1", "conf": conf, "epoch": 3}, 3
+    )
+    merged = model.topologies["t-1"].conf
+    assert out[4] == ins.UpdateConf("t-1", merged, 3)
+    assert (merged["x.y"], merged["topology.workers"]) == (2, 3)
+    submit = CoordinatorMessage(
+        1,
+        "v",
+        "submit",
+        "t-1",
+        "h",
+        "u",
+        "s",
+        0.0,
+        {"topology": "t-1", "conf": {"x.y": 1}, "epoch": 3},
+    )
+    logged = CoordinatorMessage(2, "v", out[3].type, out[3].key, "h", "u", "s", 0.0, out[3].values)
+    assert topology_confs([submit, logged])["t-1"] == {"x.y": 2, "topology.workers": 3}
+
+
+@pytest.mark.parametrize(
+    ("conf", "problem"),
+    [
+        ({"topology.spouts.track.trees": False}, "fixed at submit"),
+        ({"topology.workers": 0}, "workers"),
+        ({"topology.wokers": 2}, "topology.wokers"),
+    ],
+)
+def test_rebalance_conf_override_refusals(conf, problem):
+    model, _ = submitted()
+    with pytest.raises(T.InvalidTopologyException, match=problem):
+        handle(model, ev.Rebalance("t", 0, None, None, 1000.0, conf=conf))
+
+
+def test_rebalance_resource_overrides_change_what_the_scheduler_places_by():
+    """Storm 2's topology_resources_overrides: per component, what one task declares from
+    now on (Storm's names; generic resources too), written with the rebalancing base. A
+    topology placed by slot count becomes resource-aware, its other components at Storm's
+    defaults."""
+    model, _ = submitted()
+    assert model.topologies["t-1"].base.component_resources == {}
+    wanted = {"b": {"onheap.memory.mb": 512.0, "cpu.pcore.percent": 50.0, "gpu.count": 1.0}}
+    model, out = handle(model, ev.Rebalance("t", 5, None, None, 1000.0, resources=wanted))
+    base = out[0].base
+    assert base.component_resources == {
+        "__acker": (128.0, 10.0),
+        "a": (128.0, 10.0),
+        "b": (512.0, 50.0),
+    }
+    assert base.component_generic == {"b": {"gpu.count": 1.0}}
+    assert model.topologies["t-1"].base == base
+    assert out[-1].type == "rebalance-resources" and out[-1].values["resources"] == wanted
+    again = {"b": {"topology.component.cpu.pcore.percent": 20, "gpu.count": 0}}
+    model, _ = handle(model, ev.TimerFired("t-1", states.DoRebalance(), 6, 1005.0))
+    model, out = handle(model, ev.Rebalance("t", 0, None, None, 1000.0, resources=again))
+    assert out[0].base.component_resources["b"] == (512.0, 20.0)  # memory as it was
+    assert out[0].base.component_generic == {}
+
+
+@pytest.mark.parametrize(
+    ("resources", "problem"),
+    [
+        ({"zz": {"cpu.pcore.percent": 1.0}}, "'zz'"),
+        ({"b": {"cpu.pcore.percent": -1.0}}, "at least 0"),
+        ({"b": {"onheap.memory.mb": 100_000.0}}, "more than topology.worker.max.heap.size.mb"),
+    ],
+)
+def test_rebalance_resource_override_refusals(resources, problem):
+    model, _ = submitted()
+    with pytest.raises(T.InvalidTopologyException, match=problem):
+        handle(model, ev.Rebalance("t", 0, None, None, 1000.0, resources=resources))
+    assert model.topologies["t-1"].base.component_resources == {}
 
 
 def test_a_rebalancing_topology_refuses_a_worker_change_without_logging_it():
