@@ -13,7 +13,9 @@ def java_double(value: float) -> str:
     """A double as Java's Double.toString writes it: 2.0, 0.5, and from 1e7 up or below 1e-3
     the computerized scientific form, 2.0E10, 1.0E-4 (the shortest digits either way)."""
     x = float(value)
-    if x == 0 or not math.isfinite(x) or 1e-3 <= abs(x) < 1e7:
+    if not math.isfinite(x):
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    if x == 0 or 1e-3 <= abs(x) < 1e7:
         return repr(x)
     sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
     assert isinstance(exponent, int)  # a finite number's

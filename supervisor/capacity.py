@@ -1,11 +1,12 @@
 """What a supervisor offers the resource-aware scheduler, read from its conf as Storm's
 SupervisorHeartbeat.mkSupervisorCapacities reads it: supervisor.memory.capacity.mb and
-supervisor.cpu.capacity, each overridden by a supervisor.resources.map entry under that key
-or under Storm's normalized name for it (memory.mb, cpu.pcore.percent); every other entry of
-the map is a generic resource. Pure.
+supervisor.cpu.capacity, each overridden by a supervisor.resources.map entry under that key;
+every other entry of the map is a generic resource. Pure.
 
-Storm fails its heartbeat when the map names one capacity twice (its normalization maps both
-keys to one name); squall refuses such a conf at start with a ConfigError that says which.
+Unlike Storm, an entry under Storm's normalized name (memory.mb, cpu.pcore.percent) sets the
+capacity too: Storm's normalization maps it and the legacy key to one name and its heartbeat
+fails on the duplicate. squall refuses at start, with a ConfigError that says which, only a
+capacity named twice with two different amounts.
 Storm's component names for memory (onheap.memory.mb, offheap.memory.mb) mean nothing in an
 offer: they are neither capacities nor generic resources.
 """

@@ -49,7 +49,7 @@ from .capacity import capacity
 from .code_fetcher import CodeFetcher, fetch_code
 from .conf_fetcher import ConfFetcher, fetch_conf
 from .error_reports import report_error
-from .health_check import HealthWatch, NodeUnhealthy
+from .health_check import HealthWatch, NodeUnhealthy, node_verdict
 from .identity import (
     DuplicateSupervisorError,
     check_credentials,
@@ -193,6 +193,10 @@ class Supervisor:
         lock = hold_local_dir(self.local_dir)  # before anything here kills a process
         try:
             self.launcher.kill_strays()
+            why = node_verdict(self.conf)  # a failing node takes no slot, starts no worker
+            if why is not None:
+                self._unhealthy(why)
+                return
             HealthWatch(self.conf, self.stopping, self._unhealthy).start()
             if self.conf.get(SPARK_CONNECT):
                 name = f"squall-{self.id}"

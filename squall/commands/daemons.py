@@ -48,7 +48,11 @@ def node_health_check(ctx: click.Context) -> None:
     as a supervisor runs them: each script's result, and exit status 1 if the node fails."""
     from squall.supervisor.health_check import check_dir, run_checks, verdict
 
-    results = run_checks(ctx.obj)
+    try:
+        results = run_checks(ctx.obj)
+    except OSError as exc:  # e.g. storm.local.dir unreadable
+        fail(f"cannot run the health checks: {exc}")
+        sys.exit(1)
     for r in results:
         click.echo(f"{r.script}: {r.status}" + (f" ({r.detail})" if r.detail else ""))
     if not results:

@@ -249,7 +249,12 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
 
     def logconfig(request: Request) -> Any:
         tid = request.path_params["id"]
-        return log_levels.log_config_json(link.call(lambda c: c.getLogConfig(tid)))
+
+        def read(c: Any) -> Any:
+            c.getTopologySummary(tid)  # NotAliveException (a 404): getLogConfig declares none
+            return c.getLogConfig(tid)
+
+        return log_levels.log_config_json(link.call(read))
 
     def set_logconfig(request: Request) -> Any:
         tid = request.path_params["id"]

@@ -688,6 +688,7 @@ def test_log_levels_debug_sampling_and_lag(cluster, words):
     storm_error(post(cluster, f"/topology/{words}/logconfig", json=loud), 400, "LOUD")
     storm_error(post(cluster, f"/topology/{words}/logconfig", content=b"{"), 400, "not JSON")
     storm_error(post(cluster, "/topology/nope-1-1/logconfig", json=want), 404, "nope-1-1")
+    storm_error(get(cluster, "/topology/nope-1-1/logconfig"), 404, "nope-1-1")
 
     answer = post(cluster, f"/topology/{words}/debug/enable/10").json()
     assert answer == {"topologyOperation": "debug/enable", "topologyId": words, "status": "success"}

@@ -57,6 +57,8 @@ def test_java_text_of_values():
         "x",
     ]
     assert java_string([1, [2.5, None], {"a": True}]) == "[1, [2.5, null], {a=true}]"
+    inf, nan = float("inf"), float("nan")
+    assert [java_double(v) for v in (inf, -inf, nan)] == ["Infinity", "-Infinity", "NaN"]
     assert [java_double(v) for v in (2e10, 1e-4, 0.5, 1234567.0)] == [
         "2.0E10",
         "1.0E-4",

@@ -187,7 +187,7 @@ async function changeLogLevel(topology) {
   const match = answer.trim().match(/^([^=]+)=([A-Za-z]+)(?::([0-9]+))?$/);
   if (!match) { showStatus(`log level: "${answer}" is not logger=LEVEL[:seconds]`); return; }
   const [, logger, level, seconds] = match;
-  await setLogLevel(topology, logger, { target_level: level, timeout: Number(seconds || 0) });
+  await setLogLevel(topology, logger.trim(), { target_level: level, timeout: Number(seconds || 0) });
 }
 
 async function setLogLevel(topology, logger, wanted) {
@@ -227,7 +227,7 @@ async function topologyPage(id) {
   const enc = encodeURIComponent(id);
   const w = encodeURIComponent(chosenWindow);
   const [t, viz, levels] = await Promise.all([api(`/topology/${enc}?window=${w}`),
-    api(`/topology/${enc}/visualization`), api(`/topology/${enc}/logconfig`)]);
+    api(`/topology/${enc}/visualization`), api(`/topology/${enc}/logconfig`).catch(() => ({}))]);
   const rates = componentRates([...t.spouts, ...t.bolts]);
   const errors = [...t.spouts, ...t.bolts].filter((c) => c.lastError);
   const all = t.topologyStats.find((s) => s.window === ":all-time") || {};
