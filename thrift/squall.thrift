@@ -252,6 +252,13 @@ struct TopologyInfo {
   7: optional map<string, DebugOptions> component_debug;  // Storm 2's: debug()'s options
   513: optional string sched_status;  // Storm's field, as in TopologySummary
   514: optional string owner;  // Storm's, as in TopologySummary
+  // Storm's: what the topology's tasks declared, all of them and those placed
+  521: optional double requested_memonheap;
+  522: optional double requested_memoffheap;
+  523: optional double requested_cpu;
+  524: optional double assigned_memonheap;
+  525: optional double assigned_memoffheap;
+  526: optional double assigned_cpu;
   // squall: set while nimbus answers from what it last read (ZooKeeper unreachable):
   // since when (epoch seconds) and the cause
   600: optional double stale_since;

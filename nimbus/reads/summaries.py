@@ -151,6 +151,11 @@ def topology_info(
         component_debug={key: debug_options(pct) for key, pct in base.component_debug.items()},
         sched_status=sched_status or None,
         owner=base.owner or None,
+        **{
+            k: v
+            for k, v in topology_resources(base, assignment, tasks).items()
+            if not k.endswith("_generic_resources")  # TopologyInfo has no generic ones
+        },
     )
 
 

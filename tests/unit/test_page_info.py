@@ -226,7 +226,7 @@ def test_requested_and_assigned_resources_are_what_the_tasks_declared():
     """Storm's requested (every task) and assigned (the placed tasks) memory, CPU and generic
     resources, on the topology page, in the cluster summary and in the UI's JSON; a topology
     that declares none shows 0 (the supervisors' used figures count the same way)."""
-    from squall.nimbus.reads.summaries import cluster_summary
+    from squall.nimbus.reads.summaries import cluster_summary, topology_info
     from squall.ui import topology_json
     from squall.ui.cluster_json import topology_summary_json
 
@@ -252,6 +252,13 @@ def test_requested_and_assigned_resources_are_what_the_tasks_declared():
     plain = topology_page(FACTS, include_sys=False, now=NOW)  # declares nothing
     assert (plain.requested_memonheap, plain.assigned_cpu) == (0.0, 0.0)
     assert plain.requested_generic_resources == {}
+    info = topology_info("t-1", declared, half, TASKS, {}, {}, NOW)  # Storm's fields 521-526
+    assert (info.requested_memonheap, info.requested_cpu) == (768.0, 120.0)
+    assert (info.assigned_memonheap, info.assigned_cpu, info.assigned_memoffheap) == (
+        384.0,
+        60.0,
+        0.0,
+    )
 
 
 def test_each_component_shows_what_one_of_its_tasks_declared():
