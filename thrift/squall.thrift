@@ -158,6 +158,9 @@ struct SupervisorSummary {
   7: optional map<string, double> total_resources;
   8: optional double used_mem;
   9: optional double used_cpu;
+  // Storm's: what is left on a supervisor too small for one more task and acker (else 0)
+  10: optional double fragmented_mem;
+  11: optional double fragmented_cpu;
   12: optional bool blacklisted;
   13: optional map<string, double> used_generic_resources;
   // squall: its own version; `version` is the Storm-compatible "2.8.8+squall.<version>"

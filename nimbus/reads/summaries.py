@@ -35,9 +35,11 @@ def cluster_summary(
     now: float,
     sched_statuses: Mapping[str, str] | None = None,
     blacklisted: Mapping[str, str] | None = None,
+    bar: tuple[float, float] = (256.0, 20.0),
 ) -> Any:
     """`sched_statuses`: the leader's scheduler statuses by topology id (a standby has none);
-    `blacklisted`: supervisor id -> why the leader's blacklist left it out of scheduling."""
+    `blacklisted`: supervisor id -> why the leader's blacklist left it out of scheduling;
+    `bar`: what a supervisor must have left not to count as fragmented (fragmentation_bar)."""
     blacklisted = blacklisted or {}
     now_secs = int(now)
     used: dict[str, set[Slot]] = {}
@@ -66,6 +68,7 @@ def cluster_summary(
                 },
                 used_mem=placed.get(sid, NOTHING)[0],
                 used_cpu=placed.get(sid, NOTHING)[1],
+                **_fragmented(info, placed.get(sid, NOTHING), bar),
                 used_generic_resources=dict(placed.get(sid, NOTHING)[2]),
                 blacklisted=sid in blacklisted,
                 blacklist_reason=blacklisted.get(sid),
@@ -90,6 +93,15 @@ def cluster_summary(
         ],
         nimbuses=nimbuses,
     )
+
+
+def _fragmented(info: SupervisorInfo, used: Declared, bar: tuple[float, float]) -> dict:
+    """Storm's fragmented_mem and fragmented_cpu: what is left on a supervisor that cannot
+    take one more task and acker (Nimbus.isFragmented), else 0."""
+    left_mem, left_cpu = info.memory_capacity_mb - used[0], info.cpu_capacity - used[1]
+    if bar[0] > left_mem or bar[1] > left_cpu:
+        return {"fragmented_mem": left_mem, "fragmented_cpu": left_cpu}
+    return {"fragmented_mem": 0.0, "fragmented_cpu": 0.0}
 
 
 def _placed(

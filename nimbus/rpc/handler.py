@@ -50,6 +50,7 @@ from squall.nimbus.rpc.log_debug_calls import LogDebugCalls
 from squall.nimbus.rpc.operations import op as _op
 from squall.nimbus.rpc.profiler_calls import ProfilerCalls
 from squall.nimbus.rpc.request_checks import conf_overrides
+from squall.nimbus.scheduling.resource_conf import fragmentation_bar
 from squall.storm_version import storm_compatible
 from squall.structure import structure_to_thrift
 from squall.validation import name_problem
@@ -208,6 +209,7 @@ class NimbusHandler:
             self.c.wall(),
             {tid: self.answers.run_status(model, t) for tid, t in topologies.items()},
             model.blacklist.reasons(),
+            fragmentation_bar(model.settings.scheduling),
         )
         for topology in cluster.topologies:
             self.answers.stamped(topology)

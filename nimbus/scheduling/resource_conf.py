@@ -157,6 +157,26 @@ def overridden_resources(
     return mem_cpu, out_generic
 
 
+ACKER_MEMORY = "topology.acker.resources.onheap.memory.mb"
+ACKER_CPU = "topology.acker.cpu.pcore.percent"
+
+
+def fragmentation_bar(scheduling: Mapping[str, Any]) -> tuple[float, float]:
+    """The (MB, CPU %) a supervisor must have left to take one more task and one acker, at
+    the cluster's defaults (Storm's Nimbus.isFragmented); what is left on one below it is
+    fragmented."""
+    mem, cpu = DEFAULT_TASK_NEED
+
+    def amount(key: str, default: float) -> float:
+        value: Any = scheduling.get(key)
+        return float(value) if _number(value) else default
+
+    return (
+        amount(MEMORY, mem) + amount(ACKER_MEMORY, mem),
+        amount(CPU, cpu) + amount(ACKER_CPU, cpu),
+    )
+
+
 def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 

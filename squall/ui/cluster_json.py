@@ -105,6 +105,9 @@ def cluster_resources(supervisors: Iterable[Any]) -> dict[str, Any]:
         "availCpu": total_cpu - used_cpu,
         "memAssignedPercentUtil": _percent(used_mem, total_mem),
         "cpuAssignedPercentUtil": _percent(used_cpu, total_cpu),
+        # what is left on supervisors too small for one more task (0 from an older nimbus)
+        "fragmentedMem": sum(float(s.fragmented_mem or 0.0) for s in supervisors),
+        "fragmentedCpu": sum(float(s.fragmented_cpu or 0.0) for s in supervisors),
         "totalGenerics": pretty_generic(total_generic),
         "availGenerics": pretty_generic(left(total_generic, used_generic)),
     }

@@ -208,3 +208,34 @@ def test_generic_amounts_print_as_java_prints_doubles_and_memory_names_are_not_g
     shown = supervisor_json(sup)
     assert (shown["totalMem"], shown["totalCpu"]) == (4096.0, 400.0)
     assert shown["totalGenericResources"] == "gpu.count=1.0"
+
+
+def test_a_supervisor_too_small_for_one_more_task_and_acker_is_fragmented():
+    """Storm's fragmented_mem and fragmented_cpu (Nimbus.isFragmented): what is left on a
+    supervisor that cannot take one more task and acker at the cluster's defaults; the UI's
+    cluster summary sums them. fragmentation_bar reads the cluster's defaults."""
+    from squall.nimbus.scheduling.resource_conf import fragmentation_bar
+    from squall.ui.cluster_json import cluster_resources
+
+    base = StormBase("t", "active", 1000, 1, {"a": 2}, component_resources={"a": (1000.0, 90.0)})
+    placed = Assignment(1, "t", {"s1": "h1"}, {1: ("s1", 6700), 2: ("s2", 6700)}, {1: 0, 2: 0})
+    supervisors = {
+        "s1": SupervisorInfo("h1", [6700], 900, memory_capacity_mb=1200.0, cpu_capacity=400.0),
+        "s2": SupervisorInfo("h2", [6700], 900, memory_capacity_mb=4096.0, cpu_capacity=100.0),
+        "s3": SupervisorInfo("h3", [6700], 900),  # nothing placed: room to spare
+    }
+    tasks = {"t": {1: "a", 2: "a"}}
+    s1, s2, s3 = cluster_summary(
+        {"t": base}, {"t": placed}, tasks, supervisors, [], 1100
+    ).supervisors
+    assert (s1.fragmented_mem, s1.fragmented_cpu) == (200.0, 310.0)  # 200 MB < 256 MB
+    assert (s2.fragmented_mem, s2.fragmented_cpu) == (3096.0, 10.0)  # 10% CPU < 20%
+    assert (s3.fragmented_mem, s3.fragmented_cpu) == (0.0, 0.0)
+    shown = cluster_resources([s1, s2, s3])
+    assert (shown["fragmentedMem"], shown["fragmentedCpu"]) == (3296.0, 320.0)
+    assert fragmentation_bar({}) == (256.0, 20.0)
+    own = {
+        "topology.component.resources.onheap.memory.mb": 512,
+        "topology.acker.cpu.pcore.percent": 5,
+    }
+    assert fragmentation_bar(own) == (640.0, 15.0)
