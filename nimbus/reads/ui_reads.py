@@ -31,6 +31,7 @@ from squall.nimbus.reads.topology_answers import TopologyAnswers
 from squall.nimbus.rpc import request_context
 from squall.nimbus.rpc.call_authorizer import CallAuthorizer
 from squall.nimbus.rpc.operations import op
+from squall.nimbus.scheduling.resource_conf import fragmentation_bar
 
 
 def _by_id(model: NimbusModel, tid: str) -> TopologyModel:
@@ -180,6 +181,7 @@ class UiReads:
             {sid: info for sid, info in model.supervisors.items() if sid in chosen},
             [],
             self.c.wall(),
+            bar=fragmentation_bar(model.settings.scheduling),
         )
         on_chosen = [
             self._facts(t, with_kinds=False)
