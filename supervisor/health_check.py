@@ -54,9 +54,12 @@ def verdict(results: Sequence[ScriptResult], fail_on_timeouts: bool) -> str | No
         failing += [r for r in results if r.status == TIMEOUT]
     if not failing:
         return None
-    return "; ".join(
-        f"{r.script}: {r.status}{f' ({r.detail})' if r.detail else ''}" for r in failing
-    )
+    return "; ".join(map(described, failing))
+
+
+def described(result: ScriptResult) -> str:
+    """One script's result as the log, the CLI and the supervisor's exit line say it."""
+    return f"{result.script}: {result.status}" + (f" ({result.detail})" if result.detail else "")
 
 
 def check_dir(conf: Mapping[str, Any]) -> Path:

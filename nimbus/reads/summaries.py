@@ -19,6 +19,7 @@ from squall.nimbus.reads.task_figures import (
 )
 from squall.nimbus.reads.topology_resources import Declared, declared, topology_resources
 from squall.nimbus.scheduling.generic_resources import CPU, NOT_GENERIC, TOTAL_MEMORY
+from squall.nimbus.scheduling.resource_conf import fragmentation_bar
 from squall.records import Assignment, Slot, StormBase, SupervisorInfo, WorkerBeat
 from squall.storm_version import storm_compatible
 from squall.thrift_api import DEFAULT_STREAM
@@ -35,7 +36,7 @@ def cluster_summary(
     now: float,
     sched_statuses: Mapping[str, str] | None = None,
     blacklisted: Mapping[str, str] | None = None,
-    bar: tuple[float, float] = (256.0, 20.0),
+    bar: tuple[float, float] = fragmentation_bar({}),
 ) -> Any:
     """`sched_statuses`: the leader's scheduler statuses by topology id (a standby has none);
     `blacklisted`: supervisor id -> why the leader's blacklist left it out of scheduling;

@@ -46,7 +46,7 @@ def supervisor(ctx: click.Context) -> None:
 def node_health_check(ctx: click.Context) -> None:
     """Run this node's health checks once (the executable files in storm.health.check.dir),
     as a supervisor runs them: each script's result, and exit status 1 if the node fails."""
-    from squall.supervisor.health_check import check_dir, run_checks, verdict
+    from squall.supervisor.health_check import check_dir, described, run_checks, verdict
 
     try:
         results = run_checks(ctx.obj)
@@ -54,7 +54,7 @@ def node_health_check(ctx: click.Context) -> None:
         fail(f"cannot run the health checks: {exc}")
         sys.exit(1)
     for r in results:
-        click.echo(f"{r.script}: {r.status}" + (f" ({r.detail})" if r.detail else ""))
+        click.echo(described(r))
     if not results:
         click.echo(f"no health-check scripts in {check_dir(ctx.obj)}")
     why = verdict(results, bool(ctx.obj["storm.health.check.fail.on.timeouts"]))

@@ -114,6 +114,12 @@ def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
     return endpoint
 
 
+def _name_of(client: Any, tid: str) -> str:
+    """Topology `tid`'s name (Storm's actions take the name), or NotAliveException (a 404)
+    for an unknown id: getLogConfig, setLogConfig and setWorkerProfiler declare none."""
+    return str(client.getTopologySummary(tid).name)
+
+
 def _window(request: Request) -> str:
     return topology_json.parse_window(request.query_params.get("window"))
 
@@ -231,7 +237,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
             body = request.state.body if hasattr(request.state, "body") else b""
 
             def run(c: Any) -> None:
-                name = c.getTopologySummary(tid).name  # Storm's actions take the name
+                name = _name_of(c, tid)
                 if operation == "activate":
                     c.activate(name)
                 elif operation == "deactivate":
@@ -251,7 +257,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         tid = request.path_params["id"]
 
         def read(c: Any) -> Any:
-            c.getTopologySummary(tid)  # NotAliveException (a 404): getLogConfig declares none
+            _name_of(c, tid)
             return c.getLogConfig(tid)
 
         return log_levels.log_config_json(link.call(read))
@@ -261,7 +267,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         wanted = log_levels.log_config_request(request.state.body)
 
         def run(c: Any) -> Any:
-            c.getTopologySummary(tid)  # NotAliveException (a 404) for an unknown id
+            _name_of(c, tid)
             c.setLogConfig(tid, wanted)
             return c.getLogConfig(tid)
 
@@ -272,7 +278,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         enable, percent = log_levels.debug_request(params["action"], params["spct"])
 
         def run(c: Any) -> None:
-            name = c.getTopologySummary(tid).name  # Storm's debug takes the name
+            name = _name_of(c, tid)
             c.debug(name, params.get("component", ""), enable, percent)
 
         link.call(run)
@@ -283,7 +289,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
         """Storm reads the lag of Kafka spouts (storm-kafka-client's) here; squall's spouts
         have none it could read: {} for a topology that exists, as Storm's for one without."""
         tid = request.path_params["id"]
-        link.call(lambda c: c.getTopologySummary(tid))
+        link.call(lambda c: _name_of(c, tid))
         return {}
 
     def metrics(request: Request) -> Response:
@@ -332,7 +338,7 @@ def build_app(conf: dict[str, Any], link: NimbusLink | None = None) -> Starlette
                 want.answer["dumplink"] = links.dumps(host, port, tid)
 
             def run(c: Any) -> None:
-                c.getTopologySummary(tid)  # NotAliveException (a 404): the call declares none
+                _name_of(c, tid)
                 c.setWorkerProfiler(tid, want.request)
 
             link.call(run)

@@ -160,13 +160,7 @@ function componentRates(components) {
 async function act(topology, operation) {
   const path = operation === "kill" ? "kill/30" : operation === "rebalance" ? "rebalance/0" : operation;
   if (!window.confirm(`${operation} topology ${topology.name}?`)) return;
-  try {
-    await api(`/topology/${encodeURIComponent(topology.id)}/${path}`, { method: "POST" });
-    showStatus(`${operation}: done`);
-  } catch (e) {
-    showStatus(`${operation} failed: ${e.message}`);
-  }
-  render();
+  await post(`/topology/${encodeURIComponent(topology.id)}/${path}`, operation);
 }
 
 // Storm's Debug button: sample this percentage of the topology's tuples into its event log
